@@ -1,0 +1,48 @@
+# The two commands a newcomer needs: `make run` and `make test`. Everything else is bootstrapped.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+HOST ?= 127.0.0.1
+PORT ?= 8000
+WORKERS ?= 1
+
+.PHONY: install install-test run test lint format bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-test: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e ".[test]"
+	touch $@ $(VENV)/.installed
+
+install: $(VENV)/.installed
+
+install-test: $(VENV)/.installed-test
+
+run: install
+	$(BIN)/admit migrate
+	$(BIN)/admit demo
+	@echo "API docs: http://$(HOST):$(PORT)/api/v1/docs"
+	$(BIN)/admit serve --host $(HOST) --port $(PORT) --workers $(WORKERS)
+
+test: install-test
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint: install-test
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
+
+format: install-test
+	$(BIN)/ruff check --fix src tests bench
+	$(BIN)/ruff format src tests bench
+
+bench: install-test
+	$(BIN)/python bench/run_all.py
+
+clean:
+	rm -rf $(VENV) var build *.egg-info src/*.egg-info

@@ -1,0 +1,3 @@
+from admit.cli import main
+
+main()

@@ -1,0 +1,56 @@
+"""The ASGI application: routers, middleware, exception handlers."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import APIRouter, FastAPI
+
+from admit import __version__
+from admit.auth.authenticate import authenticate_request
+from admit.config import Settings
+from admit.db import create_database
+from admit.events.routes import router as events_router
+from admit.kit.errors import install_error_handlers
+from admit.kit.openapi import install_openapi
+from admit.kit.responses import JSONResponse
+from admit.organizers.routes import router as organizers_router
+from admit.teams.routes import router as teams_router
+
+API_PREFIX = "/api/v1"
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    settings = settings or Settings()
+    database = create_database(
+        settings.resolved_database_url, pool_size=settings.db_pool_size, echo=settings.sql_echo
+    )
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        yield
+        await database.dispose()
+
+    app = FastAPI(
+        title="Admit",
+        version=__version__,
+        default_response_class=JSONResponse,
+        openapi_url=None,
+        docs_url=None,
+        redoc_url=None,
+        lifespan=lifespan,
+    )
+    app.state.settings = settings
+    app.state.db = database
+    app.state.authenticator = authenticate_request
+
+    api = APIRouter(prefix=API_PREFIX)
+    for router in (organizers_router, teams_router, events_router):
+        api.include_router(router)
+    app.include_router(api)
+
+    install_error_handlers(app)
+    install_openapi(app, API_PREFIX)
+
+    return app

@@ -1,0 +1,1 @@
+"""Identity and access: users, team API tokens, permissions (devices and OAuth plug in here)."""

@@ -1,0 +1,115 @@
+"""The ``admit`` command line: migrate, serve, createuser, organizer create, demo."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from admit.config import Settings
+
+app = typer.Typer(help="Admit ticketing server.", no_args_is_help=True, add_completion=False)
+organizer_app = typer.Typer(help="Manage organizers.", no_args_is_help=True)
+app.add_typer(organizer_app, name="organizer")
+console = Console(stderr=True)
+
+
+@app.command()
+def migrate() -> None:
+    """Create or upgrade the database schema."""
+    from admit.migrate import upgrade
+
+    settings = Settings()
+    upgrade(settings.resolved_database_url)
+    console.print("[green]Database schema is up to date.[/green]")
+
+
+@app.command()
+def serve(
+    host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to bind.")] = 8000,
+    workers: Annotated[int, typer.Option(help="Worker processes.")] = 1,
+) -> None:
+    """Serve the API with uvicorn (uvloop, httptools)."""
+    import uvicorn
+
+    uvicorn.run(
+        "admit.app:create_app",
+        factory=True,
+        host=host,
+        port=port,
+        workers=workers,
+        loop="uvloop",
+        http="httptools",
+        access_log=False,
+        log_level="warning",
+        proxy_headers=True,
+    )
+
+
+@app.command()
+def createuser(
+    email: str,
+    password: Annotated[str | None, typer.Option(help="Password (prompted when omitted).")] = None,
+    staff: Annotated[bool, typer.Option("--staff", help="Make the user staff.")] = False,
+) -> None:
+    """Create a user account."""
+    from admit.bootstrap import create_user
+
+    if password is None and sys.stdin.isatty():
+        password = typer.prompt("Password", hide_input=True, confirmation_prompt=True)
+    try:
+        asyncio.run(create_user(Settings(), email, password, staff))
+    except ValueError as exc:
+        console.print(f"[red]{exc}[/red]")
+        raise typer.Exit(1) from None
+    console.print(f"Created user {email}" + ("" if password else " (no password set)"))
+
+
+@organizer_app.command("create")
+def organizer_create(slug: str, name: str) -> None:
+    """Create an organizer."""
+    from admit.bootstrap import create_organizer
+
+    try:
+        asyncio.run(create_organizer(Settings(), slug, name))
+    except ValueError as exc:
+        console.print(f"[red]{exc}[/red]")
+        raise typer.Exit(1) from None
+    console.print(f"Created organizer {slug}")
+
+
+@app.command()
+def demo(
+    as_json: Annotated[bool, typer.Option("--json", help="End with one JSON line.")] = False,
+) -> None:
+    """Load the demo organizer and event (idempotent) and print a fresh API token."""
+    from admit.bootstrap import load_demo
+
+    settings = Settings()
+    result = asyncio.run(load_demo(settings))
+    base_url = (settings.base_url or "http://127.0.0.1:8000").rstrip("/")
+    info = {
+        "base_url": base_url,
+        "organizer": result.organizer,
+        "event": result.event,
+        "token": result.token,
+    }
+    if as_json:
+        print(json.dumps(info))
+        return
+    print(f"Demo organizer: {result.organizer}, event: {result.event}")
+    print(f"Demo user: {result.email} / password: {result.password}")
+    print(f"API token: {result.token}")
+    print(
+        f'Try: curl -H "Authorization: Token {result.token}" '
+        f"{base_url}/api/v1/organizers/{result.organizer}/events/"
+    )
+
+
+def main() -> None:
+    app()

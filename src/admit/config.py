@@ -1,0 +1,52 @@
+"""Settings from the environment (prefix ``ADMIT_``); nothing needs a config file to start."""
+
+from __future__ import annotations
+
+import secrets
+from functools import cached_property
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="ADMIT_", extra="ignore")
+
+    data_dir: Path = Field(default=Path("./var"))
+    database_url: str | None = None
+    redis_url: str | None = None
+    base_url: str | None = None
+    secret_key: str | None = None
+    max_body_bytes: int = 5 * 1024 * 1024
+    db_pool_size: int = 10
+    sql_echo: bool = False
+
+    @cached_property
+    def resolved_database_url(self) -> str:
+        if self.database_url:
+            return self.database_url
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        return f"sqlite+aiosqlite:///{(self.data_dir / 'admit.sqlite3').resolve()}"
+
+    @cached_property
+    def resolved_secret_key(self) -> str:
+        """A key from the environment, else one generated once and kept in the data dir."""
+        if self.secret_key:
+            return self.secret_key
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        path = self.data_dir / "secret_key"
+        if not path.exists():
+            path.write_text(secrets.token_urlsafe(48))
+            path.chmod(0o600)
+        return path.read_text().strip()
+
+    @property
+    def files_dir(self) -> Path:
+        path = self.data_dir / "files"
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+
+def get_settings() -> Settings:
+    return Settings()

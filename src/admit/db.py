@@ -1,0 +1,110 @@
+"""Engine, session factory and the declarative base shared by every model.
+
+SQLite is the embedded default and PostgreSQL the production database. On SQLite a request that
+may write starts its transaction with ``BEGIN IMMEDIATE`` so the write lock is taken up front:
+a check-then-write (quota, voucher, check-in) can then never interleave with another writer.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import datetime as dt
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import JSON, DateTime, MetaData, event
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.engine import Dialect
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+from sqlalchemy.orm import DeclarativeBase
+from sqlalchemy.types import TypeDecorator
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+class UTCDateTime(TypeDecorator[dt.datetime]):
+    """A timezone-aware datetime stored in UTC; SQLite gets it back aware as well."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: dt.datetime | None, dialect: Dialect) -> Any:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetimes are not stored")
+        value = value.astimezone(dt.UTC)
+        if dialect.name == "sqlite":
+            return value.replace(tzinfo=None)
+        return value
+
+    def process_result_value(self, value: dt.datetime | None, dialect: Dialect) -> Any:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            return value.replace(tzinfo=dt.UTC)
+        return value.astimezone(dt.UTC)
+
+
+# JSON everywhere, JSONB on PostgreSQL (indexable, compact).
+JSONType = JSON().with_variant(JSONB(), "postgresql")
+
+# Set per request: whether the transaction about to begin may write (SQLite: BEGIN IMMEDIATE).
+write_intent: contextvars.ContextVar[bool] = contextvars.ContextVar("write_intent", default=True)
+
+
+def utcnow() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+@dataclass
+class Database:
+    engine: AsyncEngine
+    sessionmaker: async_sessionmaker[AsyncSession]
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.engine.dialect.name == "sqlite"
+
+    async def dispose(self) -> None:
+        await self.engine.dispose()
+
+
+def create_database(url: str, *, pool_size: int = 10, echo: bool = False) -> Database:
+    kwargs: dict[str, Any] = {"echo": echo}
+    if url.startswith("sqlite"):
+        kwargs["connect_args"] = {"timeout": 30}
+    else:
+        kwargs.update(pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=False)
+    engine = create_async_engine(url, **kwargs)
+    if engine.dialect.name == "sqlite":
+        _configure_sqlite(engine)
+    sessionmaker = async_sessionmaker(engine, expire_on_commit=False, autoflush=False)
+    return Database(engine=engine, sessionmaker=sessionmaker)
+
+
+def _configure_sqlite(engine: AsyncEngine) -> None:
+    @event.listens_for(engine.sync_engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        # Let SQLAlchemy (below) emit BEGIN itself instead of pysqlite's implicit deferred one.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute("PRAGMA busy_timeout=30000")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.close()
+
+    @event.listens_for(engine.sync_engine, "begin")
+    def _on_begin(conn: Any) -> None:
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if write_intent.get() else "BEGIN")

@@ -1,0 +1,163 @@
+"""Events: list with filters, detail, create, PUT/PATCH, delete."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends
+from sqlalchemy import select
+from starlette.responses import Response
+
+from admit.events import service
+from admit.events.plugins import SALES_CHANNELS
+from admit.events.schemas import EventDetailOut, EventIn, EventListOut
+from admit.kit.body import read_object
+from admit.kit.context import EventAccess, EventContext, OrganizerAccess, OrgContext, public_base_url
+from admit.kit.crud import Page, flush_guard, parse_update, validate_input
+from admit.kit.errors import FieldErrors
+from admit.kit.filtering import (
+    Filter,
+    FilterSet,
+    Ordering,
+    parse_bool,
+    parse_datetime,
+    parse_str,
+)
+from admit.kit.openapi import json_body
+from admit.kit.pagination import paginate
+from admit.kit.responses import JSONResponse, no_content
+from admit.models import Event
+
+router = APIRouter(tags=["events"])
+
+SETTINGS_WRITE = "event.settings.general:write"
+
+
+def _channel(raw: str) -> str:
+    if raw not in SALES_CHANNELS:
+        raise ValueError(f'"{raw}" is not a valid choice.')
+    return raw
+
+
+FILTERS = FilterSet(
+    (
+        Filter.boolean("is_public", Event.is_public),
+        Filter.boolean("live", Event.live),
+        Filter.boolean("testmode", Event.testmode),
+        Filter.boolean("has_subevents", Event.has_subevents),
+        Filter.where("is_future", parse_bool, service.is_future),
+        Filter.where("is_past", parse_bool, service.is_past),
+        Filter.where("date_from_after", parse_datetime, lambda v: Event.date_from >= v),
+        Filter.where("date_from_before", parse_datetime, lambda v: Event.date_from <= v),
+        Filter.where("date_to_after", parse_datetime, lambda v: Event.date_to >= v),
+        Filter.where("date_to_before", parse_datetime, lambda v: Event.date_to <= v),
+        Filter.where("ends_after", parse_datetime, service.ends_after),
+        Filter.where("sales_channel", _channel, service.in_sales_channel),
+        Filter("with_availability_for", _channel, lambda q, _v: q),
+        Filter.where("search", parse_str, service.search),
+    )
+)
+ORDERING = Ordering(
+    fields={"date_from": Event.date_from, "slug": Event.slug}, default=("slug",), pk=Event.id
+)
+
+
+def _serialize(ctx: OrgContext, event: Event, schema: Any) -> dict[str, Any]:
+    data = service.event_to_read(event, public_base_url(ctx.request), ctx.organizer_slug)
+    return schema.model_validate(data).model_dump(mode="json")
+
+
+@router.get("/organizers/{organizer}/events/", response_model=Page[EventListOut])
+async def list_events(ctx: Annotated[OrgContext, Depends(OrganizerAccess())]) -> Response:
+    query = select(Event).where(Event.organizer_id == ctx.organizer_id)
+    visible = ctx.accessible_event_ids()
+    if visible is not None:
+        query = query.where(Event.id.in_(visible))
+    query = FILTERS.apply(query, ctx.request.query_params)
+    for clause in service.meta_filters(ctx.request.query_params):
+        query = query.where(clause)
+    query = ORDERING.apply(query, ctx.request)
+    with_availability = "with_availability_for" in ctx.request.query_params
+
+    def serialize(rows: Any) -> list[dict[str, Any]]:
+        out = []
+        for event in rows:
+            data = _serialize(ctx, event, EventListOut)
+            if with_availability:
+                # Availability comes from quotas; without them the state is unknown (null).
+                data["best_availability_state"] = None
+            else:
+                data.pop("best_availability_state")
+            out.append(data)
+        return out
+
+    return JSONResponse(await paginate(ctx.request, ctx.session, query, serialize))
+
+
+@router.get("/organizers/{organizer}/events/{event}/", response_model=EventDetailOut)
+async def event_detail(ctx: Annotated[EventContext, Depends(EventAccess())]) -> Response:
+    return JSONResponse(_serialize(ctx, ctx.event, EventDetailOut))
+
+
+@router.post(
+    "/organizers/{organizer}/events/",
+    status_code=201,
+    response_model=EventDetailOut,
+    openapi_extra=json_body(EventIn),
+)
+async def create_event(
+    ctx: Annotated[OrgContext, Depends(OrganizerAccess("organizer.events:create"))],
+) -> Response:
+    if "clone_from" in ctx.request.query_params:
+        raise FieldErrors.general("Cloning events is not available yet.")
+    data = validate_input(EventIn, await read_object(ctx.request))
+    assert isinstance(data, EventIn)
+    organizer = await ctx.organizer()
+    await service.validate_event(ctx.session, organizer, data, None)
+    grant = ctx.grants[0]
+    event = await flush_guard(
+        service.create_event(
+            ctx.session, organizer, data, ctx.principal.team_id, grant.all_events
+        )
+    )
+    return JSONResponse(_serialize(ctx, event, EventDetailOut), status_code=201)
+
+
+async def _update(ctx: EventContext, partial: bool) -> Response:
+    raw = await read_object(ctx.request)
+    current = _serialize(ctx, ctx.event, EventDetailOut) if partial else {}
+    data, supplied = parse_update(EventIn, current, raw, partial)
+    assert isinstance(data, EventIn)
+    organizer = await ctx.organizer()
+    await service.validate_event(ctx.session, organizer, data, ctx.event)
+    service.apply_event(ctx.event, data, supplied)
+    await flush_guard(ctx.session.flush())
+    return JSONResponse(_serialize(ctx, ctx.event, EventDetailOut))
+
+
+@router.patch(
+    "/organizers/{organizer}/events/{event}/",
+    response_model=EventDetailOut,
+    openapi_extra=json_body(EventIn),
+)
+async def patch_event(
+    ctx: Annotated[EventContext, Depends(EventAccess(SETTINGS_WRITE))],
+) -> Response:
+    return await _update(ctx, partial=True)
+
+
+@router.put(
+    "/organizers/{organizer}/events/{event}/",
+    response_model=EventDetailOut,
+    openapi_extra=json_body(EventIn),
+)
+async def put_event(ctx: Annotated[EventContext, Depends(EventAccess(SETTINGS_WRITE))]) -> Response:
+    return await _update(ctx, partial=False)
+
+
+@router.delete("/organizers/{organizer}/events/{event}/", status_code=204)
+async def delete_event(
+    ctx: Annotated[EventContext, Depends(EventAccess(SETTINGS_WRITE))],
+) -> Response:
+    await service.delete_event(ctx.session, ctx.event)
+    return no_content()

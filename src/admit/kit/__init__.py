@@ -1,0 +1,1 @@
+"""Generic HTTP and data plumbing. Imports no domain package."""

@@ -1,0 +1,230 @@
+"""Who is calling, and which organizer / event the URL names: the one permission check.
+
+Every API route depends on :class:`OrganizerAccess` or :class:`EventAccess` (or
+:class:`Authenticated` for routes outside an organizer). They answer 401 for missing or bad
+credentials, 403 for an organizer or event that does not exist or lies outside the caller's
+teams, and 403 when the caller lacks the route's permission. An OAuth token additionally needs
+the ``write`` scope for unsafe methods. Another tenant's object is indistinguishable from a
+missing one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Annotated, Any
+
+from fastapi import Depends, Path, Request
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from admit.kit.errors import APIError, forbidden
+from admit.kit.transaction import SAFE_METHODS, db_session
+from admit.models import Event, Organizer
+
+Session = Annotated[AsyncSession, Depends(db_session, scope="function")]
+
+
+def implied(permissions: frozenset[str], wanted: str) -> bool:
+    """A ``:write`` permission implies the matching ``:read``."""
+    if wanted in permissions:
+        return True
+    return wanted.endswith(":read") and f"{wanted[:-5]}:write" in permissions
+
+
+@dataclass(frozen=True)
+class Grant:
+    """What one team (or device) grants within one organizer."""
+
+    organizer_id: int
+    organizer_slug: str
+    all_events: bool
+    event_ids: frozenset[int]
+    all_event_permissions: bool
+    event_permissions: frozenset[str]
+    all_organizer_permissions: bool
+    organizer_permissions: frozenset[str]
+
+    def has_organizer_permission(self, permission: str) -> bool:
+        return self.all_organizer_permissions or implied(self.organizer_permissions, permission)
+
+    def covers_event(self, event_id: int) -> bool:
+        return self.all_events or event_id in self.event_ids
+
+    def has_event_permission(self, permission: str) -> bool:
+        return self.all_event_permissions or implied(self.event_permissions, permission)
+
+
+@dataclass(frozen=True)
+class Principal:
+    """The authenticated caller: a team API token, a user (OAuth) or a device."""
+
+    kind: str
+    id: int
+    grants: tuple[Grant, ...]
+    scopes: frozenset[str] | None = None
+    user_id: int | None = None
+    device_id: int | None = None
+    team_id: int | None = None
+
+    def grants_for(self, organizer_slug: str) -> tuple[Grant, ...]:
+        return tuple(g for g in self.grants if g.organizer_slug == organizer_slug)
+
+    @property
+    def organizer_ids(self) -> frozenset[int]:
+        return frozenset(g.organizer_id for g in self.grants)
+
+    def may_write(self) -> bool:
+        return self.scopes is None or "write" in self.scopes
+
+
+Authenticator = Callable[[Request, AsyncSession], Awaitable[Principal]]
+
+
+async def authenticate(request: Request, session: AsyncSession) -> Principal:
+    cached = getattr(request.state, "principal", None)
+    if cached is not None:
+        return cached
+    authenticator: Authenticator = request.app.state.authenticator
+    principal = await authenticator(request, session)
+    request.state.principal = principal
+    return principal
+
+
+def _check_scope(request: Request, principal: Principal) -> None:
+    if request.method not in SAFE_METHODS and not principal.may_write():
+        raise forbidden("The OAuth token lacks the write scope required for this action.")
+
+
+@dataclass
+class OrgContext:
+    request: Request
+    session: AsyncSession
+    principal: Principal
+    organizer_id: int
+    organizer_slug: str
+    grants: tuple[Grant, ...]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    async def organizer(self) -> Organizer:
+        org = self.extra.get("organizer")
+        if org is None:
+            org = await self.session.get(Organizer, self.organizer_id)
+            self.extra["organizer"] = org
+        return org
+
+    def has_organizer_permission(self, permission: str) -> bool:
+        return any(g.has_organizer_permission(permission) for g in self.grants)
+
+    def can_access_event(self, event_id: int) -> bool:
+        return any(g.covers_event(event_id) for g in self.grants)
+
+    def has_event_permission(self, event_id: int, permission: str) -> bool:
+        return any(g.covers_event(event_id) and g.has_event_permission(permission) for g in self.grants)
+
+    def accessible_event_ids(self) -> frozenset[int] | None:
+        """None when the caller sees every event of the organizer."""
+        if any(g.all_events for g in self.grants):
+            return None
+        return frozenset().union(*(g.event_ids for g in self.grants))
+
+
+@dataclass
+class EventContext(OrgContext):
+    event: Event = None  # type: ignore[assignment]
+
+
+class Authenticated:
+    """Any authenticated caller; for routes outside an organizer (e.g. the organizer list)."""
+
+    permission: str | None = None
+    scope = "global"
+
+    async def __call__(self, request: Request, session: Session) -> Principal:
+        principal = await authenticate(request, session)
+        _check_scope(request, principal)
+        return principal
+
+
+class OrganizerAccess:
+    """Resolves ``{organizer}`` for the caller; optionally requires an organizer permission."""
+
+    scope = "organizer"
+
+    def __init__(self, permission: str | None = None) -> None:
+        self.permission = permission
+
+    async def __call__(
+        self,
+        request: Request,
+        session: Session,
+        organizer: Annotated[str, Path(description="The organizer's slug")],
+    ) -> OrgContext:
+        principal = await authenticate(request, session)
+        grants = principal.grants_for(organizer)
+        if not grants:
+            raise forbidden()
+        _check_scope(request, principal)
+        ctx = OrgContext(
+            request=request,
+            session=session,
+            principal=principal,
+            organizer_id=grants[0].organizer_id,
+            organizer_slug=organizer,
+            grants=grants,
+        )
+        if self.permission and not ctx.has_organizer_permission(self.permission):
+            raise forbidden()
+        return ctx
+
+
+class EventAccess:
+    """Resolves ``{organizer}`` and ``{event}``; optionally requires an event permission."""
+
+    scope = "event"
+
+    def __init__(self, permission: str | None = None) -> None:
+        self.permission = permission
+
+    async def __call__(
+        self,
+        request: Request,
+        session: Session,
+        organizer: Annotated[str, Path(description="The organizer's slug")],
+        event: Annotated[str, Path(description="The event's slug")],
+    ) -> EventContext:
+        principal = await authenticate(request, session)
+        grants = principal.grants_for(organizer)
+        if not grants:
+            raise forbidden()
+        _check_scope(request, principal)
+        organizer_id = grants[0].organizer_id
+        obj = (
+            await session.execute(
+                select(Event).where(Event.organizer_id == organizer_id, Event.slug == event)
+            )
+        ).scalar_one_or_none()
+        if obj is None or not any(g.covers_event(obj.id) for g in grants):
+            raise forbidden()
+        ctx = EventContext(
+            request=request,
+            session=session,
+            principal=principal,
+            organizer_id=organizer_id,
+            organizer_slug=organizer,
+            grants=grants,
+            event=obj,
+        )
+        if self.permission and not ctx.has_event_permission(obj.id, self.permission):
+            raise forbidden()
+        return ctx
+
+
+def unauthenticated(detail: str = "Authentication credentials were not provided.") -> APIError:
+    return APIError(401, detail, headers={"WWW-Authenticate": "Token"})
+
+
+def public_base_url(request: Request) -> str:
+    """The configured ``ADMIT_BASE_URL``, else the URL the request came in on."""
+    base = request.app.state.settings.base_url
+    return (base or str(request.base_url)).rstrip("/")

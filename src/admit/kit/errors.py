@@ -1,0 +1,222 @@
+"""Error types and their DRF-shaped bodies, so every client parses one shape.
+
+400 bodies are ``{"field": ["message"]}`` (nested for lists, ``non_field_errors`` for cross-field
+rules); 401/403/404/405/409/413 bodies are ``{"detail": "..."}``. FastAPI's 422 never escapes.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from pydantic import ValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from admit.kit.responses import JSONResponse
+
+log = logging.getLogger("admit")
+
+NON_FIELD = "non_field_errors"
+
+
+class APIError(Exception):
+    """An error answered as ``{"detail": ...}`` (plus optional extra body fields)."""
+
+    def __init__(
+        self,
+        status: int,
+        detail: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        extra: Mapping[str, Any] | None = None,
+    ) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.detail = detail
+        self.headers = dict(headers or {})
+        self.extra = dict(extra or {})
+
+    def body(self) -> dict[str, Any]:
+        return {"detail": self.detail, **self.extra}
+
+
+class FieldErrors(Exception):
+    """A 400 (or other status) with a body keyed by field name."""
+
+    def __init__(self, errors: Mapping[str, Any] | Sequence[Any], status: int = 400) -> None:
+        super().__init__(str(errors))
+        self.errors = errors
+        self.status = status
+
+    @classmethod
+    def single(cls, field: str, message: str, status: int = 400) -> FieldErrors:
+        return cls({field: [message]}, status=status)
+
+    @classmethod
+    def general(cls, message: str, status: int = 400) -> FieldErrors:
+        return cls({NON_FIELD: [message]}, status=status)
+
+
+def not_found(detail: str = "Not found.") -> APIError:
+    return APIError(404, detail)
+
+
+def forbidden(detail: str = "You do not have permission to perform this action.") -> APIError:
+    return APIError(403, detail)
+
+
+def _message(error: Mapping[str, Any]) -> str:
+    """A DRF-like message for a pydantic error, so messages read the same across endpoints."""
+    kind = error.get("type", "")
+    ctx = error.get("ctx") or {}
+    inp = error.get("input")
+    if kind == "missing":
+        return "This field is required."
+    if inp is None and kind.endswith("_type"):
+        return "This field may not be null."
+    if kind in ("value_error", "assertion_error"):
+        return str(ctx.get("error", error.get("msg", "Invalid value.")))
+    table = {
+        "string_type": "Not a valid string.",
+        "int_type": "A valid integer is required.",
+        "int_parsing": "A valid integer is required.",
+        "int_from_float": "A valid integer is required.",
+        "bool_type": "Must be a valid boolean.",
+        "bool_parsing": "Must be a valid boolean.",
+        "float_type": "A valid number is required.",
+        "float_parsing": "A valid number is required.",
+        "decimal_type": "A valid number is required.",
+        "decimal_parsing": "A valid number is required.",
+        "datetime_type": "Datetime has wrong format. Use one of these formats instead: "
+        "YYYY-MM-DDThh:mm[:ss[.uuuuuu]][+HH:MM|-HH:MM|Z].",
+        "datetime_parsing": "Datetime has wrong format. Use one of these formats instead: "
+        "YYYY-MM-DDThh:mm[:ss[.uuuuuu]][+HH:MM|-HH:MM|Z].",
+        "datetime_from_date_parsing": "Datetime has wrong format. Use one of these formats "
+        "instead: YYYY-MM-DDThh:mm[:ss[.uuuuuu]][+HH:MM|-HH:MM|Z].",
+        "date_type": "Date has wrong format. Use one of these formats instead: YYYY-MM-DD.",
+        "date_parsing": "Date has wrong format. Use one of these formats instead: YYYY-MM-DD.",
+        "date_from_datetime_parsing": "Date has wrong format. Use one of these formats "
+        "instead: YYYY-MM-DD.",
+        "time_type": "Time has wrong format. Use one of these formats instead: hh:mm[:ss].",
+        "time_parsing": "Time has wrong format. Use one of these formats instead: hh:mm[:ss].",
+        "list_type": f'Expected a list of items but got type "{type(inp).__name__}".',
+        "dict_type": f'Expected a dictionary of items but got type "{type(inp).__name__}".',
+        "model_type": f'Invalid data. Expected a dictionary, but got {type(inp).__name__}.',
+        "model_attributes_type": "Invalid data. Expected a dictionary, but got "
+        f"{type(inp).__name__}.",
+        "literal_error": f'"{inp}" is not a valid choice.',
+        "enum": f'"{inp}" is not a valid choice.',
+        "string_too_long": f"Ensure this field has no more than {ctx.get('max_length')} "
+        "characters.",
+        "string_too_short": "This field may not be blank."
+        if ctx.get("min_length") == 1
+        else f"Ensure this field has at least {ctx.get('min_length')} characters.",
+        "too_long": f"Ensure this field has no more than {ctx.get('max_length')} elements.",
+        "greater_than_equal": f"Ensure this value is greater than or equal to {ctx.get('ge')}.",
+        "less_than_equal": f"Ensure this value is less than or equal to {ctx.get('le')}.",
+        "greater_than": f"Ensure this value is greater than {ctx.get('gt')}.",
+        "less_than": f"Ensure this value is less than {ctx.get('lt')}.",
+        "string_pattern_mismatch": "This value does not match the required pattern.",
+        "decimal_max_places": f"Ensure that there are no more than {ctx.get('decimal_places')} "
+        "decimal places.",
+        "decimal_max_digits": f"Ensure that there are no more than {ctx.get('max_digits')} "
+        "digits in total.",
+        "decimal_whole_digits": "Ensure that there are no more than "
+        f"{ctx.get('whole_digits')} digits before the decimal point.",
+        "finite_number": "A valid number is required.",
+        "value_error": str(ctx.get("error", "")),
+    }
+    return table.get(kind) or str(error.get("msg", "Invalid value."))
+
+
+def _insert(tree: Any, path: Sequence[str | int], message: str) -> Any:
+    """Place ``message`` at ``path`` in a DRF-shaped error tree (lists padded with ``{}``)."""
+    if not path:
+        if isinstance(tree, list):
+            tree.append(message)
+            return tree
+        if isinstance(tree, dict) and not tree:
+            return [message]
+        if isinstance(tree, dict):
+            tree.setdefault(NON_FIELD, []).append(message)
+            return tree
+        return [message]
+    head, rest = path[0], path[1:]
+    if isinstance(head, int):
+        if not rest:
+            # An error on a primitive list element is reported on the list itself.
+            return _insert(tree, (), message)
+        if not isinstance(tree, list) or (tree and not isinstance(tree[0], dict)):
+            tree = []
+        while len(tree) <= head:
+            tree.append({})
+        tree[head] = _insert(tree[head], rest, message)
+        return tree
+    if not isinstance(tree, dict):
+        tree = {}
+    tree[head] = _insert(tree.get(head, {}), rest, message)
+    return tree
+
+
+def errors_from_pydantic(
+    errors: Sequence[Mapping[str, Any]], prefix: Sequence[str | int] = ()
+) -> dict[str, Any] | list[Any]:
+    tree: Any = {}
+    for error in errors:
+        loc = [p for p in error.get("loc", ()) if isinstance(p, int | str)]
+        # Strip pydantic's tags for function validators / unions (e.g. "function-after[...]").
+        loc = [p for p in loc if not (isinstance(p, str) and ("[" in p or p in _TAGS))]
+        path = [*prefix, *loc]
+        if not path:
+            path = [NON_FIELD]
+        tree = _insert(tree, path, _message(error))
+    return tree
+
+
+_TAGS = {"str", "dict", "list", "int", "bool", "json-or-python", "lax-or-strict", "none"}
+
+
+def validation_error(exc: ValidationError, prefix: Sequence[str | int] = ()) -> FieldErrors:
+    return FieldErrors(errors_from_pydantic(exc.errors(include_url=False), prefix))
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(APIError)
+    async def _api_error(_request: Request, exc: APIError) -> JSONResponse:
+        return JSONResponse(exc.body(), status_code=exc.status, headers=exc.headers)
+
+    @app.exception_handler(FieldErrors)
+    async def _field_errors(_request: Request, exc: FieldErrors) -> JSONResponse:
+        return JSONResponse(exc.errors, status_code=exc.status)
+
+    @app.exception_handler(ValidationError)
+    async def _pydantic(_request: Request, exc: ValidationError) -> JSONResponse:
+        return JSONResponse(errors_from_pydantic(exc.errors(include_url=False)), status_code=400)
+
+    @app.exception_handler(RequestValidationError)
+    async def _request_validation(_request: Request, exc: RequestValidationError) -> JSONResponse:
+        # Query/path parameters declared on routes: drop the "query"/"path" location prefix.
+        errors = []
+        for error in exc.errors():
+            loc = list(error.get("loc", ()))
+            if loc and loc[0] in ("query", "path", "header", "body", "cookie"):
+                loc = loc[1:]
+            errors.append({**error, "loc": tuple(loc)})
+        return JSONResponse(errors_from_pydantic(errors), status_code=400)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        detail = exc.detail
+        if exc.status_code == 404 and detail == "Not Found":
+            detail = "Not found."
+        elif exc.status_code == 405:
+            detail = f'Method "{_request.method}" not allowed.'
+        return JSONResponse({"detail": detail}, status_code=exc.status_code, headers=exc.headers)
+
+    @app.exception_handler(Exception)
+    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+        log.exception("unhandled error on %s %s", request.method, request.url.path)
+        return JSONResponse({"detail": "Internal server error."}, status_code=500)

@@ -1,0 +1,144 @@
+"""Typed query-string filters and allow-listed ordering with the primary key as last tie-break."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from fastapi import Request
+from sqlalchemy import ColumnElement, Select
+
+from admit.kit.errors import FieldErrors
+
+TRUE = {"true", "1", "yes", "on"}
+FALSE = {"false", "0", "no", "off"}
+
+
+def parse_bool(raw: str) -> bool:
+    low = raw.strip().lower()
+    if low in TRUE:
+        return True
+    if low in FALSE:
+        return False
+    raise ValueError("Enter a valid boolean: true or false.")
+
+
+def parse_int(raw: str) -> int:
+    try:
+        return int(raw)
+    except ValueError:
+        raise ValueError("Enter a whole number.") from None
+
+
+def parse_int_list(raw: str) -> list[int]:
+    try:
+        return [int(p) for p in raw.split(",") if p.strip()]
+    except ValueError:
+        raise ValueError("Enter a comma-separated list of whole numbers.") from None
+
+
+def parse_datetime(raw: str) -> dt.datetime:
+    try:
+        value = dt.datetime.fromisoformat(raw.strip().replace(" ", "+"))
+    except ValueError:
+        raise ValueError("Enter a valid date/time (ISO 8601).") from None
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=dt.UTC)
+    return value
+
+
+def parse_decimal(raw: str) -> Decimal:
+    try:
+        value = Decimal(raw)
+    except InvalidOperation:
+        raise ValueError("Enter a number.") from None
+    if not value.is_finite():
+        raise ValueError("Enter a number.")
+    return value
+
+
+def parse_str(raw: str) -> str:
+    return raw
+
+
+Parser = Callable[[str], Any]
+Apply = Callable[[Select[Any], Any], Select[Any]]
+
+
+@dataclass(frozen=True)
+class Filter:
+    """One query parameter: how to parse it and how it narrows the query."""
+
+    name: str
+    parse: Parser
+    apply: Apply
+
+    @classmethod
+    def eq(cls, name: str, column: Any, parse: Parser = parse_str) -> Filter:
+        return cls(name, parse, lambda q, v: q.where(column == v))
+
+    @classmethod
+    def boolean(cls, name: str, column: Any) -> Filter:
+        return cls(name, parse_bool, lambda q, v: q.where(column.is_(v)))
+
+    @classmethod
+    def where(
+        cls, name: str, parse: Parser, clause: Callable[[Any], ColumnElement[bool]]
+    ) -> Filter:
+        return cls(name, parse, lambda q, v: q.where(clause(v)))
+
+
+@dataclass(frozen=True)
+class FilterSet:
+    filters: Sequence[Filter] = ()
+
+    def apply(self, query: Select[Any], params: Mapping[str, str]) -> Select[Any]:
+        errors: dict[str, list[str]] = {}
+        for flt in self.filters:
+            raw = params.get(flt.name)
+            if raw is None or raw == "" and flt.parse is not parse_str:
+                continue
+            try:
+                value = flt.parse(raw)
+            except ValueError as exc:
+                errors[flt.name] = [str(exc)]
+                continue
+            query = flt.apply(query, value)
+        if errors:
+            raise FieldErrors(errors)
+        return query
+
+    @property
+    def names(self) -> list[str]:
+        return [f.name for f in self.filters]
+
+
+@dataclass(frozen=True)
+class Ordering:
+    """``?ordering=a,-b``: only allow-listed names; the primary key always ends the ordering."""
+
+    fields: Mapping[str, Any]
+    default: Sequence[str]
+    pk: Any
+    extra_tiebreak: Sequence[Any] = field(default_factory=tuple)
+
+    def apply(self, query: Select[Any], request: Request | None) -> Select[Any]:
+        raw = request.query_params.get("ordering") if request is not None else None
+        names = [n.strip() for n in raw.split(",") if n.strip()] if raw else list(self.default)
+        clauses = []
+        for name in names:
+            desc = name.startswith("-")
+            key = name[1:] if desc else name
+            column = self.fields.get(key)
+            if column is None:
+                allowed = ", ".join(sorted(self.fields))
+                raise FieldErrors.single(
+                    "ordering", f'"{key}" is not a valid ordering. Choose from: {allowed}.'
+                )
+            clauses.append(column.desc() if desc else column.asc())
+        last_desc = bool(names) and names[-1].startswith("-")
+        clauses.append(self.pk.desc() if last_desc else self.pk.asc())
+        return query.order_by(*clauses)

@@ -1,0 +1,90 @@
+"""Base schemas and field types shared by every resource."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import zoneinfo
+from decimal import Decimal
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, PlainSerializer
+
+
+class ReadModel(BaseModel):
+    """Output schema: built from ORM objects (or dicts), serialised to JSON."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+
+class WriteModel(BaseModel):
+    """Input schema: unknown and read-only fields are ignored, as the reference does."""
+
+    model_config = ConfigDict(extra="ignore", str_strip_whitespace=False)
+
+
+def _to_i18n(value: Any) -> Any:
+    if isinstance(value, str):
+        return {"en": value}
+    return value
+
+
+def _check_i18n(value: dict[str, str]) -> dict[str, str]:
+    for key in value:
+        if not key or len(key) > 16:
+            raise ValueError(f'"{key}" is not a valid language code.')
+    return value
+
+
+# Multi-lingual text: {"en": "...", "de": "..."}; a plain string is taken as English.
+I18n = Annotated[dict[str, str], BeforeValidator(_to_i18n), AfterValidator(_check_i18n)]
+
+
+def _require_nonempty_i18n(value: dict[str, str]) -> dict[str, str]:
+    if not any(v.strip() for v in value.values()):
+        raise ValueError("This field may not be blank.")
+    return value
+
+
+RequiredI18n = Annotated[I18n, AfterValidator(_require_nonempty_i18n)]
+
+SLUG_RE = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9.\-]*$")
+
+
+def _check_slug(value: str) -> str:
+    if not SLUG_RE.match(value):
+        raise ValueError(
+            "The slug may only contain letters, numbers, dots and dashes, and must start "
+            "with a letter or number."
+        )
+    return value
+
+
+Slug = Annotated[str, AfterValidator(_check_slug)]
+
+
+def _check_timezone(value: str) -> str:
+    try:
+        zoneinfo.ZoneInfo(value)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        raise ValueError(f'"{value}" is not a valid choice.') from None
+    return value
+
+
+TimeZoneName = Annotated[str, AfterValidator(_check_timezone)]
+
+
+def _money_str(value: Decimal) -> str:
+    return f"{value:.2f}"
+
+
+# Money: Decimal in Python, "23.00" in JSON.
+Money = Annotated[Decimal, PlainSerializer(_money_str, return_type=str, when_used="json")]
+
+
+def _assume_utc(value: dt.datetime) -> dt.datetime:
+    return value if value.tzinfo is not None else value.replace(tzinfo=dt.UTC)
+
+
+# Datetimes are timezone-aware; a value sent without an offset is taken as UTC.
+DateTime = Annotated[dt.datetime, AfterValidator(_assume_utc)]

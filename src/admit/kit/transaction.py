@@ -1,0 +1,51 @@
+"""One session and one transaction per request; the route layer commits, services only flush.
+
+Work that must only happen for committed changes (jobs, webhook notifications, mail delivery)
+is registered with :func:`after_commit` and runs once the commit succeeded.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+
+from fastapi import Request
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from admit.db import write_intent
+
+log = logging.getLogger("admit")
+
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+AfterCommit = Callable[[], Awaitable[None]]
+
+
+def after_commit(session: AsyncSession, callback: AfterCommit) -> None:
+    session.info.setdefault("after_commit", []).append(callback)
+
+
+async def run_after_commit(session: AsyncSession) -> None:
+    callbacks: list[AfterCommit] = session.info.pop("after_commit", [])
+    for callback in callbacks:
+        try:
+            await callback()
+        except Exception:
+            log.exception("after-commit callback failed")
+
+
+async def db_session(request: Request) -> AsyncIterator[AsyncSession]:
+    """Yields the request's session; commits when the handler returned, rolls back on error."""
+    token = write_intent.set(request.method not in SAFE_METHODS)
+    session: AsyncSession = request.app.state.db.sessionmaker()
+    try:
+        yield session
+        if session.in_transaction():
+            await session.commit()
+    except BaseException:
+        session.info.pop("after_commit", None)
+        await session.rollback()
+        raise
+    finally:
+        await session.close()
+        write_intent.reset(token)
+    await run_after_commit(session)

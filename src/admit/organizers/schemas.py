@@ -1,0 +1,10 @@
+from __future__ import annotations
+
+from admit.kit.schema import ReadModel
+
+
+class OrganizerOut(ReadModel):
+    name: str
+    slug: str
+    public_url: str
+    plugins: list[str]
