@@ -134,7 +134,9 @@ async def load_demo(settings: Settings) -> DemoResult:
             await session.execute(insert(team_members).values(team_id=team.id, user_id=user.id))
         token = generate_token()
         stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
-        session.add(TeamAPIToken(team_id=team.id, name=f"demo {stamp}", token_hash=hash_token(token)))
+        session.add(
+            TeamAPIToken(team_id=team.id, name=f"demo {stamp}", token_hash=hash_token(token))
+        )
         return DemoResult(org.slug, event.slug, DEMO_EMAIL, DEMO_PASSWORD, token)
 
     result = await _in_session(settings, work)

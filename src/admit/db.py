@@ -15,7 +15,12 @@ from typing import Any
 from sqlalchemy import JSON, DateTime, MetaData, event
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Dialect
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+from sqlalchemy.ext.asyncio import (
+    AsyncEngine,
+    AsyncSession,
+    async_sessionmaker,
+    create_async_engine,
+)
 from sqlalchemy.orm import DeclarativeBase
 from sqlalchemy.types import TypeDecorator
 
@@ -28,8 +33,13 @@ NAMING_CONVENTION = {
 }
 
 
+# SQLite would otherwise hand out the id of a deleted newest row again; ids must stay unique.
+TABLE_OPTIONS = {"sqlite_autoincrement": True}
+
+
 class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING_CONVENTION)
+    __table_args__ = TABLE_OPTIONS
 
 
 class UTCDateTime(TypeDecorator[dt.datetime]):

@@ -12,7 +12,13 @@ from admit.events import service
 from admit.events.plugins import SALES_CHANNELS
 from admit.events.schemas import EventDetailOut, EventIn, EventListOut
 from admit.kit.body import read_object
-from admit.kit.context import EventAccess, EventContext, OrganizerAccess, OrgContext, public_base_url
+from admit.kit.context import (
+    EventAccess,
+    EventContext,
+    OrganizerAccess,
+    OrgContext,
+    public_base_url,
+)
 from admit.kit.crud import Page, flush_guard, parse_update, validate_input
 from admit.kit.errors import FieldErrors
 from admit.kit.filtering import (
@@ -116,9 +122,7 @@ async def create_event(
     await service.validate_event(ctx.session, organizer, data, None)
     grant = ctx.grants[0]
     event = await flush_guard(
-        service.create_event(
-            ctx.session, organizer, data, ctx.principal.team_id, grant.all_events
-        )
+        service.create_event(ctx.session, organizer, data, ctx.principal.team_id, grant.all_events)
     )
     return JSONResponse(_serialize(ctx, event, EventDetailOut), status_code=201)
 

@@ -88,8 +88,10 @@ async def validate_event(
 
 def apply_event(event: Event, data: EventIn, supplied: set[str]) -> None:
     values = data.model_dump(exclude={"sales_channels"})
-    if "sales_channels" in supplied and data.sales_channels is not None and not (
-        {"all_sales_channels", "limit_sales_channels"} & supplied
+    if (
+        "sales_channels" in supplied
+        and data.sales_channels is not None
+        and not ({"all_sales_channels", "limit_sales_channels"} & supplied)
     ):
         # The deprecated field, when it is all a client sends, sets the limit.
         channels = data.sales_channels
@@ -101,7 +103,10 @@ def apply_event(event: Event, data: EventIn, supplied: set[str]) -> None:
 
 
 async def create_event(
-    session: AsyncSession, organizer: Organizer, data: EventIn, team_id: int | None,
+    session: AsyncSession,
+    organizer: Organizer,
+    data: EventIn,
+    team_id: int | None,
     team_all_events: bool,
 ) -> Event:
     event = Event(organizer_id=organizer.id)
@@ -142,9 +147,7 @@ def meta_filters(params: Mapping[str, str]) -> list[ColumnElement[bool]]:
 
 
 def _in_future(now: dt.datetime) -> ColumnElement[bool]:
-    return or_(
-        Event.date_to >= now, and_(Event.date_to.is_(None), Event.date_from >= now)
-    )
+    return or_(Event.date_to >= now, and_(Event.date_to.is_(None), Event.date_from >= now))
 
 
 def _in_past(now: dt.datetime) -> ColumnElement[bool]:

@@ -120,7 +120,9 @@ class OrgContext:
         return any(g.covers_event(event_id) for g in self.grants)
 
     def has_event_permission(self, event_id: int, permission: str) -> bool:
-        return any(g.covers_event(event_id) and g.has_event_permission(permission) for g in self.grants)
+        return any(
+            g.covers_event(event_id) and g.has_event_permission(permission) for g in self.grants
+        )
 
     def accessible_event_ids(self) -> frozenset[int] | None:
         """None when the caller sees every event of the organizer."""

@@ -16,7 +16,7 @@ import inspect
 from collections.abc import Sequence
 from typing import Any, ClassVar, Generic, TypeVar
 
-from fastapi import APIRouter, Depends, Path, Request
+from fastapi import APIRouter, Depends, Path
 from pydantic import BaseModel, ValidationError
 from sqlalchemy import Select, select
 from sqlalchemy.exc import IntegrityError
@@ -236,9 +236,7 @@ def _endpoint(handler: Any, dependency: Any, path_params: Sequence[str]) -> Any:
     params = [
         inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, default=Depends(dependency)),
         *(
-            inspect.Parameter(
-                name, inspect.Parameter.KEYWORD_ONLY, annotation=str, default=Path()
-            )
+            inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=str, default=Path())
             for name in path_params
         ),
     ]

@@ -104,7 +104,7 @@ def _message(error: Mapping[str, Any]) -> str:
         "time_parsing": "Time has wrong format. Use one of these formats instead: hh:mm[:ss].",
         "list_type": f'Expected a list of items but got type "{type(inp).__name__}".',
         "dict_type": f'Expected a dictionary of items but got type "{type(inp).__name__}".',
-        "model_type": f'Invalid data. Expected a dictionary, but got {type(inp).__name__}.',
+        "model_type": f"Invalid data. Expected a dictionary, but got {type(inp).__name__}.",
         "model_attributes_type": "Invalid data. Expected a dictionary, but got "
         f"{type(inp).__name__}.",
         "literal_error": f'"{inp}" is not a valid choice.',

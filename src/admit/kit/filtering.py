@@ -99,7 +99,7 @@ class FilterSet:
         errors: dict[str, list[str]] = {}
         for flt in self.filters:
             raw = params.get(flt.name)
-            if raw is None or raw == "" and flt.parse is not parse_str:
+            if raw is None or (raw == "" and flt.parse is not parse_str):
                 continue
             try:
                 value = flt.parse(raw)

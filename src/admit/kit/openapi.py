@@ -23,9 +23,7 @@ def json_body(model: type[BaseModel] | None, *, many: bool = False) -> dict[str,
     _BODY_MODELS[model.__name__] = model
     ref: dict[str, Any] = {"$ref": f"#/components/schemas/{model.__name__}"}
     schema = {"type": "array", "items": ref} if many else ref
-    return {
-        "requestBody": {"required": True, "content": {"application/json": {"schema": schema}}}
-    }
+    return {"requestBody": {"required": True, "content": {"application/json": {"schema": schema}}}}
 
 
 def install_openapi(app: FastAPI, prefix: str = "/api/v1") -> None:

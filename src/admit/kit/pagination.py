@@ -63,9 +63,7 @@ async def paginate(
 ) -> dict:
     """Count, fetch one page, serialise. A page past the end is 404 like the reference."""
     page, size = page_params(request)
-    count = await session.scalar(
-        select(func.count()).select_from(query.order_by(None).subquery())
-    )
+    count = await session.scalar(select(func.count()).select_from(query.order_by(None).subquery()))
     count = int(count or 0)
     if page > 1 and (page - 1) * size >= count:
         raise APIError(404, "Invalid page.")

@@ -6,12 +6,12 @@ from typing import Any
 from sqlalchemy import Boolean, Float, ForeignKey, Integer, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
-from admit.db import Base, JSONType, UTCDateTime, utcnow
+from admit.db import TABLE_OPTIONS, Base, JSONType, UTCDateTime, utcnow
 
 
 class Event(Base):
     __tablename__ = "events"
-    __table_args__ = (UniqueConstraint("organizer_id", "slug"),)
+    __table_args__ = (UniqueConstraint("organizer_id", "slug"), TABLE_OPTIONS)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     organizer_id: Mapped[int] = mapped_column(ForeignKey("organizers.id"), index=True)
@@ -39,4 +39,6 @@ class Event(Base):
     all_sales_channels: Mapped[bool] = mapped_column(Boolean, default=True)
     limit_sales_channels: Mapped[list[str]] = mapped_column(JSONType, default=list)
     created: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)
-    last_modified: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow, onupdate=utcnow)
+    last_modified: Mapped[dt.datetime] = mapped_column(
+        UTCDateTime(), default=utcnow, onupdate=utcnow
+    )

@@ -78,7 +78,9 @@ class TeamChild(Resource[Any]):
     async def resolve_parent(self, ctx: OrgContext, value: str) -> Team:
         team = (
             await ctx.session.execute(
-                select(Team).where(Team.id == parse_pk(value), Team.organizer_id == ctx.organizer_id)
+                select(Team).where(
+                    Team.id == parse_pk(value), Team.organizer_id == ctx.organizer_id
+                )
             )
         ).scalar_one_or_none()
         if team is None:

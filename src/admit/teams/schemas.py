@@ -8,7 +8,7 @@ from admit.auth.permissions import EVENT_PERMISSIONS, ORGANIZER_PERMISSIONS
 from admit.kit.schema import ReadModel, WriteModel
 
 
-def _choices(allowed: tuple[str, ...]):  # noqa: ANN202
+def _choices(allowed: tuple[str, ...]):
     def check(values: list[str]) -> list[str]:
         for value in values:
             if value not in allowed:
@@ -46,7 +46,6 @@ class TeamOut(ReadModel):
     can_view_vouchers: bool
     can_change_vouchers: bool
     can_checkin_orders: bool
-
 
 
 class TeamIn(WriteModel):

@@ -111,7 +111,7 @@ async def invite(
         to=[email],
         subject=f"You have been invited to the team {team.name}",
         body=(
-            f"Hello,\n\nyou have been invited to join the team \"{team.name}\".\n\n"
+            f'Hello,\n\nyou have been invited to join the team "{team.name}".\n\n'
             f"Accept the invitation here:\n{base_url}/invite/{invitation.token}/\n"
         ),
         organizer_id=team.organizer_id,

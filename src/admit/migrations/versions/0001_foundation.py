@@ -1,7 +1,7 @@
 """foundation: users, organizers, teams, tokens, invites, events, outbox
 
 Revision ID: 0001
-Revises:
+Revises: -
 Create Date: 2026-11-21
 """
 
@@ -34,6 +34,7 @@ def upgrade() -> None:
         sa.Column("created", admit.db.UTCDateTime(timezone=True), nullable=False),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_organizers")),
         sa.UniqueConstraint("slug", name=op.f("uq_organizers_slug")),
+        sqlite_autoincrement=True,
     )
     op.create_table(
         "users",
@@ -49,6 +50,7 @@ def upgrade() -> None:
         sa.Column("created", admit.db.UTCDateTime(timezone=True), nullable=False),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_users")),
         sa.UniqueConstraint("email", name=op.f("uq_users_email")),
+        sqlite_autoincrement=True,
     )
     op.create_table(
         "events",
@@ -112,6 +114,7 @@ def upgrade() -> None:
         ),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_events")),
         sa.UniqueConstraint("organizer_id", "slug", name=op.f("uq_events_organizer_id_slug")),
+        sqlite_autoincrement=True,
     )
     with op.batch_alter_table("events", schema=None) as batch_op:
         batch_op.create_index(batch_op.f("ix_events_organizer_id"), ["organizer_id"], unique=False)
@@ -139,6 +142,7 @@ def upgrade() -> None:
             ["organizer_id"], ["organizers.id"], name=op.f("fk_teams_organizer_id_organizers")
         ),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_teams")),
+        sqlite_autoincrement=True,
     )
     with op.batch_alter_table("teams", schema=None) as batch_op:
         batch_op.create_index(batch_op.f("ix_teams_organizer_id"), ["organizer_id"], unique=False)
@@ -172,6 +176,7 @@ def upgrade() -> None:
             ondelete="CASCADE",
         ),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_outgoing_mails")),
+        sqlite_autoincrement=True,
     )
     with op.batch_alter_table("outgoing_mails", schema=None) as batch_op:
         batch_op.create_index(batch_op.f("ix_outgoing_mails_event_id"), ["event_id"], unique=False)
@@ -196,6 +201,7 @@ def upgrade() -> None:
         ),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_team_api_tokens")),
         sa.UniqueConstraint("token_hash", name=op.f("uq_team_api_tokens_token_hash")),
+        sqlite_autoincrement=True,
     )
     with op.batch_alter_table("team_api_tokens", schema=None) as batch_op:
         batch_op.create_index(batch_op.f("ix_team_api_tokens_team_id"), ["team_id"], unique=False)
@@ -215,6 +221,7 @@ def upgrade() -> None:
         ),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_team_invites")),
         sa.UniqueConstraint("token", name=op.f("uq_team_invites_token")),
+        sqlite_autoincrement=True,
     )
     with op.batch_alter_table("team_invites", schema=None) as batch_op:
         batch_op.create_index(batch_op.f("ix_team_invites_team_id"), ["team_id"], unique=False)

@@ -1,0 +1,125 @@
+"""Shared fixtures: the app on SQLite (always) and PostgreSQL (when ADMIT_TEST_DATABASE_URL is
+set), a clean database for every test, an ASGI client that fails the test on any 500."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+import pytest
+from sqlalchemy import text
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import create_async_engine
+
+from admit.app import create_app
+from admit.config import Settings
+from admit.db import Base
+from admit.migrate import upgrade
+from tests.factories import Factory, World
+
+PG_URL = os.environ.get("ADMIT_TEST_DATABASE_URL")
+BACKENDS = ["sqlite"] + (["postgresql"] if PG_URL else [])
+
+
+async def _create_pg_database(url: str) -> str:
+    """A fresh database on the server named by ``url``; returns its URL."""
+    parsed = make_url(url)
+    name = f"{parsed.database or 'admit_test'}_{uuid.uuid4().hex[:8]}"
+    admin = create_async_engine(parsed.set(database="postgres"), isolation_level="AUTOCOMMIT")
+    async with admin.connect() as conn:
+        await conn.execute(text(f'CREATE DATABASE "{name}"'))
+    await admin.dispose()
+    return parsed.set(database=name).render_as_string(hide_password=False)
+
+
+async def _drop_pg_database(url: str) -> None:
+    parsed = make_url(url)
+    admin = create_async_engine(parsed.set(database="postgres"), isolation_level="AUTOCOMMIT")
+    async with admin.connect() as conn:
+        await conn.execute(text(f'DROP DATABASE IF EXISTS "{parsed.database}" WITH (FORCE)'))
+    await admin.dispose()
+
+
+@pytest.fixture(scope="session", params=BACKENDS)
+async def database_url(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[str]:
+    if request.param == "sqlite":
+        path = tmp_path_factory.mktemp("db") / "test.sqlite3"
+        url = f"sqlite+aiosqlite:///{path}"
+        await asyncio.to_thread(upgrade, url)
+        yield url
+        return
+    assert PG_URL
+    url = await _create_pg_database(PG_URL)
+    await asyncio.to_thread(upgrade, url)
+    yield url
+    await _drop_pg_database(url)
+
+
+@pytest.fixture(scope="session")
+async def app(database_url: str, tmp_path_factory: pytest.TempPathFactory):
+    data_dir: Path = tmp_path_factory.mktemp("data")
+    settings = Settings(data_dir=data_dir, database_url=database_url, base_url="http://testserver")
+    application = create_app(settings)
+    yield application
+    await application.state.db.dispose()
+
+
+async def _truncate(app) -> None:
+    db = app.state.db
+    tables = [t.name for t in reversed(Base.metadata.sorted_tables)]
+    async with db.engine.begin() as conn:
+        if db.is_sqlite:
+            for name in tables:
+                await conn.execute(text(f'DELETE FROM "{name}"'))
+        else:
+            quoted = ", ".join(f'"{n}"' for n in tables)
+            await conn.execute(text(f"TRUNCATE {quoted} RESTART IDENTITY CASCADE"))
+
+
+@pytest.fixture
+async def clean_app(app):
+    await _truncate(app)
+    return app
+
+
+async def _no_server_errors(response: httpx.Response) -> None:
+    if response.status_code >= 500:
+        await response.aread()
+        raise AssertionError(
+            f"{response.request.method} {response.request.url} answered "
+            f"{response.status_code}: {response.text}"
+        )
+
+
+@pytest.fixture
+async def client(clean_app) -> AsyncIterator[httpx.AsyncClient]:
+    transport = httpx.ASGITransport(app=clean_app)
+    async with httpx.AsyncClient(
+        transport=transport,
+        base_url="http://testserver",
+        event_hooks={"response": [_no_server_errors]},
+    ) as c:
+        yield c
+
+
+@pytest.fixture
+def factory(clean_app) -> Factory:
+    return Factory(clean_app.state.db.sessionmaker)
+
+
+@pytest.fixture
+async def world(factory: Factory) -> World:
+    org = await factory.organizer("acme")
+    event = await factory.event(org, "summit")
+    other = await factory.organizer("rival")
+    other_event = await factory.event(other, "expo")
+    admin = await factory.admin_token(org)
+    nobody = await factory.token(await factory.team(org))
+    outsider = await factory.admin_token(other)
+    return World(org, event, other, other_event, admin, nobody, outsider)

@@ -1,0 +1,121 @@
+"""Test data written straight to the database, bypassing the API under test."""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+from dataclasses import dataclass
+
+from sqlalchemy import insert
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from admit.auth.credentials import generate_token, hash_password, hash_token
+from admit.auth.permissions import EVENT_PERMISSIONS, ORGANIZER_PERMISSIONS
+from admit.events.plugins import PLUGINS
+from admit.models import (
+    Event,
+    Organizer,
+    Team,
+    TeamAPIToken,
+    User,
+    team_limit_events,
+    team_members,
+)
+
+_seq = itertools.count(1)
+
+
+def unique(prefix: str) -> str:
+    return f"{prefix}{next(_seq)}"
+
+
+class Factory:
+    def __init__(self, sessionmaker: async_sessionmaker[AsyncSession]) -> None:
+        self.sessionmaker = sessionmaker
+
+    async def _add(self, obj: object) -> object:
+        async with self.sessionmaker() as session:
+            session.add(obj)
+            await session.commit()
+            return obj
+
+    async def organizer(self, slug: str | None = None, **kw: object) -> Organizer:
+        slug = slug or unique("org")
+        kw.setdefault("plugins", list(PLUGINS))
+        return await self._add(Organizer(slug=slug, name=kw.pop("name", slug.title()), **kw))  # type: ignore[return-value]
+
+    async def event(self, organizer: Organizer, slug: str | None = None, **kw: object) -> Event:
+        slug = slug or unique("ev")
+        kw.setdefault("name", {"en": slug.title()})
+        kw.setdefault("date_from", dt.datetime(2030, 5, 1, 10, tzinfo=dt.UTC))
+        return await self._add(Event(organizer_id=organizer.id, slug=slug, **kw))  # type: ignore[return-value]
+
+    async def user(self, email: str | None = None, **kw: object) -> User:
+        email = email or f"{unique('user')}@example.org"
+        if "password" in kw:
+            kw["password_hash"] = hash_password(str(kw.pop("password")))
+        return await self._add(User(email=email, **kw))  # type: ignore[return-value]
+
+    async def team(
+        self,
+        organizer: Organizer,
+        *,
+        all_events: bool = True,
+        events: list[Event] = (),  # type: ignore[assignment]
+        event_permissions: list[str] | None = None,
+        organizer_permissions: list[str] | None = None,
+        members: list[User] = (),  # type: ignore[assignment]
+        name: str | None = None,
+    ) -> Team:
+        team = Team(
+            organizer_id=organizer.id,
+            name=name or unique("Team "),
+            all_events=all_events,
+            all_event_permissions=False,
+            limit_event_permissions=list(event_permissions or []),
+            all_organizer_permissions=False,
+            limit_organizer_permissions=list(organizer_permissions or []),
+        )
+        async with self.sessionmaker() as session:
+            session.add(team)
+            await session.flush()
+            for event in events:
+                await session.execute(
+                    insert(team_limit_events).values(team_id=team.id, event_id=event.id)
+                )
+            for user in members:
+                await session.execute(insert(team_members).values(team_id=team.id, user_id=user.id))
+            await session.commit()
+        return team
+
+    async def token(self, team: Team, *, active: bool = True) -> str:
+        secret = generate_token()
+        await self._add(
+            TeamAPIToken(team_id=team.id, name="test", token_hash=hash_token(secret), active=active)
+        )
+        return secret
+
+    async def admin_token(self, organizer: Organizer) -> str:
+        team = await self.team(
+            organizer,
+            event_permissions=list(EVENT_PERMISSIONS),
+            organizer_permissions=list(ORGANIZER_PERMISSIONS),
+        )
+        return await self.token(team)
+
+
+@dataclass
+class World:
+    """Two tenants: ``org`` (with ``event``) and ``other`` (with ``other_event``)."""
+
+    org: Organizer
+    event: Event
+    other: Organizer
+    other_event: Event
+    admin: str  # every permission in org
+    nobody: str  # a member of org with no permission at all
+    outsider: str  # every permission, but in the other organizer
+
+
+def auth(token: str) -> dict[str, str]:
+    return {"Authorization": f"Token {token}"}
