@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from fastapi import APIRouter, FastAPI
+from fastapi import FastAPI
 
 from admit import __version__
 from admit.auth.authenticate import authenticate_request
@@ -15,10 +15,10 @@ from admit.events.routes import router as events_router
 from admit.kit.errors import install_error_handlers
 from admit.kit.openapi import install_openapi
 from admit.kit.responses import JSONResponse
+from admit.kit.routing import API_PREFIX, mount_routers
 from admit.organizers.routes import router as organizers_router
 from admit.teams.routes import router as teams_router
 
-API_PREFIX = "/api/v1"
 # Every API route comes from one of these routers (the access tests enumerate them).
 API_ROUTERS = (organizers_router, teams_router, events_router)
 
@@ -47,10 +47,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.db = database
     app.state.authenticator = authenticate_request
 
-    api = APIRouter(prefix=API_PREFIX)
-    for router in API_ROUTERS:
-        api.include_router(router)
-    app.include_router(api)
+    mount_routers(app, API_ROUTERS)
 
     install_error_handlers(app)
     install_openapi(app, API_PREFIX)

@@ -5,17 +5,34 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from typing import Annotated
+from collections.abc import Coroutine
+from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
 
 from admit.config import Settings
 
+T = TypeVar("T")
+
 app = typer.Typer(help="Admit ticketing server.", no_args_is_help=True, add_completion=False)
 organizer_app = typer.Typer(help="Manage organizers.", no_args_is_help=True)
 app.add_typer(organizer_app, name="organizer")
 console = Console(stderr=True)
+
+
+def _run(work: Coroutine[Any, Any, T]) -> T:
+    """Runs a database action; a missing schema or unreachable database is a message, not a
+    traceback."""
+    from sqlalchemy.exc import DBAPIError
+
+    try:
+        return asyncio.run(work)
+    except (DBAPIError, OSError) as exc:
+        reason = exc.orig if isinstance(exc, DBAPIError) else exc
+        console.print(f"[red]Database error: {reason}[/red]")
+        console.print("Is the database reachable, and has `admit migrate` been run?")
+        raise typer.Exit(1) from None
 
 
 @app.command()
@@ -63,7 +80,7 @@ def createuser(
     if password is None and sys.stdin.isatty():
         password = typer.prompt("Password", hide_input=True, confirmation_prompt=True)
     try:
-        asyncio.run(create_user(Settings(), email, password, staff))
+        _run(create_user(Settings(), email, password, staff))
     except ValueError as exc:
         console.print(f"[red]{exc}[/red]")
         raise typer.Exit(1) from None
@@ -76,7 +93,7 @@ def organizer_create(slug: str, name: str) -> None:
     from admit.bootstrap import create_organizer
 
     try:
-        asyncio.run(create_organizer(Settings(), slug, name))
+        _run(create_organizer(Settings(), slug, name))
     except ValueError as exc:
         console.print(f"[red]{exc}[/red]")
         raise typer.Exit(1) from None
@@ -91,7 +108,7 @@ def demo(
     from admit.bootstrap import load_demo
 
     settings = Settings()
-    result = asyncio.run(load_demo(settings))
+    result = _run(load_demo(settings))
     base_url = (settings.base_url or "http://127.0.0.1:8000").rstrip("/")
     info = {
         "base_url": base_url,

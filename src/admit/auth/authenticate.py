@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from fastapi import Request
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.auth.credentials import hash_token
@@ -23,26 +23,33 @@ async def authenticate_request(request: Request, session: AsyncSession) -> Princ
     raise unauthenticated()
 
 
+# Built once: the hot path only binds the hash.
+_TOKEN_QUERY = (
+    select(
+        TeamAPIToken.id,
+        TeamAPIToken.active,
+        Team.id,
+        Team.all_events,
+        Team.all_event_permissions,
+        Team.limit_event_permissions,
+        Team.all_organizer_permissions,
+        Team.limit_organizer_permissions,
+        Organizer.id,
+        Organizer.slug,
+    )
+    .join(Team, Team.id == TeamAPIToken.team_id)
+    .join(Organizer, Organizer.id == Team.organizer_id)
+    .where(TeamAPIToken.token_hash == bindparam("token_hash"))
+)
+_TEAM_EVENTS_QUERY = select(team_limit_events.c.event_id).where(
+    team_limit_events.c.team_id == bindparam("team_id")
+)
+
+
 async def _team_token(session: AsyncSession, token: str) -> Principal:
-    row = (
-        await session.execute(
-            select(
-                TeamAPIToken.id,
-                TeamAPIToken.active,
-                Team.id,
-                Team.all_events,
-                Team.all_event_permissions,
-                Team.limit_event_permissions,
-                Team.all_organizer_permissions,
-                Team.limit_organizer_permissions,
-                Organizer.id,
-                Organizer.slug,
-            )
-            .join(Team, Team.id == TeamAPIToken.team_id)
-            .join(Organizer, Organizer.id == Team.organizer_id)
-            .where(TeamAPIToken.token_hash == hash_token(token))
-        )
-    ).first()
+    # Core execution on the session's connection: no ORM compile/load step on the hot path.
+    conn = await session.connection()
+    row = (await conn.execute(_TOKEN_QUERY, {"token_hash": hash_token(token)})).first()
     if row is None:
         raise unauthenticated("Invalid token.")
     (token_id, active, team_id, all_events, all_ev_perm, ev_perms, all_org_perm, org_perms,
@@ -51,15 +58,8 @@ async def _team_token(session: AsyncSession, token: str) -> Principal:
         raise unauthenticated("Token inactive or deleted.")
     event_ids: frozenset[int] = frozenset()
     if not all_events:
-        event_ids = frozenset(
-            (
-                await session.execute(
-                    select(team_limit_events.c.event_id).where(
-                        team_limit_events.c.team_id == team_id
-                    )
-                )
-            ).scalars()
-        )
+        rows = await conn.execute(_TEAM_EVENTS_QUERY, {"team_id": team_id})
+        event_ids = frozenset(rows.scalars())
     grant = Grant(
         organizer_id=org_id,
         organizer_slug=org_slug,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends
+from fastapi import Depends
 from sqlalchemy import select
 from starlette.responses import Response
 
@@ -32,9 +32,10 @@ from admit.kit.filtering import (
 from admit.kit.openapi import json_body
 from admit.kit.pagination import paginate
 from admit.kit.responses import JSONResponse, no_content
+from admit.kit.routing import api_router
 from admit.models import Event
 
-router = APIRouter(tags=["events"])
+router = api_router(tags=["events"])
 
 SETTINGS_WRITE = "event.settings.general:write"
 
@@ -124,6 +125,8 @@ async def create_event(
     event = await flush_guard(
         service.create_event(ctx.session, organizer, data, ctx.principal.team_id, grant.all_events)
     )
+    # Answer with what was stored (datetimes in UTC), exactly as a following GET shows it.
+    await ctx.session.refresh(event)
     return JSONResponse(_serialize(ctx, event, EventDetailOut), status_code=201)
 
 
@@ -136,6 +139,7 @@ async def _update(ctx: EventContext, partial: bool) -> Response:
     await service.validate_event(ctx.session, organizer, data, ctx.event)
     service.apply_event(ctx.event, data, supplied)
     await flush_guard(ctx.session.flush())
+    await ctx.session.refresh(ctx.event)
     return JSONResponse(_serialize(ctx, ctx.event, EventDetailOut))
 
 

@@ -9,6 +9,8 @@ from typing import Any
 
 from sqlalchemy import ColumnElement, String, and_, cast, func, insert, not_, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.sql.functions import GenericFunction
 
 from admit.db import utcnow
 from admit.events.plugins import PLUGINS, SALES_CHANNELS
@@ -146,12 +148,20 @@ def meta_filters(params: Mapping[str, str]) -> list[ColumnElement[bool]]:
     return clauses
 
 
+# Each branch states whether date_to is set, so the clause is never SQL NULL and its negation
+# (``not_``) keeps events without an end instead of dropping them by three-valued logic.
 def _in_future(now: dt.datetime) -> ColumnElement[bool]:
-    return or_(Event.date_to >= now, and_(Event.date_to.is_(None), Event.date_from >= now))
+    return or_(
+        and_(Event.date_to.is_not(None), Event.date_to >= now),
+        and_(Event.date_to.is_(None), Event.date_from >= now),
+    )
 
 
 def _in_past(now: dt.datetime) -> ColumnElement[bool]:
-    return or_(Event.date_to < now, and_(Event.date_to.is_(None), Event.date_from < now))
+    return or_(
+        and_(Event.date_to.is_not(None), Event.date_to < now),
+        and_(Event.date_to.is_(None), Event.date_from < now),
+    )
 
 
 def is_future(value: bool) -> ColumnElement[bool]:
@@ -185,10 +195,40 @@ def in_sales_channel(channel: str) -> ColumnElement[bool]:
     )
 
 
+class json_each_text(GenericFunction[Any]):
+    """The (key, value) rows of a JSON object: ``json_each`` on SQLite, ``jsonb_each_text`` on
+    PostgreSQL. Anything but an object (SQL NULL, JSON null) gives no rows on either."""
+
+    name = "json_each_text"
+    inherit_cache = True
+
+
+@compiles(json_each_text, "sqlite")
+def _json_each_sqlite(element: json_each_text, compiler: Any, **kw: Any) -> str:
+    arg = compiler.process(element.clauses, **kw)
+    return f"json_each(CASE WHEN json_type({arg}) = 'object' THEN {arg} END)"
+
+
+@compiles(json_each_text, "postgresql")
+def _json_each_postgresql(element: json_each_text, compiler: Any, **kw: Any) -> str:
+    arg = compiler.process(element.clauses, **kw)
+    return f"jsonb_each_text(CASE WHEN jsonb_typeof({arg}) = 'object' THEN {arg} END)"
+
+
+def _i18n_contains(column: Any, low: str) -> ColumnElement[bool]:
+    """Whether any translation of a multi-lingual text contains ``low`` (keys do not count)."""
+    values = json_each_text(column).table_valued("value")
+    return (
+        select(values.c.value)
+        .where(func.lower(values.c.value).contains(low, autoescape=True))
+        .exists()
+    )
+
+
 def search(term: str) -> ColumnElement[bool]:
     low = term.lower()
     return or_(
         func.lower(Event.slug).contains(low, autoescape=True),
-        func.lower(cast(Event.name, String)).contains(low, autoescape=True),
-        func.lower(cast(Event.location, String)).contains(low, autoescape=True),
+        _i18n_contains(Event.name, low),
+        _i18n_contains(Event.location, low),
     )

@@ -7,7 +7,7 @@ from typing import Any
 import orjson
 from fastapi import Request
 
-from admit.kit.errors import APIError, FieldErrors
+from admit.kit.errors import APIError, FieldErrors, errors_from_pydantic
 
 
 async def read_json(request: Request) -> Any:
@@ -27,9 +27,35 @@ async def read_json(request: Request) -> Any:
     if not chunks.strip():
         return {}
     try:
-        return orjson.loads(chunks)
+        data = orjson.loads(chunks)
     except orjson.JSONDecodeError as exc:
         raise APIError(400, f"JSON parse error - {exc}") from None
+    # JSON can only carry NUL escaped; PostgreSQL text cannot store it at all.
+    if b"\\u0000" in chunks:
+        errors = [
+            {"type": "null_character", "loc": tuple(path), "msg": NUL_MESSAGE, "input": None}
+            for path in _nul_paths(data, [])
+        ]
+        if errors:
+            raise FieldErrors(errors_from_pydantic(errors))
+    return data
+
+
+NUL_MESSAGE = "Null characters are not allowed."
+
+
+def _nul_paths(value: Any, path: list[str | int]) -> list[list[str | int]]:
+    """Where a string (or object key) holding a NUL character sits in ``value``."""
+    if isinstance(value, str):
+        return [path] if "\x00" in value else []
+    found: list[list[str | int]] = []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found += [path] if "\x00" in key else _nul_paths(item, [*path, key])
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found += _nul_paths(item, [*path, index])
+    return found
 
 
 async def read_object(request: Request) -> dict[str, Any]:

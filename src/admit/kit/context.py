@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 from fastapi import Depends, Path, Request
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.kit.errors import APIError, forbidden
@@ -180,6 +180,11 @@ class OrganizerAccess:
         return ctx
 
 
+_EVENT_QUERY = select(Event).where(
+    Event.organizer_id == bindparam("organizer_id"), Event.slug == bindparam("slug")
+)
+
+
 class EventAccess:
     """Resolves ``{organizer}`` and ``{event}``; optionally requires an event permission."""
 
@@ -202,9 +207,7 @@ class EventAccess:
         _check_scope(request, principal)
         organizer_id = grants[0].organizer_id
         obj = (
-            await session.execute(
-                select(Event).where(Event.organizer_id == organizer_id, Event.slug == event)
-            )
+            await session.execute(_EVENT_QUERY, {"organizer_id": organizer_id, "slug": event})
         ).scalar_one_or_none()
         if obj is None or not any(g.covers_event(obj.id) for g in grants):
             raise forbidden()

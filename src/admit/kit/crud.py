@@ -43,12 +43,16 @@ class Page(BaseModel, Generic[T]):
     results: list[T]
 
 
+PK_MAX = 2**31 - 1  # ids are INTEGER columns: a larger value must not reach PostgreSQL
+
+
 def parse_pk(raw: str) -> int:
-    try:
-        value = int(raw)
-    except ValueError:
-        raise not_found() from None
-    if value < 1 or value > 2**62:
+    # ASCII digits only, like the reference's <int:pk>: int() would also take "+1", " 1",
+    # "0_1" and non-ASCII digits, giving one object several URLs.
+    if not (raw.isascii() and raw.isdigit()):
+        raise not_found()
+    value = int(raw)
+    if value < 1 or value > PK_MAX:
         raise not_found()
     return value
 

@@ -9,11 +9,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
+from urllib.parse import parse_qsl
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from admit.kit.responses import JSONResponse
 
@@ -170,10 +172,22 @@ def errors_from_pydantic(
         # Strip pydantic's tags for function validators / unions (e.g. "function-after[...]").
         loc = [p for p in loc if not (isinstance(p, str) and ("[" in p or p in _TAGS))]
         path = [*prefix, *loc]
+        if path and isinstance(path[-1], int) and _about_object(error):
+            # An element of a list of objects that is not a valid object: that element's
+            # non_field_errors, so the other elements' errors keep their positions.
+            path.append(NON_FIELD)
         if not path:
             path = [NON_FIELD]
         tree = _insert(tree, path, _message(error))
     return tree
+
+
+def _about_object(error: Mapping[str, Any]) -> bool:
+    """Whether the error concerns a whole object (wrong type, or a model-level rule)."""
+    kind = error.get("type", "")
+    if kind in ("model_type", "model_attributes_type"):
+        return True
+    return kind in ("value_error", "assertion_error") and isinstance(error.get("input"), Mapping)
 
 
 _TAGS = {"str", "dict", "list", "int", "bool", "json-or-python", "lax-or-strict", "none"}
@@ -183,7 +197,37 @@ def validation_error(exc: ValidationError, prefix: Sequence[str | int] = ()) -> 
     return FieldErrors(errors_from_pydantic(exc.errors(include_url=False), prefix))
 
 
+class RejectNullCharacters:
+    """A NUL character (``%00``) in the path is 404, in the query 400 keyed by parameter.
+
+    Path and query values reach SQL as text parameters, which PostgreSQL refuses with an error.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            response = None
+            if "\x00" in scope["path"]:
+                response = JSONResponse({"detail": "Not found."}, status_code=404)
+            elif b"%00" in scope["query_string"]:
+                query = parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True)
+                names = [name for name, value in query if "\x00" in name + value]
+                if names:
+                    response = JSONResponse(
+                        {n or NON_FIELD: ["Null characters are not allowed."] for n in names},
+                        status_code=400,
+                    )
+            if response is not None:
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
 def install_error_handlers(app: FastAPI) -> None:
+    app.add_middleware(RejectNullCharacters)
+
     @app.exception_handler(APIError)
     async def _api_error(_request: Request, exc: APIError) -> JSONResponse:
         return JSONResponse(exc.body(), status_code=exc.status, headers=exc.headers)

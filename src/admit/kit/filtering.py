@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
@@ -26,16 +27,21 @@ def parse_bool(raw: str) -> bool:
     raise ValueError("Enter a valid boolean: true or false.")
 
 
+INT_RE = re.compile(r"[+-]?[0-9]+")
+INT_MAX = 2**63 - 1  # what a database BIGINT holds; larger values must not reach a query
+
+
 def parse_int(raw: str) -> int:
-    try:
-        return int(raw)
-    except ValueError:
-        raise ValueError("Enter a whole number.") from None
+    text = raw.strip()
+    # ASCII digits only: int() would also take "1_000" and non-ASCII digits.
+    if not INT_RE.fullmatch(text) or abs(int(text)) > INT_MAX:
+        raise ValueError("Enter a whole number.")
+    return int(text)
 
 
 def parse_int_list(raw: str) -> list[int]:
     try:
-        return [int(p) for p in raw.split(",") if p.strip()]
+        return [parse_int(p) for p in raw.split(",") if p.strip()]
     except ValueError:
         raise ValueError("Enter a comma-separated list of whole numbers.") from None
 
@@ -43,10 +49,13 @@ def parse_int_list(raw: str) -> list[int]:
 def parse_datetime(raw: str) -> dt.datetime:
     try:
         value = dt.datetime.fromisoformat(raw.strip().replace(" ", "+"))
-    except ValueError:
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=dt.UTC)
+        # Stored values are UTC: a value not representable in UTC (year 1 / 9999 with an
+        # offset) would fail when bound to a query.
+        value.astimezone(dt.UTC)
+    except (ValueError, OverflowError):
         raise ValueError("Enter a valid date/time (ISO 8601).") from None
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=dt.UTC)
     return value
 
 
@@ -127,7 +136,8 @@ class Ordering:
 
     def apply(self, query: Select[Any], request: Request | None) -> Select[Any]:
         raw = request.query_params.get("ordering") if request is not None else None
-        names = [n.strip() for n in raw.split(",") if n.strip()] if raw else list(self.default)
+        names = [n.strip() for n in raw.split(",") if n.strip()] if raw else []
+        names = names or list(self.default)
         clauses = []
         for name in names:
             desc = name.startswith("-")

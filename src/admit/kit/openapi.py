@@ -26,6 +26,16 @@ def json_body(model: type[BaseModel] | None, *, many: bool = False) -> dict[str,
     return {"requestBody": {"required": True, "content": {"application/json": {"schema": schema}}}}
 
 
+def _drop_validation_responses(schema: dict[str, Any]) -> None:
+    """FastAPI documents a 422 for every route with parameters; Admit never answers one."""
+    for operations in schema.get("paths", {}).values():
+        for operation in operations.values():
+            operation.get("responses", {}).pop("422", None)
+    components = schema.get("components", {}).get("schemas", {})
+    for name in ("HTTPValidationError", "ValidationError"):
+        components.pop(name, None)
+
+
 def install_openapi(app: FastAPI, prefix: str = "/api/v1") -> None:
     def custom_openapi() -> dict[str, Any]:
         if app.openapi_schema:
@@ -45,6 +55,7 @@ def install_openapi(app: FastAPI, prefix: str = "/api/v1") -> None:
             )
             for name, definition in defs.get("$defs", {}).items():
                 components.setdefault(name, definition)
+        _drop_validation_responses(schema)
         schema["components"]["securitySchemes"] = {
             "TokenAuth": {"type": "apiKey", "in": "header", "name": "Authorization"}
         }

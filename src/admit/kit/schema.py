@@ -83,7 +83,12 @@ Money = Annotated[Decimal, PlainSerializer(_money_str, return_type=str, when_use
 
 
 def _assume_utc(value: dt.datetime) -> dt.datetime:
-    return value if value.tzinfo is not None else value.replace(tzinfo=dt.UTC)
+    value = value if value.tzinfo is not None else value.replace(tzinfo=dt.UTC)
+    try:
+        value.astimezone(dt.UTC)  # stored as UTC: year 1 / 9999 with an offset overflows
+    except OverflowError:
+        raise ValueError("Datetime is out of the supported range.") from None
+    return value
 
 
 # Datetimes are timezone-aware; a value sent without an offset is taken as UTC.

@@ -1,5 +1,8 @@
 """One session and one transaction per request; the route layer commits, services only flush.
 
+Requests with a safe method (GET, HEAD, OPTIONS) are read-only: on PostgreSQL they run in
+autocommit mode, two round trips cheaper, and must not write.
+
 Work that must only happen for committed changes (jobs, webhook notifications, mail delivery)
 is registered with :func:`after_commit` and runs once the commit succeeded.
 """
@@ -35,8 +38,10 @@ async def run_after_commit(session: AsyncSession) -> None:
 
 async def db_session(request: Request) -> AsyncIterator[AsyncSession]:
     """Yields the request's session; commits when the handler returned, rolls back on error."""
-    token = write_intent.set(request.method not in SAFE_METHODS)
-    session: AsyncSession = request.app.state.db.sessionmaker()
+    writes = request.method not in SAFE_METHODS
+    token = write_intent.set(writes)
+    db = request.app.state.db
+    session: AsyncSession = db.sessionmaker() if writes else db.read_sessionmaker()
     try:
         yield session
         if session.in_transaction():

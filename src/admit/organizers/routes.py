@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import Depends, Request
 from sqlalchemy import select
 
 from admit.kit.context import Authenticated, OrganizerAccess, OrgContext, Principal, Session
@@ -12,10 +12,11 @@ from admit.kit.context import public_base_url as base_url
 from admit.kit.crud import Page
 from admit.kit.pagination import paginate
 from admit.kit.responses import JSONResponse
+from admit.kit.routing import api_router
 from admit.models import Organizer
 from admit.organizers.schemas import OrganizerOut
 
-router = APIRouter(tags=["organizers"])
+router = api_router(tags=["organizers"])
 
 
 def serialize(base: str, org: Organizer) -> dict:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter
 from pydantic import BaseModel
 from sqlalchemy import Select, delete, select
 from sqlalchemy.orm import selectinload
@@ -12,10 +11,11 @@ from starlette.responses import Response
 
 from admit.kit.body import read_object
 from admit.kit.context import OrgContext, public_base_url
-from admit.kit.crud import Resource, mount_crud, parse_pk, validate_input
+from admit.kit.crud import Resource, flush_guard, mount_crud, parse_pk, validate_input
 from admit.kit.errors import not_found
 from admit.kit.filtering import Ordering
 from admit.kit.responses import JSONResponse, no_content
+from admit.kit.routing import api_router
 from admit.models import Team, TeamAPIToken, TeamInvite, User, team_members
 from admit.teams import service
 from admit.teams.schemas import (
@@ -30,7 +30,7 @@ from admit.teams.schemas import (
 )
 
 PERMISSION = "organizer.teams:write"
-router = APIRouter()
+router = api_router()
 
 
 class TeamResource(Resource[Team]):
@@ -130,8 +130,8 @@ class InviteResource(TeamChild):
     async def handle_create(self, ctx: OrgContext) -> Response:
         data = validate_input(InviteIn, await read_object(ctx.request))
         assert isinstance(data, InviteIn)
-        invitation, email = await service.invite(
-            ctx.session, self.team(ctx), str(data.email), public_base_url(ctx.request)
+        invitation, email = await flush_guard(
+            service.invite(ctx.session, self.team(ctx), data.email, public_base_url(ctx.request))
         )
         if invitation is None:
             # An existing account joined directly: no invite, so no id (as the reference).

@@ -2,7 +2,8 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import AfterValidator, EmailStr, Field
+from email_validator import EmailNotValidError, validate_email
+from pydantic import AfterValidator, StringConstraints
 
 from admit.auth.permissions import EVENT_PERMISSIONS, ORGANIZER_PERMISSIONS
 from admit.kit.schema import ReadModel, WriteModel
@@ -20,6 +21,24 @@ def _choices(allowed: tuple[str, ...]):
 
 OrganizerPermissions = Annotated[list[str], _choices(ORGANIZER_PERMISSIONS)]
 EventPermissions = Annotated[list[str], _choices(EVENT_PERMISSIONS)]
+
+# Surrounding whitespace is dropped and a blank name refused, as DRF's CharField does.
+Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=190)]
+
+EMAIL_MAX_LENGTH = 190  # the width of the e-mail columns
+
+
+def _email(value: str) -> str:
+    try:
+        address = validate_email(value.strip(), check_deliverability=False).normalized
+    except EmailNotValidError:
+        raise ValueError("Enter a valid email address.") from None
+    if len(address) > EMAIL_MAX_LENGTH:
+        raise ValueError(f"Ensure this field has no more than {EMAIL_MAX_LENGTH} characters.")
+    return address
+
+
+Email = Annotated[str, AfterValidator(_email)]
 
 
 class TeamOut(ReadModel):
@@ -49,7 +68,7 @@ class TeamOut(ReadModel):
 
 
 class TeamIn(WriteModel):
-    name: Annotated[str, Field(min_length=1, max_length=190)]
+    name: Name
     all_events: bool = False
     limit_events: list[str] = []
     require_2fa: bool = False
@@ -86,7 +105,7 @@ class InviteOut(ReadModel):
 
 
 class InviteIn(WriteModel):
-    email: EmailStr
+    email: Email
 
 
 class TokenOut(ReadModel):
@@ -100,4 +119,4 @@ class TokenCreated(TokenOut):
 
 
 class TokenIn(WriteModel):
-    name: Annotated[str, Field(min_length=1, max_length=190)]
+    name: Name

@@ -1,0 +1,17 @@
+"""Runs every benchmark in turn (``make bench``); each prints one JSON line."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+BENCHMARKS = ["event_detail.py"]
+
+if __name__ == "__main__":
+    failed = 0
+    for name in BENCHMARKS:
+        print(f"== {name}", flush=True)
+        failed |= subprocess.run([sys.executable, str(HERE / name)]).returncode
+    sys.exit(failed)

@@ -1,0 +1,144 @@
+"""The ``admit`` command line, run as real subprocesses against a fresh SQLite data dir.
+
+Each subprocess costs about a second, so the tests share one migrated data dir and stay few.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+
+from admit.app import create_app
+from admit.config import Settings
+
+
+def run(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ADMIT_")}
+    env["ADMIT_DATA_DIR"] = str(data_dir)
+    return subprocess.run(
+        [sys.executable, "-m", "admit", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+
+
+def scalar(data_dir: Path, sql: str) -> object:
+    conn = sqlite3.connect(data_dir / "admit.sqlite3")
+    try:
+        return conn.execute(sql).fetchone()[0]
+    finally:
+        conn.close()
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("cli")
+    result = run(path, "migrate")
+    assert result.returncode == 0, result.stderr
+    assert "up to date" in result.stderr
+    assert (path / "admit.sqlite3").is_file()
+    return path
+
+
+def test_help_lists_the_commands():
+    result = subprocess.run(
+        [sys.executable, "-m", "admit", "--help"], capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    for command in ("migrate", "serve", "createuser", "organizer", "demo"):
+        assert command in result.stdout
+
+
+def test_commands_on_an_unmigrated_database_fail_cleanly(tmp_path: Path):
+    result = run(tmp_path, "demo", "--json")
+    assert result.returncode == 1
+    assert result.stdout == ""
+    assert "admit migrate" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+async def test_demo_is_idempotent_and_prints_a_new_working_token_each_run(data_dir: Path):
+    tokens = []
+    for _ in range(2):
+        result = run(data_dir, "demo", "--json")
+        assert result.returncode == 0, result.stderr
+        info = json.loads(result.stdout.strip().splitlines()[-1])
+        assert set(info) == {"base_url", "organizer", "event", "token"}
+        assert info["organizer"] == "demo"
+        assert info["event"] == "democon"
+        assert info["base_url"].startswith("http")
+        tokens.append(info["token"])
+    assert tokens[0] != tokens[1]
+    assert scalar(data_dir, "SELECT count(*) FROM organizers WHERE slug = 'demo'") == 1
+    assert scalar(data_dir, "SELECT count(*) FROM events WHERE slug = 'democon'") == 1
+    assert scalar(data_dir, "SELECT count(*) FROM teams") == 1
+    assert scalar(data_dir, "SELECT count(*) FROM users") == 1
+
+    settings = Settings(
+        data_dir=data_dir, database_url=f"sqlite+aiosqlite:///{data_dir / 'admit.sqlite3'}"
+    )
+    app = create_app(settings)
+    try:
+        async with httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="http://testserver"
+        ) as client:
+            for token in tokens:
+                response = await client.get(
+                    "/api/v1/organizers/demo/events/", headers={"Authorization": f"Token {token}"}
+                )
+                assert response.status_code == 200, response.text
+                assert [e["slug"] for e in response.json()["results"]] == ["democon"]
+            teams = await client.get(
+                "/api/v1/organizers/demo/teams/", headers={"Authorization": f"Token {tokens[0]}"}
+            )
+            assert teams.status_code == 200
+            assert teams.json()["count"] == 1
+            wrong = await client.get(
+                "/api/v1/organizers/demo/events/", headers={"Authorization": "Token nope"}
+            )
+            assert wrong.status_code == 401
+    finally:
+        await app.state.db.dispose()
+
+
+def test_demo_without_json_prints_a_curl_line(data_dir: Path):
+    result = run(data_dir, "demo")
+    assert result.returncode == 0, result.stderr
+    assert "API token: " in result.stdout
+    assert "Authorization: Token " in result.stdout
+    assert "/api/v1/organizers/demo/events/" in result.stdout
+
+
+def test_createuser_and_duplicate(data_dir: Path):
+    first = run(data_dir, "createuser", "cli-user@example.org", "--password", "x")
+    assert first.returncode == 0, first.stderr
+    again = run(data_dir, "createuser", "CLI-User@example.org", "--password", "y")
+    assert again.returncode != 0
+    assert "exists already" in again.stderr
+    bad = run(data_dir, "createuser", "not-an-email", "--password", "x")
+    assert bad.returncode != 0
+    assert scalar(data_dir, "SELECT count(*) FROM users WHERE email LIKE 'cli-user%'") == 1
+
+
+def test_organizer_create_duplicate_and_bad_slug(data_dir: Path):
+    created = run(data_dir, "organizer", "create", "cli-org", "CLI Org")
+    assert created.returncode == 0, created.stderr
+    duplicate = run(data_dir, "organizer", "create", "cli-org", "Again")
+    assert duplicate.returncode != 0
+    assert "exists already" in duplicate.stderr
+    bad = run(data_dir, "organizer", "create", "bad slug/x", "Bad")
+    assert bad.returncode != 0
+    assert "slug" in bad.stderr
+    assert scalar(data_dir, "SELECT count(*) FROM organizers WHERE slug LIKE 'cli-org%'") == 1
+    assert scalar(data_dir, "SELECT name FROM organizers WHERE slug = 'cli-org'") == "CLI Org"
