@@ -42,6 +42,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         docs_url=None,
         redoc_url=None,
         lifespan=lifespan,
+        telemetry=None
+        if settings.telemetry
+        else {"tracing": False, "metrics": False, "logs": False, "operation_spans": False},
     )
     app.state.settings = settings
     app.state.db = database

@@ -25,6 +25,8 @@ from sqlalchemy.ext.asyncio import (
 from sqlalchemy.orm import DeclarativeBase
 from sqlalchemy.types import TypeDecorator
 
+from admit.kit.fastread import FastReader
+
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
     "uq": "uq_%(table_name)s_%(column_0_N_name)s",
@@ -85,12 +87,14 @@ class Database:
     # For safe methods: on PostgreSQL in autocommit mode, which saves the BEGIN and COMMIT
     # round trips of a read-only request; elsewhere the same as ``sessionmaker``.
     read_sessionmaker: async_sessionmaker[AsyncSession]
+    fast: FastReader
 
     @property
     def is_sqlite(self) -> bool:
         return self.engine.dialect.name == "sqlite"
 
     async def dispose(self) -> None:
+        await self.fast.close()
         await self.engine.dispose()
 
 
@@ -112,7 +116,12 @@ def create_database(url: str, *, pool_size: int = 10, echo: bool = False) -> Dat
             expire_on_commit=False,
             autoflush=False,
         )
-    return Database(engine=engine, sessionmaker=sessionmaker, read_sessionmaker=read_sessionmaker)
+    return Database(
+        engine=engine,
+        sessionmaker=sessionmaker,
+        read_sessionmaker=read_sessionmaker,
+        fast=FastReader(engine, url, pool_size=pool_size),
+    )
 
 
 def _json_dumps(value: Any) -> str:

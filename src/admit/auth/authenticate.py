@@ -1,14 +1,22 @@
-"""Turns the ``Authorization`` header into a :class:`Principal` with one or two queries."""
+"""Turns the ``Authorization`` header into a :class:`Principal`, usually in one query."""
 
 from __future__ import annotations
 
 from fastapi import Request
-from sqlalchemy import bindparam, select
+from sqlalchemy import and_, bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.auth.credentials import hash_token
-from admit.kit.context import Grant, Principal, unauthenticated
-from admit.models import Organizer, Team, TeamAPIToken, team_limit_events
+from admit.kit.context import (
+    EVENT_ROW_COLUMNS,
+    Grant,
+    Principal,
+    prefetch_event,
+    unauthenticated,
+)
+from admit.kit.fastread import FastReader
+from admit.kit.transaction import SAFE_METHODS
+from admit.models import Event, Organizer, Team, TeamAPIToken, team_limit_events
 
 
 async def authenticate_request(request: Request, session: AsyncSession) -> Principal:
@@ -17,13 +25,25 @@ async def authenticate_request(request: Request, session: AsyncSession) -> Princ
     scheme = scheme.lower()
     credential = credential.strip()
     if scheme == "token" and credential:
-        return await _team_token(session, credential)
+        return await _team_token(request, session, credential)
     # Device and OAuth (Bearer) credentials are resolved here once those schemes exist;
     # until then they are "not provided", as an unknown scheme is.
     raise unauthenticated()
 
 
 # Built once: the hot path only binds the hash.
+_TOKEN_COLUMNS = (
+    TeamAPIToken.id,
+    TeamAPIToken.active,
+    Team.id,
+    Team.all_events,
+    Team.all_event_permissions,
+    Team.limit_event_permissions,
+    Team.all_organizer_permissions,
+    Team.limit_organizer_permissions,
+    Organizer.id,
+    Organizer.slug,
+)
 _TOKEN_QUERY = (
     select(
         TeamAPIToken.id,
@@ -41,15 +61,38 @@ _TOKEN_QUERY = (
     .join(Organizer, Organizer.id == Team.organizer_id)
     .where(TeamAPIToken.token_hash == bindparam("token_hash"))
 )
+# A read of an event URL also fetches the event in the same round trip (see prefetch_event).
+_TOKEN_AND_EVENT_QUERY = (
+    select(*_TOKEN_COLUMNS, *EVENT_ROW_COLUMNS)
+    .join(Team, Team.id == TeamAPIToken.team_id)
+    .join(Organizer, Organizer.id == Team.organizer_id)
+    .outerjoin(
+        Event, and_(Event.organizer_id == Organizer.id, Event.slug == bindparam("event_slug"))
+    )
+    .where(TeamAPIToken.token_hash == bindparam("token_hash"))
+)
 _TEAM_EVENTS_QUERY = select(team_limit_events.c.event_id).where(
     team_limit_events.c.team_id == bindparam("team_id")
 )
 
 
-async def _team_token(session: AsyncSession, token: str) -> Principal:
-    # Core execution on the session's connection: no ORM compile/load step on the hot path.
-    conn = await session.connection()
-    row = (await conn.execute(_TOKEN_QUERY, {"token_hash": hash_token(token)})).first()
+def request_fast(session: AsyncSession) -> FastReader:
+    return session.info["fast"]
+
+
+async def _team_token(request: Request, session: AsyncSession, token: str) -> Principal:
+    fast = request_fast(session)
+    token_hash = hash_token(token)
+    event_slug = request.path_params.get("event")
+    if event_slug is not None and request.method in SAFE_METHODS:
+        params = {"token_hash": token_hash, "event_slug": event_slug}
+        row = await fast.one(session, _TOKEN_AND_EVENT_QUERY, params)
+        if row is not None:
+            n = len(_TOKEN_COLUMNS)
+            prefetch_event(request, row[n - 2], event_slug, row[n:])
+            row = row[:n]
+    else:
+        row = await fast.one(session, _TOKEN_QUERY, {"token_hash": token_hash})
     if row is None:
         raise unauthenticated("Invalid token.")
     (token_id, active, team_id, all_events, all_ev_perm, ev_perms, all_org_perm, org_perms,
@@ -58,8 +101,7 @@ async def _team_token(session: AsyncSession, token: str) -> Principal:
         raise unauthenticated("Token inactive or deleted.")
     event_ids: frozenset[int] = frozenset()
     if not all_events:
-        rows = await conn.execute(_TEAM_EVENTS_QUERY, {"team_id": team_id})
-        event_ids = frozenset(rows.scalars())
+        event_ids = frozenset(await fast.column(session, _TEAM_EVENTS_QUERY, {"team_id": team_id}))
     grant = Grant(
         organizer_id=org_id,
         organizer_slug=org_slug,

@@ -42,6 +42,7 @@ async def db_session(request: Request) -> AsyncIterator[AsyncSession]:
     token = write_intent.set(writes)
     db = request.app.state.db
     session: AsyncSession = db.sessionmaker() if writes else db.read_sessionmaker()
+    session.info["fast"] = db.fast
     try:
         yield session
         if session.in_transaction():
@@ -51,6 +52,7 @@ async def db_session(request: Request) -> AsyncIterator[AsyncSession]:
         await session.rollback()
         raise
     finally:
-        await session.close()
+        if session.in_transaction() or session.identity_map:
+            await session.close()
         write_intent.reset(token)
     await run_after_commit(session)

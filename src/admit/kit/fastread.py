@@ -1,0 +1,110 @@
+"""Fast reads for the hot path (credential and event resolution on every request).
+
+Through an ORM session one small query costs ~0.9 ms of CPU, straight on asyncpg ~0.15 ms
+(measured on the 2-core machine). So on PostgreSQL these lookups go to a small asyncpg pool of
+their own, with statements written once in SQLAlchemy Core and compiled for the dialect; on
+SQLite they run as Core statements on the request's session. Only reads go this way: every
+write stays in the request's ORM transaction.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import asyncpg
+import orjson
+from sqlalchemy import Select
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
+
+
+async def _init_connection(conn: asyncpg.Connection) -> None:
+    for kind in ("json", "jsonb"):
+        await conn.set_type_codec(
+            kind,
+            encoder=lambda v: orjson.dumps(v).decode(),
+            decoder=orjson.loads,
+            schema="pg_catalog",
+        )
+
+
+async def _no_reset(_conn: asyncpg.Connection) -> None:
+    return None
+
+
+@dataclass
+class FastReader:
+    engine: AsyncEngine
+    url: str
+    pool_size: int = 8
+    _pool: asyncpg.Pool | None = None
+    _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    _compiled: dict[int, tuple[str, Sequence[str]]] = field(default_factory=dict)
+
+    @property
+    def native(self) -> bool:
+        return self.engine.dialect.name == "postgresql"
+
+    async def _get_pool(self) -> asyncpg.Pool:
+        if self._pool is None:
+            async with self._lock:
+                if self._pool is None:
+                    url = make_url(self.url)
+                    self._pool = await asyncpg.create_pool(
+                        host=url.host,
+                        port=url.port,
+                        user=url.username,
+                        password=url.password,
+                        database=url.database,
+                        min_size=1,
+                        max_size=self.pool_size,
+                        init=_init_connection,
+                        # Fast reads leave no session state behind: skip asyncpg's reset
+                        # round trip (RESET ALL, UNLISTEN, ...) on every release.
+                        reset=_no_reset,
+                    )
+        return self._pool
+
+    def _compile(self, stmt: Select[Any]) -> tuple[str, Sequence[str]]:
+        key = id(stmt)
+        compiled = self._compiled.get(key)
+        if compiled is None:
+            c = stmt.compile(dialect=self.engine.dialect)
+            compiled = (c.string, tuple(c.positiontup or ()))
+            self._compiled[key] = compiled
+        return compiled
+
+    async def one(
+        self, session: AsyncSession, stmt: Select[Any], params: Mapping[str, Any]
+    ) -> Sequence[Any] | None:
+        """The first row as a tuple (columns in select order), or None.
+
+        ``stmt`` must be a module-level constant: compiled SQL is cached by its identity.
+        """
+        if not self.native:
+            conn = await session.connection()
+            row = (await conn.execute(stmt, dict(params))).first()
+            return tuple(row) if row is not None else None
+        sql, names = self._compile(stmt)
+        pool = await self._get_pool()
+        record = await pool.fetchrow(sql, *(params[n] for n in names))
+        return tuple(record.values()) if record is not None else None
+
+    async def column(
+        self, session: AsyncSession, stmt: Select[Any], params: Mapping[str, Any]
+    ) -> list[Any]:
+        """The first column of every row."""
+        if not self.native:
+            conn = await session.connection()
+            return list((await conn.execute(stmt, dict(params))).scalars())
+        sql, names = self._compile(stmt)
+        pool = await self._get_pool()
+        return [r[0] for r in await pool.fetch(sql, *(params[n] for n in names))]
+
+    async def close(self) -> None:
+        if self._pool is not None:
+            await self._pool.close()
+            self._pool = None
