@@ -128,11 +128,17 @@ def _json_dumps(value: Any) -> str:
     return orjson.dumps(value, default=str).decode()
 
 
+def _unicode_lower(value: Any) -> Any:
+    return value.lower() if isinstance(value, str) else value
+
+
 def _configure_sqlite(engine: AsyncEngine) -> None:
     @event.listens_for(engine.sync_engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
         # Let SQLAlchemy (below) emit BEGIN itself instead of pysqlite's implicit deferred one.
         dbapi_connection.isolation_level = None
+        # SQLite's own lower() folds ASCII only; searches must fold "Ö" as PostgreSQL does.
+        dbapi_connection.create_function("lower", 1, _unicode_lower, deterministic=True)
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute("PRAGMA foreign_keys=ON")

@@ -7,7 +7,16 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BeforeValidator, Field
 
 from admit.events.plugins import SALES_CHANNELS, canonical_plugin
-from admit.kit.schema import DateTime, I18n, ReadModel, RequiredI18n, Slug, TimeZoneName, WriteModel
+from admit.kit.schema import (
+    DateTime,
+    I18n,
+    Number,
+    ReadModel,
+    RequiredI18n,
+    Slug,
+    TimeZoneName,
+    WriteModel,
+)
 
 CURRENCY_RE = re.compile(r"^[A-Z]{3}$")
 
@@ -84,8 +93,8 @@ class EventIn(WriteModel):
     presale_start: DateTime | None = None
     presale_end: DateTime | None = None
     location: I18n | None = None
-    geo_lat: Annotated[float, Field(ge=-90, le=90)] | None = None
-    geo_lon: Annotated[float, Field(ge=-180, le=180)] | None = None
+    geo_lat: Annotated[Number, Field(ge=-90, le=90)] | None = None
+    geo_lon: Annotated[Number, Field(ge=-180, le=180)] | None = None
     has_subevents: bool = False
     meta_data: dict[str, Annotated[str, Field(max_length=2000)]] = {}
     plugins: Annotated[list[str], BeforeValidator(_canonical_plugins)] = []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 import zoneinfo
 from decimal import Decimal
@@ -63,11 +64,14 @@ def _check_slug(value: str) -> str:
 Slug = Annotated[str, AfterValidator(_check_slug)]
 
 
+@functools.cache
+def _timezones() -> frozenset[str]:
+    return frozenset(zoneinfo.available_timezones() - {"localtime", "Factory"})
+
+
 def _check_timezone(value: str) -> str:
-    try:
-        zoneinfo.ZoneInfo(value)
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
-        raise ValueError(f'"{value}" is not a valid choice.') from None
+    if value not in _timezones():
+        raise ValueError(f'"{value}" is not a valid choice.')
     return value
 
 
@@ -91,5 +95,32 @@ def _assume_utc(value: dt.datetime) -> dt.datetime:
     return value
 
 
+_DATETIME_FORMAT = (
+    "Datetime has wrong format. Use one of these formats instead: "
+    "YYYY-MM-DDThh:mm[:ss[.uuuuuu]][+HH:MM|-HH:MM|Z]."
+)
+
+
+def _require_datetime_text(value: Any) -> Any:
+    """ISO 8601 text with a time part only: no Unix timestamps, no bare dates."""
+    if isinstance(value, dt.datetime):
+        return value
+    if not isinstance(value, str) or len(value) < 16 or value[10] not in "Tt ":
+        raise ValueError(_DATETIME_FORMAT)
+    return value
+
+
 # Datetimes are timezone-aware; a value sent without an offset is taken as UTC.
-DateTime = Annotated[dt.datetime, AfterValidator(_assume_utc)]
+DateTime = Annotated[
+    dt.datetime, BeforeValidator(_require_datetime_text), AfterValidator(_assume_utc)
+]
+
+
+def _reject_bool(value: Any) -> Any:
+    if isinstance(value, bool):
+        raise ValueError("A valid number is required.")
+    return value
+
+
+# A JSON number (or numeric string); true/false are not numbers here.
+Number = Annotated[float, BeforeValidator(_reject_bool)]
