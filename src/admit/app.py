@@ -47,6 +47,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         else {"tracing": False, "metrics": False, "logs": False, "operation_spans": False},
     )
     app.state.settings = settings
+    app.state.secret_key = settings.resolved_secret_key  # generated into the data dir once
     app.state.db = database
     app.state.authenticator = authenticate_request
 
