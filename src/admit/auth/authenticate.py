@@ -45,18 +45,7 @@ _TOKEN_COLUMNS = (
     Organizer.slug,
 )
 _TOKEN_QUERY = (
-    select(
-        TeamAPIToken.id,
-        TeamAPIToken.active,
-        Team.id,
-        Team.all_events,
-        Team.all_event_permissions,
-        Team.limit_event_permissions,
-        Team.all_organizer_permissions,
-        Team.limit_organizer_permissions,
-        Organizer.id,
-        Organizer.slug,
-    )
+    select(*_TOKEN_COLUMNS)
     .join(Team, Team.id == TeamAPIToken.team_id)
     .join(Organizer, Organizer.id == Team.organizer_id)
     .where(TeamAPIToken.token_hash == bindparam("token_hash"))

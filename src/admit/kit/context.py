@@ -148,6 +148,18 @@ class Authenticated:
         return principal
 
 
+async def _resolve_organizer(
+    request: Request, session: AsyncSession, organizer: str
+) -> tuple[Principal, tuple[Grant, ...]]:
+    """The caller and its grants in ``organizer``; 403 when it has none there."""
+    principal = await authenticate(request, session)
+    grants = principal.grants_for(organizer)
+    if not grants:
+        raise forbidden()
+    _check_scope(request, principal)
+    return principal, grants
+
+
 class OrganizerAccess:
     """Resolves ``{organizer}`` for the caller; optionally requires an organizer permission."""
 
@@ -162,11 +174,7 @@ class OrganizerAccess:
         session: Session,
         organizer: Annotated[str, Path(description="The organizer's slug")],
     ) -> OrgContext:
-        principal = await authenticate(request, session)
-        grants = principal.grants_for(organizer)
-        if not grants:
-            raise forbidden()
-        _check_scope(request, principal)
+        principal, grants = await _resolve_organizer(request, session, organizer)
         ctx = OrgContext(
             request=request,
             session=session,
@@ -234,11 +242,7 @@ class EventAccess:
         organizer: Annotated[str, Path(description="The organizer's slug")],
         event: Annotated[str, Path(description="The event's slug")],
     ) -> EventContext:
-        principal = await authenticate(request, session)
-        grants = principal.grants_for(organizer)
-        if not grants:
-            raise forbidden()
-        _check_scope(request, principal)
+        principal, grants = await _resolve_organizer(request, session, organizer)
         organizer_id = grants[0].organizer_id
         obj = await _load_event(request, session, organizer_id, event)
         if obj is None or not any(g.covers_event(obj.id) for g in grants):
