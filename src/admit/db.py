@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
-from sqlalchemy import JSON, DateTime, MetaData, event
+from sqlalchemy import JSON, DateTime, MetaData, Numeric, event
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Dialect
 from sqlalchemy.ext.asyncio import (
@@ -68,6 +68,11 @@ class UTCDateTime(TypeDecorator[dt.datetime]):
             return value.replace(tzinfo=dt.UTC)
         return value.astimezone(dt.UTC)
 
+
+# Money and percentages are exact decimals (on SQLite SQLAlchemy converts the stored number
+# back to a Decimal of this scale).
+Money = Numeric(13, 2, asdecimal=True)
+Percent = Numeric(10, 2, asdecimal=True)
 
 # JSON everywhere, JSONB on PostgreSQL (indexable, compact).
 JSONType = JSON().with_variant(JSONB(), "postgresql")

@@ -1,19 +1,53 @@
 """All SQLAlchemy models, imported here so metadata is complete wherever models are used."""
 
+from admit.models.catalog import (
+    Item,
+    ItemAddOn,
+    ItemBundle,
+    ItemCategory,
+    ItemVariation,
+    TaxRule,
+    category_cross_selling_items,
+)
+from admit.models.discounts import Discount, discount_benefit_items, discount_condition_items
 from admit.models.events import Event
 from admit.models.mail import OutgoingMail
 from admit.models.organizers import Organizer
 from admit.models.teams import Team, TeamAPIToken, TeamInvite, team_limit_events, team_members
+from admit.models.questions import Question, QuestionOption, question_items
+from admit.models.subevents import (
+    EventMetaProperty,
+    SubEvent,
+    SubEventItem,
+    SubEventItemVariation,
+)
 from admit.models.users import User
 
 __all__ = [
+    "Discount",
     "Event",
+    "EventMetaProperty",
+    "Item",
+    "ItemAddOn",
+    "ItemBundle",
+    "ItemCategory",
+    "ItemVariation",
     "Organizer",
     "OutgoingMail",
+    "Question",
+    "QuestionOption",
+    "SubEvent",
+    "SubEventItem",
+    "SubEventItemVariation",
+    "TaxRule",
     "Team",
     "TeamAPIToken",
     "TeamInvite",
     "User",
+    "category_cross_selling_items",
+    "discount_benefit_items",
+    "discount_condition_items",
+    "question_items",
     "team_limit_events",
     "team_members",
 ]
