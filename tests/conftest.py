@@ -123,3 +123,43 @@ async def world(factory: Factory) -> World:
     nobody = await factory.token(await factory.team(org))
     outsider = await factory.admin_token(other)
     return World(org, event, other, other_event, admin, nobody, outsider)
+
+
+class QueryCounter:
+    """Counts SQL statements the app sends (SQLAlchemy and the native fast-read pool)."""
+
+    def __init__(self, app) -> None:
+        self.db = app.state.db
+        self.statements: list[str] = []
+        self._fast_start = 0
+
+    def _on_execute(self, _conn, _cursor, statement, _params, _context, _many) -> None:
+        if (
+            not statement.lstrip()
+            .upper()
+            .startswith(("BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE"))
+        ):
+            self.statements.append(statement)
+
+    def __enter__(self) -> QueryCounter:
+        from sqlalchemy import event
+
+        self._fast_start = self.db.fast.executed
+        event.listen(self.db.engine.sync_engine, "before_cursor_execute", self._on_execute)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        from sqlalchemy import event
+
+        event.remove(self.db.engine.sync_engine, "before_cursor_execute", self._on_execute)
+        self.fast = self.db.fast.executed - self._fast_start
+
+    @property
+    def count(self) -> int:
+        return len(self.statements) + (self.db.fast.executed - self._fast_start)
+
+
+@pytest.fixture
+def count_queries(clean_app):
+    """``with count_queries() as q: ...; q.count`` — statements sent by the app."""
+    return lambda: QueryCounter(clean_app)

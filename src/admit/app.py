@@ -9,6 +9,10 @@ from fastapi import FastAPI
 
 from admit import __version__
 from admit.auth.authenticate import authenticate_request
+from admit.catalog.discounts.routes import router as discounts_router
+from admit.catalog.items.routes import router as categories_items_router
+from admit.catalog.questions.routes import router as questions_router
+from admit.catalog.taxes.routes import router as taxes_router
 from admit.config import Settings
 from admit.db import create_database
 from admit.events.routes import router as events_router
@@ -17,10 +21,20 @@ from admit.kit.openapi import install_openapi
 from admit.kit.responses import JSONResponse
 from admit.kit.routing import API_PREFIX, mount_routers
 from admit.organizers.routes import router as organizers_router
+from admit.subevents.routes import router as subevents_router
 from admit.teams.routes import router as teams_router
 
 # Every API route comes from one of these routers (the access tests enumerate them).
-API_ROUTERS = (organizers_router, teams_router, events_router)
+API_ROUTERS = (
+    organizers_router,
+    teams_router,
+    events_router,
+    subevents_router,
+    taxes_router,
+    categories_items_router,
+    questions_router,
+    discounts_router,
+)
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:

@@ -43,6 +43,8 @@ class FastReader:
     _pool: asyncpg.Pool | None = None
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     _compiled: dict[int, tuple[str, Sequence[str]]] = field(default_factory=dict)
+    # Statements sent on the native pool (tests add them to the SQLAlchemy count).
+    executed: int = 0
 
     @property
     def native(self) -> bool:
@@ -90,6 +92,7 @@ class FastReader:
             return tuple(row) if row is not None else None
         sql, names = self._compile(stmt)
         pool = await self._get_pool()
+        self.executed += 1
         record = await pool.fetchrow(sql, *(params[n] for n in names))
         return tuple(record.values()) if record is not None else None
 
@@ -102,6 +105,7 @@ class FastReader:
             return list((await conn.execute(stmt, dict(params))).scalars())
         sql, names = self._compile(stmt)
         pool = await self._get_pool()
+        self.executed += 1
         return [r[0] for r in await pool.fetch(sql, *(params[n] for n in names))]
 
     async def close(self) -> None:

@@ -13,7 +13,6 @@ from admit.models.discounts import Discount, discount_benefit_items, discount_co
 from admit.models.events import Event
 from admit.models.mail import OutgoingMail
 from admit.models.organizers import Organizer
-from admit.models.teams import Team, TeamAPIToken, TeamInvite, team_limit_events, team_members
 from admit.models.questions import Question, QuestionOption, question_items
 from admit.models.subevents import (
     EventMetaProperty,
@@ -21,6 +20,7 @@ from admit.models.subevents import (
     SubEventItem,
     SubEventItemVariation,
 )
+from admit.models.teams import Team, TeamAPIToken, TeamInvite, team_limit_events, team_members
 from admit.models.users import User
 
 __all__ = [
