@@ -9,7 +9,14 @@ import zoneinfo
 from decimal import Decimal
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, PlainSerializer
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+)
 
 
 class ReadModel(BaseModel):
@@ -82,8 +89,30 @@ def _money_str(value: Decimal) -> str:
     return f"{value:.2f}"
 
 
-# Money: Decimal in Python, "23.00" in JSON.
-Money = Annotated[Decimal, PlainSerializer(_money_str, return_type=str, when_used="json")]
+def _decimal_input(value: Any) -> Any:
+    """Numbers or numeric strings; never booleans."""
+    if isinstance(value, bool):
+        raise ValueError("A valid number is required.")
+    if isinstance(value, float):
+        return Decimal(repr(value))
+    return value
+
+
+# Money: Decimal in Python, "23.00" in JSON; input as "23.00", "23" or 23, two places at most.
+Money = Annotated[
+    Decimal,
+    BeforeValidator(_decimal_input),
+    Field(max_digits=13, decimal_places=2, allow_inf_nan=False),
+    PlainSerializer(_money_str, return_type=str, when_used="json"),
+]
+
+# A percentage or rate with two decimal places ("19.00").
+Percent = Annotated[
+    Decimal,
+    BeforeValidator(_decimal_input),
+    Field(max_digits=10, decimal_places=2, allow_inf_nan=False),
+    PlainSerializer(_money_str, return_type=str, when_used="json"),
+]
 
 
 def _assume_utc(value: dt.datetime) -> dt.datetime:
