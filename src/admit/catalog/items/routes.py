@@ -1,7 +1,114 @@
-"""Routes (filled in by the catalog work)."""
+"""Categories, items and the item's variations, add-ons and bundles (``event.items:write``)."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from pydantic import BaseModel
+from sqlalchemy.orm import selectinload
+
+from admit.catalog.items import item_service, service
+from admit.catalog.items.item_schemas import NESTED, ItemIn, ItemOut
+from admit.catalog.items.nested_routes import AddOnResource, BundleResource, VariationResource
+from admit.catalog.items.resource import EVENT_PATH, CatalogResource
+from admit.catalog.items.schemas import CategoryIn, CategoryOut
+from admit.kit.context import EventContext, OrgContext
+from admit.kit.crud import mount_crud
+from admit.kit.filtering import Filter, FilterSet, Ordering, parse_int, parse_str
 from admit.kit.routing import api_router
+from admit.models import Item, ItemCategory
 
 router = api_router()
+
+
+class CategoryResource(CatalogResource):
+    name = "categories"
+    path = f"{EVENT_PATH}/categories"
+    model = ItemCategory
+    read_schema = CategoryOut
+    write_schema = CategoryIn
+    filters = FilterSet((Filter.boolean("is_addon", ItemCategory.is_addon),))
+    ordering = Ordering(
+        fields={"id": ItemCategory.id, "position": ItemCategory.position},
+        default=("position",),
+        pk=ItemCategory.id,
+    )
+    loader_options = (selectinload(ItemCategory.cross_selling_match_products),)
+
+    def to_read(self, ctx: OrgContext, obj: ItemCategory) -> Any:
+        return service.category_to_read(obj)
+
+    async def validate(
+        self, ctx: OrgContext, data: BaseModel, obj: Any, supplied: set[str]
+    ) -> None:
+        assert isinstance(data, CategoryIn) and isinstance(ctx, EventContext)
+        ctx.extra["products"] = await service.validate_category(ctx.session, ctx.event.id, data)
+
+    def apply(
+        self, ctx: OrgContext, obj: ItemCategory, data: BaseModel, supplied: set[str]
+    ) -> None:
+        assert isinstance(data, CategoryIn)
+        service.apply_category(obj, data, ctx.extra["products"])
+
+
+class ItemResource(CatalogResource):
+    name = "items"
+    path = f"{EVENT_PATH}/items"
+    model = Item
+    read_schema = ItemOut
+    write_schema = ItemIn
+    current_exclude = frozenset({"meta_data", *NESTED})
+    # Variations, add-ons and bundles change through their own endpoints only.
+    body_exclude = frozenset(NESTED)
+    filters = FilterSet(
+        (
+            Filter.boolean("active", Item.active),
+            Filter.where("category", parse_int, item_service.category_clause),
+            Filter.boolean("admission", Item.admission),
+            Filter.where("tax_rate", item_service.parse_tax_rate, item_service.tax_rate_clause),
+            Filter.boolean("free_price", Item.free_price),
+            Filter.where("search", parse_str, item_service.search_clause),
+        )
+    )
+    ordering = Ordering(
+        fields={"id": Item.id, "position": Item.position}, default=("position",), pk=Item.id
+    )
+    loader_options = (
+        selectinload(Item.variations),
+        selectinload(Item.addons),
+        selectinload(Item.bundles),
+    )
+
+    async def prepare(self, ctx: OrgContext, params: dict[str, str]) -> None:
+        assert isinstance(ctx, EventContext)
+        ctx.extra["tax_rates"] = await item_service.tax_rates(ctx.session, ctx.event.id)
+
+    def to_read(self, ctx: OrgContext, obj: Item) -> Any:
+        assert isinstance(ctx, EventContext)
+        return item_service.item_to_read(
+            obj, ctx.event.item_meta_properties, ctx.extra["tax_rates"]
+        )
+
+    async def validate(
+        self, ctx: OrgContext, data: BaseModel, obj: Any, supplied: set[str]
+    ) -> None:
+        assert isinstance(data, ItemIn) and isinstance(ctx, EventContext)
+        ctx.extra["refs"] = await item_service.validate_item(
+            ctx.session, ctx.event, data, creating=obj is None, supplied=supplied
+        )
+
+    def apply(self, ctx: OrgContext, obj: Item, data: BaseModel, supplied: set[str]) -> None:
+        assert isinstance(data, ItemIn)
+        partial = ctx.extra.get("partial", False)
+        creating = obj.id is None
+        item_service.apply_item(obj, data, ctx.extra["refs"], supplied, partial, creating)
+
+
+for resource in (
+    CategoryResource(),
+    ItemResource(),
+    VariationResource(),
+    AddOnResource(),
+    BundleResource(),
+):
+    mount_crud(router, resource)

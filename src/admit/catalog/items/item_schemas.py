@@ -1,0 +1,112 @@
+"""Item schemas: the item with its inline variations, add-ons and bundles."""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+from typing import Annotated
+
+from pydantic import Field
+
+from admit.catalog.items.schemas import (
+    AddOnIn,
+    AddOnOut,
+    BundleIn,
+    BundleOut,
+    Channels,
+    InternalName,
+    MetaData,
+    Position,
+    Ref,
+    VariationIn,
+    VariationOut,
+)
+from admit.kit.crud import PK_MAX
+from admit.kit.schema import DateTime, I18n, Money, Percent, ReadModel, RequiredI18n, WriteModel
+
+PerOrder = Annotated[int, Field(ge=1, le=PK_MAX)]
+
+
+class ItemOut(ReadModel):
+    id: int
+    name: dict[str, str]
+    internal_name: str
+    default_price: Money
+    category: int | None
+    tax_rule: int | None
+    tax_rate: Percent
+    active: bool
+    description: dict[str, str] | None
+    free_price: bool
+    free_price_suggestion: Money | None
+    original_price: Money | None
+    admission: bool
+    personalized: bool
+    position: int
+    picture: str | None
+    available_from: dt.datetime | None
+    available_until: dt.datetime | None
+    require_voucher: bool
+    hide_without_voucher: bool
+    allow_cancel: bool
+    min_per_order: int | None
+    max_per_order: int | None
+    checkin_attention: bool
+    checkin_text: str | None
+    require_approval: bool
+    require_bundling: bool
+    generate_tickets: bool | None
+    allow_waitinglist: bool
+    show_quota_left: bool | None
+    issue_giftcard: bool
+    all_sales_channels: bool
+    limit_sales_channels: list[str]
+    sales_channels: list[str]
+    meta_data: dict[str, str]
+    has_variations: bool
+    variations: list[VariationOut]
+    addons: list[AddOnOut]
+    bundles: list[BundleOut]
+
+
+class ItemIn(WriteModel):
+    name: RequiredI18n
+    internal_name: InternalName | None = ""
+    default_price: Money = Decimal("0.00")
+    category: Ref | None = None
+    tax_rule: Ref | None = None
+    active: bool = True
+    description: I18n | None = None
+    free_price: bool = False
+    free_price_suggestion: Money | None = None
+    original_price: Money | None = None
+    admission: bool = False
+    personalized: bool = False
+    position: Position = 0
+    available_from: DateTime | None = None
+    available_until: DateTime | None = None
+    require_voucher: bool = False
+    hide_without_voucher: bool = False
+    allow_cancel: bool = True
+    min_per_order: PerOrder | None = None
+    max_per_order: PerOrder | None = None
+    checkin_attention: bool = False
+    checkin_text: str | None = None
+    require_approval: bool = False
+    require_bundling: bool = False
+    generate_tickets: bool | None = None
+    allow_waitinglist: bool = True
+    show_quota_left: bool | None = None
+    issue_giftcard: bool = False
+    all_sales_channels: bool = True
+    limit_sales_channels: Channels = []
+    sales_channels: Channels | None = None  # deprecated: sets the limit when sent alone
+    meta_data: MetaData = {}
+    # Only read on creation; the nested endpoints change them afterwards.
+    variations: list[VariationIn] = []
+    addons: list[AddOnIn] = []
+    bundles: list[BundleIn] = []
+
+
+# Keys of ItemIn that are not plain columns of Item.
+NESTED = ("variations", "addons", "bundles")

@@ -1,0 +1,69 @@
+"""The base of the catalog resources: event scoped, ``event.items:write`` to change anything.
+
+PATCH validates the merged state like every resource, but fields that are only written when
+sent (meta data) or never written through this endpoint (nested lists) are left out of the
+current state, so stale values there cannot fail an unrelated change.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from sqlalchemy import select
+from starlette.responses import Response
+
+from admit.kit.body import read_object
+from admit.kit.context import OrgContext
+from admit.kit.crud import Resource, flush_guard, parse_pk, parse_update
+from admit.kit.errors import not_found
+from admit.kit.responses import JSONResponse
+from admit.models import Item
+
+WRITE = "event.items:write"
+EVENT_PATH = "/organizers/{organizer}/events/{event}"
+
+
+class CatalogResource(Resource[Any]):
+    scope = "event"
+    write_permission = WRITE
+    read_permission = None
+    # Left out of the current state on PATCH / out of the body on PUT and PATCH.
+    current_exclude: ClassVar[frozenset[str]] = frozenset({"meta_data"})
+    body_exclude: ClassVar[frozenset[str]] = frozenset()
+
+    async def handle_update(self, ctx: OrgContext, pk: str, partial: bool) -> Response:
+        assert self.write_schema is not None
+        obj = await self.get_object(ctx, pk)
+        raw = await read_object(ctx.request)
+        raw = {k: v for k, v in raw.items() if k not in self.body_exclude}
+        current: dict[str, Any] = {}
+        if partial:
+            current = {
+                k: v for k, v in self.serialize(ctx, obj).items() if k not in self.current_exclude
+            }
+        data, supplied = parse_update(self.write_schema, current, raw, partial)
+        ctx.extra["partial"] = partial
+        await self.validate(ctx, data, obj, supplied)
+        await flush_guard(self.perform_update(ctx, obj, data, supplied))
+        obj = await self.reload(ctx, obj)
+        return JSONResponse(self.serialize(ctx, obj))
+
+
+class ItemChild(CatalogResource):
+    """Resources under ``items/{item}/``: 404 when the item is not one of this event's."""
+
+    parent_param = "item"
+    tag = "items"
+
+    async def resolve_parent(self, ctx: OrgContext, value: str) -> Item:
+        query = select(Item).where(Item.id == parse_pk(value), Item.event_id == ctx.event.id)  # type: ignore[attr-defined]
+        item = (await ctx.session.execute(query)).scalar_one_or_none()
+        if item is None:
+            raise not_found()
+        return item
+
+    def item(self, ctx: OrgContext) -> Item:
+        return ctx.extra["parent"]
+
+    def new_object(self, ctx: OrgContext) -> Any:
+        return self.model()
