@@ -11,6 +11,7 @@ import pytest
 from admit.auth.permissions import EVENT_PERMISSIONS
 from admit.events.plugins import SALES_CHANNELS
 from tests.factories import Factory, World, auth
+from tests.subevents.helpers import meta_property
 
 EVENTS = "/api/v1/organizers/acme/events/"
 SUMMIT = "/api/v1/organizers/acme/events/summit/"
@@ -66,6 +67,13 @@ DEFAULTS: dict[str, Any] = {
 }
 
 
+@pytest.fixture
+async def meta_properties(factory: Factory, world: World) -> None:
+    # Event meta_data keys must be properties of the organizer (validated since they exist).
+    for name in ("type", "region"):
+        await meta_property(factory, world.org, name)
+
+
 def instant(value: str | None) -> dt.datetime | None:
     return None if value is None else dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
 
@@ -90,6 +98,7 @@ async def create(client: httpx.AsyncClient, token: str, body: dict[str, Any]) ->
 # -- create -----------------------------------------------------------------------------------
 
 
+@pytest.mark.usefixtures("meta_properties")
 async def test_create_round_trips_every_field(client: httpx.AsyncClient, world: World):
     r = await create(client, world.admin, FULL)
     assert r.status_code == 201, r.text
@@ -474,6 +483,7 @@ async def _make_full(client: httpx.AsyncClient, world: World) -> str:
     return f"{EVENTS}{FULL['slug']}/"
 
 
+@pytest.mark.usefixtures("meta_properties")
 async def test_patch_changes_only_supplied_fields(client: httpx.AsyncClient, world: World):
     url = await _make_full(client, world)
     before = (await client.get(url, headers=auth(world.admin))).json()
@@ -489,6 +499,7 @@ async def test_patch_changes_only_supplied_fields(client: httpx.AsyncClient, wor
     assert changed == {"currency", "location"}
 
 
+@pytest.mark.usefixtures("meta_properties")
 @pytest.mark.parametrize(
     ("field", "value"),
     [
@@ -622,6 +633,7 @@ async def test_patch_ignores_read_only_fields(client: httpx.AsyncClient, world: 
     assert body["testmode"] is True
 
 
+@pytest.mark.usefixtures("meta_properties")
 async def test_patch_empty_body_changes_nothing(client: httpx.AsyncClient, world: World):
     url = await _make_full(client, world)
     before = (await client.get(url, headers=auth(world.admin))).json()
@@ -680,6 +692,7 @@ async def test_put_requires_the_full_object(client: httpx.AsyncClient, world: Wo
     assert detail["currency"] == "EUR"
 
 
+@pytest.mark.usefixtures("meta_properties")
 async def test_put_resets_omitted_fields_to_defaults(client: httpx.AsyncClient, world: World):
     url = await _make_full(client, world)
     body = {"name": "Reset", "slug": FULL["slug"], "date_from": "2031-05-01T10:00:00Z"}
@@ -694,6 +707,7 @@ async def test_put_resets_omitted_fields_to_defaults(client: httpx.AsyncClient, 
     assert detail["sales_channels"] == list(SALES_CHANNELS)
 
 
+@pytest.mark.usefixtures("meta_properties")
 async def test_put_full_object_round_trips(client: httpx.AsyncClient, world: World):
     body = {**FULL, "slug": "summit", "live": True}
     r = await client.put(SUMMIT, json=body, headers=auth(world.admin))

@@ -81,8 +81,12 @@ async def list_events(ctx: Annotated[OrgContext, Depends(OrganizerAccess())]) ->
     if visible is not None:
         query = query.where(Event.id.in_(visible))
     query = FILTERS.apply(query, ctx.request.query_params)
-    for clause in service.meta_filters(ctx.request.query_params):
-        query = query.where(clause)
+    params = ctx.request.query_params
+    if service.attr_params(params):
+        properties = await service.load_meta_properties(ctx.session, ctx.organizer_id)
+        defaults = {name: prop.default for name, prop in properties.items()}
+        for clause in service.meta_filters(params, defaults):
+            query = query.where(clause)
     query = ORDERING.apply(query, ctx.request)
     with_availability = "with_availability_for" in ctx.request.query_params
 
@@ -136,7 +140,8 @@ async def _update(ctx: EventContext, partial: bool) -> Response:
     data, supplied = parse_update(EventIn, current, raw, partial)
     assert isinstance(data, EventIn)
     organizer = await ctx.organizer()
-    await service.validate_event(ctx.session, organizer, data, ctx.event)
+    check_meta = not partial or "meta_data" in supplied
+    await service.validate_event(ctx.session, organizer, data, ctx.event, check_meta=check_meta)
     service.apply_event(ctx.event, data, supplied)
     await flush_guard(ctx.session.flush())
     await ctx.session.refresh(ctx.event)

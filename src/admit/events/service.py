@@ -4,19 +4,18 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import ColumnElement, String, and_, cast, func, insert, not_, or_, select
+from sqlalchemy import ColumnElement, String, and_, cast, false, func, insert, not_, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.ext.compiler import compiles
-from sqlalchemy.sql.functions import GenericFunction
 
 from admit.db import utcnow
 from admit.events.plugins import PLUGINS, SALES_CHANNELS
 from admit.events.schemas import EventIn
 from admit.kit.errors import APIError, FieldErrors
-from admit.models import Event, Organizer, team_limit_events
+from admit.kit.i18n_search import i18n_contains
+from admit.models import Event, EventMetaProperty, Organizer, team_limit_events
 
 # Checks that refuse deleting an event (e.g. "it has orders"); packages that own such data
 # register one here, so events need not import them.
@@ -43,9 +42,21 @@ _COLUMNS = (
 
 
 async def validate_event(
-    session: AsyncSession, organizer: Organizer, data: EventIn, event: Event | None
+    session: AsyncSession,
+    organizer: Organizer,
+    data: EventIn,
+    event: Event | None,
+    *,
+    check_meta: bool = True,
 ) -> None:
+    """``check_meta``: whether ``meta_data`` is being written (create, PUT, PATCH naming it);
+    values stored before a property changed stay untouched by unrelated PATCHes."""
     errors: dict[str, list[str]] = {}
+    if check_meta:
+        properties = await load_meta_properties(session, organizer.id)
+        meta_errors = meta_data_errors(data.meta_data, properties)
+        if meta_errors:
+            errors["meta_data"] = meta_errors
     if event is None and data.live:
         errors["live"] = [
             "Events cannot be created as 'live'. Quotas and payment must be added to the "
@@ -133,19 +144,77 @@ async def delete_event(session: AsyncSession, event: Event) -> None:
 ATTR_RE = re.compile(r"^attr\[(.+)\]$")
 
 
-def meta_filters(params: Mapping[str, str]) -> list[ColumnElement[bool]]:
-    """``attr[key]=value``: events with that meta value; an empty value matches no value."""
-    clauses = []
+async def load_meta_properties(
+    session: AsyncSession, organizer_id: int
+) -> dict[str, EventMetaProperty]:
+    """The organizer's meta properties by name (one query; call once per request)."""
+    rows = await session.scalars(
+        select(EventMetaProperty).where(EventMetaProperty.organizer_id == organizer_id)
+    )
+    return {p.name: p for p in rows}
+
+
+def meta_data_errors(
+    meta: Mapping[str, str],
+    properties: Mapping[str, EventMetaProperty],
+    inherited: Mapping[str, str] | None = None,
+) -> list[str]:
+    """What is wrong with ``meta`` (an event's or a date's ``meta_data``).
+
+    An empty value counts as "not set". A required property is satisfied by a value here, by
+    ``inherited`` (a date inherits its event's values) or by the property's default.
+    """
+    errors = []
+    for key, value in meta.items():
+        prop = properties.get(key)
+        if prop is None:
+            errors.append(f"Meta data property '{key}' does not exist.")
+        elif value and prop.allowed_values is not None and value not in prop.allowed_values:
+            errors.append(f"Meta data property '{key}' does not allow value '{value}'.")
+    inherited = inherited or {}
+    for name, prop in properties.items():
+        if prop.required and not (meta.get(name) or inherited.get(name) or prop.default):
+            errors.append(f"Meta data property '{name}' is required.")
+    return errors
+
+
+def attr_params(params: Mapping[str, str]) -> list[tuple[str, str]]:
+    """The ``attr[key]=value`` pairs of a query string."""
+    pairs = []
     for name, value in params.items():
         match = ATTR_RE.match(name)
-        if not match:
-            continue
-        expr = Event.meta_data[match.group(1)].as_string()
-        if value == "":
-            clauses.append(or_(expr.is_(None), expr == ""))
-        else:
-            clauses.append(expr == value)
-    return clauses
+        if match:
+            pairs.append((match.group(1), value))
+    return pairs
+
+
+def meta_value_matches(layers: Sequence[Any], default: str, value: str) -> ColumnElement[bool]:
+    """Whether the effective meta value equals ``value``.
+
+    ``layers`` are the stored values in precedence order (a date's own, then its event's); the
+    first one set (not NULL, not empty) wins, else ``default``. Every clause is NULL-safe.
+    """
+    clauses = []
+    unset_before: list[ColumnElement[bool]] = []
+    for expr in layers:
+        if value != "":
+            clauses.append(and_(*unset_before, expr.is_not(None), expr == value))
+        unset_before.append(or_(expr.is_(None), expr == ""))
+    if default == value:
+        clauses.append(and_(*unset_before))
+    return or_(*clauses) if clauses else false()
+
+
+def meta_filters(
+    params: Mapping[str, str], defaults: Mapping[str, str] | None = None
+) -> list[ColumnElement[bool]]:
+    """``attr[key]=value``: events whose value (or, without one, the property's default) is
+    ``value``; an empty value matches events without a value whose property has no default."""
+    defaults = defaults or {}
+    return [
+        meta_value_matches([Event.meta_data[key].as_string()], defaults.get(key, ""), value)
+        for key, value in attr_params(params)
+    ]
 
 
 # Each branch states whether date_to is set, so the clause is never SQL NULL and its negation
@@ -195,40 +264,10 @@ def in_sales_channel(channel: str) -> ColumnElement[bool]:
     )
 
 
-class json_each_text(GenericFunction[Any]):
-    """The (key, value) rows of a JSON object: ``json_each`` on SQLite, ``jsonb_each_text`` on
-    PostgreSQL. Anything but an object (SQL NULL, JSON null) gives no rows on either."""
-
-    name = "json_each_text"
-    inherit_cache = True
-
-
-@compiles(json_each_text, "sqlite")
-def _json_each_sqlite(element: json_each_text, compiler: Any, **kw: Any) -> str:
-    arg = compiler.process(element.clauses, **kw)
-    return f"json_each(CASE WHEN json_type({arg}) = 'object' THEN {arg} END)"
-
-
-@compiles(json_each_text, "postgresql")
-def _json_each_postgresql(element: json_each_text, compiler: Any, **kw: Any) -> str:
-    arg = compiler.process(element.clauses, **kw)
-    return f"jsonb_each_text(CASE WHEN jsonb_typeof({arg}) = 'object' THEN {arg} END)"
-
-
-def _i18n_contains(column: Any, low: str) -> ColumnElement[bool]:
-    """Whether any translation of a multi-lingual text contains ``low`` (keys do not count)."""
-    values = json_each_text(column).table_valued("value")
-    return (
-        select(values.c.value)
-        .where(func.lower(values.c.value).contains(low, autoescape=True))
-        .exists()
-    )
-
-
 def search(term: str) -> ColumnElement[bool]:
     low = term.lower()
     return or_(
         func.lower(Event.slug).contains(low, autoescape=True),
-        _i18n_contains(Event.name, low),
-        _i18n_contains(Event.location, low),
+        i18n_contains(Event.name, low),
+        i18n_contains(Event.location, low),
     )
