@@ -32,6 +32,8 @@ async def _create_pg_database(url: str) -> str:
     admin = create_async_engine(parsed.set(database="postgres"), isolation_level="AUTOCOMMIT")
     async with admin.connect() as conn:
         await conn.execute(text(f'CREATE DATABASE "{name}"'))
+        # A throwaway database: commits need not wait for the disk.
+        await conn.execute(text(f'ALTER DATABASE "{name}" SET synchronous_commit TO off'))
     await admin.dispose()
     return parsed.set(database=name).render_as_string(hide_password=False)
 
@@ -78,8 +80,9 @@ async def _truncate(app) -> None:
             for name in tables:
                 await conn.execute(text(f'DELETE FROM "{name}"'))
         else:
-            quoted = ", ".join(f'"{n}"' for n in tables)
-            await conn.execute(text(f"TRUNCATE {quoted} RESTART IDENTITY CASCADE"))
+            # DELETE on a few small tables is much cheaper than TRUNCATE of all of them.
+            raw = (await conn.get_raw_connection()).driver_connection
+            await raw.execute("; ".join(f'DELETE FROM "{n}"' for n in tables))
 
 
 @pytest.fixture

@@ -385,15 +385,6 @@ async def test_create_event_series(client: httpx.AsyncClient, world: World):
     assert r.json()["has_subevents"] is True
 
 
-async def test_clone_from_is_not_silently_ignored(client: httpx.AsyncClient, world: World):
-    r = await client.post(
-        EVENTS, params={"clone_from": "summit"}, json=minimal(), headers=auth(world.admin)
-    )
-    assert r.status_code == 400
-    r = await client.get(f"{EVENTS}fresh/", headers=auth(world.admin))
-    assert r.status_code == 403
-
-
 # -- limited teams ------------------------------------------------------------------------------
 
 

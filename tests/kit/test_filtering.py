@@ -77,15 +77,15 @@ def test_parse_int(raw: str, value: int):
 
 @pytest.mark.parametrize(
     "raw",
-    ["", "abc", "1.5", "1e3", "0x10", "1_000", "\u0663", "9" * 30, str(2**63), "--1"],
+    ["", "abc", "1.5", "1e3", "0x10", "1_000", "\u0663", "9" * 30, str(2**63), str(2**31), "--1"],
 )
 def test_parse_int_rejects_non_integers_and_values_no_database_column_holds(raw: str):
     with pytest.raises(ValueError, match="whole number"):
         parse_int(raw)
 
 
-def test_parse_int_accepts_the_bigint_range():
-    assert parse_int(str(2**63 - 1)) == 2**63 - 1
+def test_parse_int_accepts_the_integer_column_range():
+    assert parse_int(str(2**31 - 1)) == 2**31 - 1
 
 
 def test_parse_int_list():

@@ -8,7 +8,7 @@ from fastapi import Depends
 from sqlalchemy import select
 from starlette.responses import Response
 
-from admit.events import service
+from admit.events import cloning, service
 from admit.events.plugins import SALES_CHANNELS
 from admit.events.schemas import EventDetailOut, EventIn, EventListOut
 from admit.kit.body import read_object
@@ -20,7 +20,7 @@ from admit.kit.context import (
     public_base_url,
 )
 from admit.kit.crud import Page, flush_guard, parse_update, validate_input
-from admit.kit.errors import FieldErrors
+from admit.kit.errors import forbidden
 from admit.kit.filtering import (
     Filter,
     FilterSet,
@@ -119,9 +119,51 @@ async def event_detail(ctx: Annotated[EventContext, Depends(EventAccess())]) -> 
 async def create_event(
     ctx: Annotated[OrgContext, Depends(OrganizerAccess("organizer.events:create"))],
 ) -> Response:
-    if "clone_from" in ctx.request.query_params:
-        raise FieldErrors.general("Cloning events is not available yet.")
-    data = validate_input(EventIn, await read_object(ctx.request))
+    """Creates an event; with ``?clone_from=<event>`` or ``<organizer>/<event>`` a copy."""
+    source = None
+    clone_from = ctx.request.query_params.get("clone_from")
+    if clone_from is not None:
+        source = await _readable_event(ctx, clone_from)
+    return await _create(ctx, source)
+
+
+@router.post(
+    "/organizers/{organizer}/events/{event}/clone/",
+    status_code=201,
+    response_model=EventDetailOut,
+    openapi_extra=json_body(EventIn),
+)
+async def clone_event(
+    ctx: Annotated[
+        EventContext, Depends(EventAccess(organizer_permission="organizer.events:create"))
+    ],
+) -> Response:
+    """Creates an event from the body with the catalog and configuration of this one."""
+    return await _create(ctx, ctx.event)
+
+
+async def _readable_event(ctx: OrgContext, reference: str) -> Event:
+    """The event named by ``clone_from``: 403 unless the caller may read it."""
+    org_slug, _, slug = reference.rpartition("/")
+    grants = ctx.principal.grants_for(org_slug or ctx.organizer_slug)
+    if not grants or not slug:
+        raise forbidden()
+    event = (
+        await ctx.session.execute(
+            select(Event).where(Event.organizer_id == grants[0].organizer_id, Event.slug == slug)
+        )
+    ).scalar_one_or_none()
+    if event is None or not any(g.covers_event(event.id) for g in grants):
+        raise forbidden()
+    return event
+
+
+async def _create(ctx: OrgContext, source: Event | None) -> Response:
+    raw = await read_object(ctx.request)
+    if source is not None:
+        copied = _serialize(ctx, source, EventDetailOut)
+        raw = {**{f: copied[f] for f in cloning.INHERITED_FIELDS}, **raw}
+    data = validate_input(EventIn, raw)
     assert isinstance(data, EventIn)
     organizer = await ctx.organizer()
     await service.validate_event(ctx.session, organizer, data, None)
@@ -129,6 +171,8 @@ async def create_event(
     event = await flush_guard(
         service.create_event(ctx.session, organizer, data, ctx.principal.team_id, grant.all_events)
     )
+    if source is not None:
+        await flush_guard(cloning.clone_event_data(ctx.session, source, event))
     # Answer with what was stored (datetimes in UTC), exactly as a following GET shows it.
     await ctx.session.refresh(event)
     return JSONResponse(_serialize(ctx, event, EventDetailOut), status_code=201)

@@ -228,12 +228,17 @@ async def _load_event(
 
 
 class EventAccess:
-    """Resolves ``{organizer}`` and ``{event}``; optionally requires an event permission."""
+    """Resolves ``{organizer}`` and ``{event}``; optionally requires an event permission
+    and/or an organizer permission (e.g. cloning needs ``organizer.events:create``)."""
 
     scope = "event"
 
-    def __init__(self, permission: str | None = None) -> None:
-        self.permission = permission
+    def __init__(
+        self, permission: str | None = None, *, organizer_permission: str | None = None
+    ) -> None:
+        self.event_permission = permission
+        self.organizer_permission = organizer_permission
+        self.permission = permission or organizer_permission
 
     async def __call__(
         self,
@@ -256,7 +261,11 @@ class EventAccess:
             grants=grants,
             event=obj,
         )
-        if self.permission and not ctx.has_event_permission(obj.id, self.permission):
+        if self.event_permission and not ctx.has_event_permission(obj.id, self.event_permission):
+            raise forbidden()
+        if self.organizer_permission and not ctx.has_organizer_permission(
+            self.organizer_permission
+        ):
             raise forbidden()
         return ctx
 

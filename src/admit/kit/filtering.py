@@ -28,7 +28,7 @@ def parse_bool(raw: str) -> bool:
 
 
 INT_RE = re.compile(r"[+-]?[0-9]+")
-INT_MAX = 2**63 - 1  # what a database BIGINT holds; larger values must not reach a query
+INT_MAX = 2**31 - 1  # what an INTEGER column holds (all ids); larger values must not reach a query
 
 
 def parse_int(raw: str) -> int:

@@ -189,7 +189,7 @@ class OrganizerSubEventResource(_SubEvents):
             found = await ctx.session.execute(
                 select(Event.id, Event.slug).where(Event.id.in_(event_ids))
             )
-            slugs = dict(found.tuples().all())
+            slugs = {event_id: slug for event_id, slug in found.all()}
         ctx.extra["slugs"] = slugs
         body["results"] = self.serialize_many(ctx, rows)
         return JSONResponse(body)
