@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
+from decimal import Decimal
 
 from sqlalchemy import func, insert, select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -14,7 +15,22 @@ from admit.config import Settings
 from admit.db import create_database
 from admit.events.plugins import PLUGINS
 from admit.kit.schema import SLUG_RE
-from admit.models import Event, Organizer, Team, TeamAPIToken, User, team_members
+from admit.models import (
+    Event,
+    Item,
+    ItemAddOn,
+    ItemCategory,
+    ItemVariation,
+    Organizer,
+    Question,
+    QuestionOption,
+    TaxRule,
+    Team,
+    TeamAPIToken,
+    User,
+    question_items,
+    team_members,
+)
 
 DEMO_EMAIL = "demo@admit.example"
 DEMO_PASSWORD = "demo"
@@ -68,6 +84,75 @@ async def create_organizer(settings: Settings, slug: str, name: str) -> None:
     await _in_session(settings, work)
 
 
+async def _demo_catalog(session: AsyncSession, event: Event) -> None:
+    """A small but realistic catalog: tickets, a shirt add-on with sizes, a question."""
+    vat = TaxRule(
+        event_id=event.id,
+        name={"en": "VAT"},
+        rate=Decimal("19.00"),
+        default=True,
+        code="S/standard",
+        home_country="DE",
+    )
+    tickets = ItemCategory(event_id=event.id, name={"en": "Tickets"}, position=0)
+    merch = ItemCategory(event_id=event.id, name={"en": "Merchandise"}, position=1, is_addon=True)
+    session.add_all([vat, tickets, merch])
+    await session.flush()
+
+    def item(**fields: object) -> Item:
+        return Item(event_id=event.id, tax_rule_id=vat.id, **fields)
+
+    regular = item(
+        name={"en": "Regular ticket"},
+        default_price=Decimal("120.00"),
+        category_id=tickets.id,
+        admission=True,
+        personalized=True,
+        position=0,
+    )
+    student = item(
+        name={"en": "Student ticket"},
+        default_price=Decimal("60.00"),
+        category_id=tickets.id,
+        admission=True,
+        personalized=True,
+        position=1,
+    )
+    shirt = item(
+        name={"en": "Conference T-shirt"},
+        default_price=Decimal("25.00"),
+        category_id=merch.id,
+        position=2,
+    )
+    session.add_all([regular, student, shirt])
+    await session.flush()
+    for position, size in enumerate(("S", "M", "L", "XL")):
+        session.add(ItemVariation(item_id=shirt.id, value={"en": size}, position=position))
+    for ticket in (regular, student):
+        session.add(ItemAddOn(base_item_id=ticket.id, addon_category_id=merch.id, max_count=1))
+    diet = Question(
+        event_id=event.id,
+        question={"en": "Dietary requirements"},
+        type="C",
+        identifier="DIET",
+        position=0,
+    )
+    session.add(diet)
+    await session.flush()
+    for position, (ident, answer) in enumerate(
+        (("NONE", "None"), ("VEGETARIAN", "Vegetarian"), ("VEGAN", "Vegan"))
+    ):
+        session.add(
+            QuestionOption(
+                question_id=diet.id, identifier=ident, answer={"en": answer}, position=position
+            )
+        )
+    await session.execute(
+        insert(question_items),
+        [{"question_id": diet.id, "item_id": i.id} for i in (regular, student)],
+    )
+
+
 @dataclass
 class DemoResult:
     organizer: str
@@ -108,6 +193,8 @@ async def load_demo(settings: Settings) -> DemoResult:
             )
             session.add(event)
             await session.flush()
+        if not await session.scalar(select(func.count()).where(Item.event_id == event.id)):
+            await _demo_catalog(session, event)
         user = await _get_user(session, DEMO_EMAIL)
         if user is None:
             user = User(email=DEMO_EMAIL, fullname="Demo Admin",
