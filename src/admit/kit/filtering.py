@@ -100,6 +100,14 @@ class Filter:
         return cls(name, parse, lambda q, v: q.where(clause(v)))
 
 
+def date_range(name: str, column: Any) -> tuple[Filter, Filter]:
+    """``<name>_after`` and ``<name>_before``, both inclusive, as the reference's filters."""
+    return (
+        Filter.where(f"{name}_after", parse_datetime, lambda v: column >= v),
+        Filter.where(f"{name}_before", parse_datetime, lambda v: column <= v),
+    )
+
+
 @dataclass(frozen=True)
 class FilterSet:
     filters: Sequence[Filter] = ()

@@ -18,7 +18,15 @@ from admit.events.service import attr_params, load_meta_properties
 from admit.kit.context import OrgContext
 from admit.kit.crud import Resource, mount_crud
 from admit.kit.errors import APIError, FieldErrors
-from admit.kit.filtering import Filter, FilterSet, Ordering, parse_bool, parse_datetime, parse_str
+from admit.kit.filtering import (
+    Filter,
+    FilterSet,
+    Ordering,
+    date_range,
+    parse_bool,
+    parse_datetime,
+    parse_str,
+)
 from admit.kit.pagination import paginate
 from admit.kit.responses import JSONResponse
 from admit.kit.routing import api_router
@@ -36,10 +44,8 @@ _COMMON = (
     Filter.boolean("is_public", SubEvent.is_public),
     Filter.where("is_future", parse_bool, service.is_future),
     Filter.where("is_past", parse_bool, service.is_past),
-    Filter.where("date_from_after", parse_datetime, lambda v: SubEvent.date_from >= v),
-    Filter.where("date_from_before", parse_datetime, lambda v: SubEvent.date_from <= v),
-    Filter.where("date_to_after", parse_datetime, lambda v: SubEvent.date_to >= v),
-    Filter.where("date_to_before", parse_datetime, lambda v: SubEvent.date_to <= v),
+    *date_range("date_from", SubEvent.date_from),
+    *date_range("date_to", SubEvent.date_to),
     Filter.where("ends_after", parse_datetime, service.ends_after),
     Filter.where("modified_since", parse_datetime, lambda v: SubEvent.last_modified >= v),
     # Availability comes from quotas; until they exist the state is unknown (null).
