@@ -1,0 +1,51 @@
+"""Quotas: how many of a set of items/variations (per subevent) may be sold."""
+
+from __future__ import annotations
+
+from sqlalchemy import Boolean, Column, ForeignKey, Integer, String, Table
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from admit.db import Base
+from admit.models.catalog import Item, ItemVariation
+
+quota_items = Table(
+    "quota_items",
+    Base.metadata,
+    Column("quota_id", ForeignKey("quotas.id", ondelete="CASCADE"), primary_key=True),
+    Column("item_id", ForeignKey("items.id", ondelete="CASCADE"), primary_key=True, index=True),
+)
+quota_variations = Table(
+    "quota_variations",
+    Base.metadata,
+    Column("quota_id", ForeignKey("quotas.id", ondelete="CASCADE"), primary_key=True),
+    Column(
+        "variation_id",
+        ForeignKey("item_variations.id", ondelete="CASCADE"),
+        primary_key=True,
+        index=True,
+    ),
+)
+
+
+class Quota(Base):
+    __tablename__ = "quotas"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    event_id: Mapped[int] = mapped_column(ForeignKey("events.id", ondelete="CASCADE"), index=True)
+    subevent_id: Mapped[int | None] = mapped_column(
+        ForeignKey("subevents.id", ondelete="CASCADE"), nullable=True, index=True
+    )
+    name: Mapped[str] = mapped_column(String(200))
+    size: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    position: Mapped[int] = mapped_column(Integer, default=0)
+    close_when_sold_out: Mapped[bool] = mapped_column(Boolean, default=False)
+    closed: Mapped[bool] = mapped_column(Boolean, default=False)
+    release_after_exit: Mapped[bool] = mapped_column(Boolean, default=False)
+    ignore_for_event_availability: Mapped[bool] = mapped_column(Boolean, default=False)
+
+    items: Mapped[list[Item]] = relationship(
+        secondary=quota_items, lazy="raise", passive_deletes=True, order_by=Item.id
+    )
+    variations: Mapped[list[ItemVariation]] = relationship(
+        secondary=quota_variations, lazy="raise", passive_deletes=True, order_by=ItemVariation.id
+    )
