@@ -9,6 +9,7 @@ from fastapi import FastAPI
 
 from admit import __version__
 from admit.auth.authenticate import authenticate_request
+from admit.carts.routes import router as carts_router
 from admit.catalog.discounts.routes import router as discounts_router
 from admit.catalog.items.routes import router as categories_items_router
 from admit.catalog.questions.routes import router as questions_router
@@ -20,7 +21,9 @@ from admit.kit.errors import install_error_handlers
 from admit.kit.openapi import install_openapi
 from admit.kit.responses import JSONResponse
 from admit.kit.routing import API_PREFIX, mount_routers
+from admit.orders.routes import router as orders_router
 from admit.organizers.routes import router as organizers_router
+from admit.quotas.routes import router as quotas_router
 from admit.subevents.routes import router as subevents_router
 from admit.teams.routes import router as teams_router
 
@@ -34,6 +37,9 @@ API_ROUTERS = (
     categories_items_router,
     questions_router,
     discounts_router,
+    quotas_router,
+    carts_router,
+    orders_router,
 )
 
 

@@ -1,0 +1,233 @@
+"""How many of a quota are left, and the guarded check every sale goes through.
+
+A sale (cart position, order) calls :func:`reserve` inside its transaction before writing its
+positions: it finds the quotas of every wanted product, locks them in id order (PostgreSQL
+``SELECT … FOR UPDATE``; on SQLite the request's ``BEGIN IMMEDIATE`` already serialises
+writers), recounts what is taken and refuses when any quota would go below zero. Because the
+lock is held until commit and the count runs after it was taken, two concurrent sales can never
+both take the last ticket, whatever the number of API processes.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import defaultdict
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass
+
+from sqlalchemy import and_, case, func, or_, select, text
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from admit.db import utcnow
+from admit.kit.errors import APIError
+from admit.models import CartPosition, Order, OrderPosition, Quota, quota_items, quota_variations
+
+# (item id, variation id or None, subevent id or None)
+ProductKey = tuple[int, int | None, int | None]
+
+# Extra counts that reduce a quota, registered by packages that own them (blocking vouchers,
+# exited tickets): called with the quota ids, returning {quota id: number}.
+Counter = Callable[[AsyncSession, list[Quota], dt.datetime], Awaitable[dict[int, int]]]
+blocking_counters: dict[str, Counter] = {}
+# Informational counts (e.g. the waiting list), reported but not subtracted.
+informational_counters: dict[str, Counter] = {}
+
+LOCK_TIMEOUT = "5s"
+
+
+@dataclass
+class Availability:
+    available: bool
+    available_number: int | None
+    total_size: int | None
+    pending_orders: int = 0
+    paid_orders: int = 0
+    exited_orders: int = 0
+    cart_positions: int = 0
+    blocking_vouchers: int = 0
+    waiting_list: int = 0
+
+    def as_dict(self) -> dict[str, object]:
+        return dict(self.__dict__)
+
+
+class QuotaExceeded(Exception):
+    def __init__(self, quota: Quota, available: int) -> None:
+        super().__init__(quota.name)
+        self.quota = quota
+        self.available = available
+
+    @property
+    def message(self) -> str:
+        if self.available <= 0:
+            return f'There are no more tickets available in the quota "{self.quota.name}".'
+        return (
+            f'Only {self.available} tickets are left in the quota "{self.quota.name}", '
+            "fewer than requested."
+        )
+
+
+class NoQuota(Exception):
+    """The product is not part of any quota for this date: it cannot be sold."""
+
+
+def _position_matches(quota: Quota, item_col, variation_col, subevent_col):  # noqa: ANN001
+    in_items = item_col.in_(select(quota_items.c.item_id).where(quota_items.c.quota_id == quota.id))
+    in_variations = variation_col.in_(
+        select(quota_variations.c.variation_id).where(quota_variations.c.quota_id == quota.id)
+    )
+    subevent = (
+        subevent_col.is_(None) if quota.subevent_id is None else subevent_col == quota.subevent_id
+    )
+    return and_(in_items, or_(variation_col.is_(None), in_variations), subevent)
+
+
+async def count(
+    session: AsyncSession, quotas: Iterable[Quota], now: dt.datetime | None = None
+) -> dict[int, Availability]:
+    """Availability of each quota, counted from the database as it is now."""
+    now = now or utcnow()
+    quotas = list(quotas)
+    result: dict[int, Availability] = {}
+    extra: dict[str, dict[int, int]] = {}
+    for name, counter in {**blocking_counters, **informational_counters}.items():
+        extra[name] = await counter(session, quotas, now)
+    for quota in quotas:
+        paid, pending = (
+            await session.execute(
+                select(
+                    func.coalesce(func.sum(case((Order.status == "p", 1), else_=0)), 0),
+                    func.coalesce(func.sum(case((Order.status == "n", 1), else_=0)), 0),
+                )
+                .select_from(OrderPosition)
+                .join(Order, Order.id == OrderPosition.order_id)
+                .where(
+                    Order.event_id == quota.event_id,
+                    Order.status.in_(("n", "p")),
+                    OrderPosition.canceled.is_(False),
+                    _position_matches(
+                        quota,
+                        OrderPosition.item_id,
+                        OrderPosition.variation_id,
+                        OrderPosition.subevent_id,
+                    ),
+                )
+            )
+        ).one()
+        carts = await session.scalar(
+            select(func.count())
+            .select_from(CartPosition)
+            .where(
+                CartPosition.event_id == quota.event_id,
+                CartPosition.expires >= now,
+                _position_matches(
+                    quota, CartPosition.item_id, CartPosition.variation_id, CartPosition.subevent_id
+                ),
+            )
+        )
+        numbers = {name: values.get(quota.id, 0) for name, values in extra.items()}
+        vouchers = numbers.get("blocking_vouchers", 0)
+        exited = numbers.get("exited_orders", 0)
+        taken = int(paid) + int(pending) + int(carts or 0) + vouchers - exited
+        if quota.size is None:
+            left = None
+            available = not quota.closed
+        else:
+            left = 0 if quota.closed else max(0, quota.size - taken)
+            available = left > 0
+        result[quota.id] = Availability(
+            available=available,
+            available_number=left,
+            total_size=quota.size,
+            pending_orders=int(pending),
+            paid_orders=int(paid),
+            exited_orders=exited,
+            cart_positions=int(carts or 0),
+            blocking_vouchers=vouchers,
+            waiting_list=numbers.get("waiting_list", 0),
+        )
+    return result
+
+
+async def quotas_for(session: AsyncSession, event_id: int, key: ProductKey) -> list[Quota]:
+    """Every quota a unit of this product (on this date) counts against."""
+    item_id, variation_id, subevent_id = key
+    query = select(Quota).where(
+        Quota.event_id == event_id,
+        Quota.id.in_(select(quota_items.c.quota_id).where(quota_items.c.item_id == item_id)),
+        Quota.subevent_id.is_(None) if subevent_id is None else Quota.subevent_id == subevent_id,
+    )
+    if variation_id is not None:
+        query = query.where(
+            Quota.id.in_(
+                select(quota_variations.c.quota_id).where(
+                    quota_variations.c.variation_id == variation_id
+                )
+            )
+        )
+    return list((await session.execute(query.order_by(Quota.id))).scalars().all())
+
+
+async def lock(session: AsyncSession, quota_ids: Iterable[int]) -> None:
+    """Locks quota rows in id order until the transaction ends (409 if that takes too long)."""
+    ids = sorted(set(quota_ids))
+    if not ids or session.bind.dialect.name != "postgresql":  # type: ignore[union-attr]
+        return
+    try:
+        await session.execute(text(f"SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'"))
+        await session.execute(
+            select(Quota.id).where(Quota.id.in_(ids)).order_by(Quota.id).with_for_update()
+        )
+    except DBAPIError as exc:
+        if "lock timeout" in str(exc.orig).lower() or "LockNotAvailable" in repr(exc.orig):
+            raise APIError(
+                409,
+                "The quota is busy right now. Please try again.",
+                headers={"Retry-After": "1"},
+            ) from None
+        raise
+
+
+async def reserve(
+    session: AsyncSession,
+    event_id: int,
+    wanted: Mapping[ProductKey, int],
+    *,
+    now: dt.datetime | None = None,
+    ignore_quota: bool = False,
+) -> dict[ProductKey, list[Quota]]:
+    """Locks and checks every quota the wanted products count against.
+
+    Raises :class:`NoQuota` for a product without a quota and :class:`QuotaExceeded` when a
+    quota would be oversold; the caller turns them into its own error shape. With
+    ``ignore_quota`` (``force``) the quotas are still locked, so counts stay consistent.
+    Quotas with ``close_when_sold_out`` that this sale sells out are closed.
+    """
+    by_key: dict[ProductKey, list[Quota]] = {}
+    for key in wanted:
+        quotas = await quotas_for(session, event_id, key)
+        if not quotas and not ignore_quota:
+            raise NoQuota(key)
+        by_key[key] = quotas
+    all_quotas = {q.id: q for quotas in by_key.values() for q in quotas}
+    await lock(session, all_quotas)
+    if ignore_quota or not all_quotas:
+        return by_key
+    demand: dict[int, int] = defaultdict(int)
+    for key, number in wanted.items():
+        for quota in by_key[key]:
+            demand[quota.id] += number
+    numbers = await count(session, all_quotas.values(), now)
+    for quota_id in sorted(demand):
+        quota = all_quotas[quota_id]
+        state = numbers[quota_id]
+        if quota.closed:
+            raise QuotaExceeded(quota, 0)
+        if state.available_number is None:
+            continue
+        if demand[quota_id] > state.available_number:
+            raise QuotaExceeded(quota, state.available_number)
+        if quota.close_when_sold_out and state.available_number == demand[quota_id]:
+            quota.closed = True
+    return by_key
