@@ -159,7 +159,10 @@ class QueryCounter:
 
     @property
     def count(self) -> int:
-        return len(self.statements) + (self.db.fast.executed - self._fast_start)
+        fast = getattr(self, "fast", None)
+        if fast is None:  # still inside the block
+            fast = self.db.fast.executed - self._fast_start
+        return len(self.statements) + fast
 
 
 @pytest.fixture

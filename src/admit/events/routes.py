@@ -35,6 +35,7 @@ from admit.kit.pagination import paginate
 from admit.kit.responses import JSONResponse, no_content
 from admit.kit.routing import api_router
 from admit.models import Event
+from admit.quotas.service import event_availability_states
 
 router = api_router(tags=["events"])
 
@@ -87,21 +88,22 @@ async def list_events(ctx: Annotated[OrgContext, Depends(OrganizerAccess())]) ->
         for clause in service.meta_filters(params, defaults):
             query = query.where(clause)
     query = ORDERING.apply(query, ctx.request)
-    with_availability = "with_availability_for" in ctx.request.query_params
-
-    def serialize(rows: Any) -> list[dict[str, Any]]:
-        out = []
-        for event in rows:
-            data = _serialize(ctx, event, EventListOut)
-            if with_availability:
-                # Availability comes from quotas; without them the state is unknown (null).
-                data["best_availability_state"] = None
-            else:
-                data.pop("best_availability_state")
-            out.append(data)
-        return out
-
-    return JSONResponse(await paginate(ctx.request, ctx.session, query, serialize))
+    channel = ctx.request.query_params.get("with_availability_for")
+    body = await paginate(ctx.request, ctx.session, query, list)
+    states: dict[int, int | None] = {}
+    if channel:
+        states = await event_availability_states(ctx.session, body["results"], channel)
+    out = []
+    for event in body["results"]:
+        data = _serialize(ctx, event, EventListOut)
+        if channel is not None:
+            # From the quotas of the page's events; null when nothing can be known.
+            data["best_availability_state"] = states.get(event.id)
+        else:
+            data.pop("best_availability_state")
+        out.append(data)
+    body["results"] = out
+    return JSONResponse(body)
 
 
 @router.get("/organizers/{organizer}/events/{event}/", response_model=EventDetailOut)

@@ -31,6 +31,7 @@ from admit.kit.pagination import paginate
 from admit.kit.responses import JSONResponse
 from admit.kit.routing import api_router
 from admit.models import Event, SubEvent
+from admit.quotas.service import subevent_availability_states
 from admit.subevents import service
 from admit.subevents.meta import MetaPropertyResource
 from admit.subevents.schemas import SubEventIn, SubEventOut
@@ -48,7 +49,7 @@ _COMMON = (
     *date_range("date_to", SubEvent.date_to),
     Filter.where("ends_after", parse_datetime, service.ends_after),
     Filter.where("modified_since", parse_datetime, lambda v: SubEvent.last_modified >= v),
-    # Availability comes from quotas; until they exist the state is unknown (null).
+    # Adds best_availability_state (computed from quotas by admit.quotas.service).
     Filter("with_availability_for", parse_str, lambda q, _v: q),
 )
 EVENT_FILTERS = FilterSet((*_COMMON, Filter.where("search", parse_str, service.search)))
@@ -89,9 +90,18 @@ class _SubEvents(Resource[SubEvent]):
     def serialize_many(self, ctx: OrgContext, objs: Any) -> list[dict[str, Any]]:
         out = super().serialize_many(ctx, objs)
         if "with_availability_for" in ctx.request.query_params:
-            for data in out:
-                data["best_availability_state"] = None
+            states = ctx.extra.get("availability", {})
+            for obj, data in zip(objs, out, strict=True):
+                data["best_availability_state"] = states.get(obj.id)
         return out
+
+    async def prepare_rows(self, ctx: OrgContext, rows: list[SubEvent]) -> None:
+        """Async work a page needs before it is serialised (availability from quotas)."""
+        channel = ctx.request.query_params.get("with_availability_for")
+        if channel:
+            ctx.extra["availability"] = await subevent_availability_states(
+                ctx.session, rows, channel
+            )
 
     async def load_properties(self, ctx: OrgContext) -> dict[str, Any]:
         if "properties" not in ctx.extra:
@@ -101,7 +111,12 @@ class _SubEvents(Resource[SubEvent]):
     async def handle_list(self, ctx: OrgContext) -> Response:
         if attr_params(ctx.request.query_params):
             await self.load_properties(ctx)
-        return await super().handle_list(ctx)
+        body = await paginate(
+            ctx.request, ctx.session, self.list_query(ctx), list, options=self.loader_options
+        )
+        await self.prepare_rows(ctx, body["results"])
+        body["results"] = self.serialize_many(ctx, body["results"])
+        return JSONResponse(body)
 
 
 class SubEventResource(_SubEvents):
@@ -182,13 +197,7 @@ class OrganizerSubEventResource(_SubEvents):
     def event_slug(self, ctx: OrgContext, obj: SubEvent) -> str:
         return ctx.extra["slugs"][obj.event_id]
 
-    async def handle_list(self, ctx: OrgContext) -> Response:
-        if attr_params(ctx.request.query_params):
-            await self.load_properties(ctx)
-        body = await paginate(
-            ctx.request, ctx.session, self.list_query(ctx), list, options=self.loader_options
-        )
-        rows = body["results"]
+    async def prepare_rows(self, ctx: OrgContext, rows: list[SubEvent]) -> None:
         event_ids = {r.event_id for r in rows}
         slugs = {}
         if event_ids:
@@ -197,8 +206,7 @@ class OrganizerSubEventResource(_SubEvents):
             )
             slugs = {event_id: slug for event_id, slug in found.all()}
         ctx.extra["slugs"] = slugs
-        body["results"] = self.serialize_many(ctx, rows)
-        return JSONResponse(body)
+        await super().prepare_rows(ctx, rows)
 
 
 for resource in (SubEventResource(), OrganizerSubEventResource(), MetaPropertyResource()):
