@@ -1,0 +1,126 @@
+"""Cart position schemas: what a client may send (top level and nested) and what it gets back.
+
+Shapes are checked here; references (item, variation, subevent, questions, options) and the
+rules that need the event live in ``service.py`` and ``answers.py``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Annotated, Any
+
+from email_validator import EmailNotValidError, validate_email
+from pydantic import AfterValidator, BeforeValidator, Field
+
+from admit.kit.schema import DateTime, Money, ReadModel, WriteModel
+
+EMAIL_MAX_LENGTH = 254  # the width of the attendee_email column
+CART_ID_MAX_LENGTH = 255
+
+
+def _pk_input(value: Any) -> Any:
+    if isinstance(value, bool):
+        raise ValueError("Incorrect type. Expected pk value, received bool.")
+    return value
+
+
+# A referenced object's id; JSON true/false would otherwise pass as 1/0.
+Pk = Annotated[int, BeforeValidator(_pk_input)]
+
+
+def _email(value: str | None) -> str | None:
+    if value is None or value == "":
+        return None
+    try:
+        address = validate_email(value.strip(), check_deliverability=False).normalized
+    except EmailNotValidError:
+        raise ValueError("Enter a valid email address.") from None
+    if len(address) > EMAIL_MAX_LENGTH:
+        raise ValueError(f"Ensure this field has no more than {EMAIL_MAX_LENGTH} characters.")
+    return address
+
+
+Email = Annotated[str | None, AfterValidator(_email)]
+
+
+def _cart_id(value: str | None) -> str | None:
+    if value and not value.endswith("@api"):
+        raise ValueError("Cart ID should end in @api or be empty.")
+    return value or None
+
+
+CartId = Annotated[
+    Annotated[str, Field(max_length=CART_ID_MAX_LENGTH)] | None, AfterValidator(_cart_id)
+]
+NamePart = Annotated[str, Field(max_length=255)]
+
+
+class AnswerIn(WriteModel):
+    question: Pk
+    # Choice answers are rendered from their options, so the text may be left out there.
+    answer: str | None = None
+    options: list[Pk] = []
+
+
+class NestedPositionIn(WriteModel):
+    """An add-on or bundled position inside a create request (cart and expiry are inherited)."""
+
+    item: Pk
+    variation: Pk | None = None
+    price: Money
+    attendee_name: Annotated[str, Field(max_length=255)] | None = None
+    attendee_name_parts: dict[str, NamePart] | None = None
+    attendee_email: Email = None
+    subevent: Pk | None = None
+    includes_tax: bool | None = None
+    seat: str | None = None
+    voucher: str | None = None
+    answers: list[AnswerIn] = []
+
+
+class CartPositionIn(NestedPositionIn):
+    cart_id: CartId = None
+    expires: DateTime | None = None
+    sales_channel: str = "web"
+    addons: list[NestedPositionIn] = []
+    bundled: list[NestedPositionIn] = []
+
+
+class AnswerOut(ReadModel):
+    question: int
+    answer: str
+    question_identifier: str
+    options: list[int]
+    option_identifiers: list[str]
+
+
+class CartPositionOut(ReadModel):
+    id: int
+    cart_id: str
+    datetime: dt.datetime
+    expires: dt.datetime
+    item: int
+    variation: int | None
+    price: Money
+    attendee_name: str | None
+    attendee_name_parts: dict[str, str]
+    attendee_email: str | None
+    voucher: int | None
+    addon_to: int | None
+    is_bundled: bool
+    subevent: int | None
+    includes_tax: bool
+    answers: list[AnswerOut]
+    seat: dict[str, Any] | None
+    addons: list[CartPositionOut] = []
+    bundled: list[CartPositionOut] = []
+
+
+class BulkResult(ReadModel):
+    success: bool
+    errors: dict[str, Any] | None
+    data: CartPositionOut | None
+
+
+class BulkResponse(ReadModel):
+    results: list[BulkResult]

@@ -1,0 +1,397 @@
+"""Cart positions created through the API: quota placeholders with add-ons and answers.
+
+The API trusts the given price and does not check sale windows, vouchers-only products or add-on
+constraints (the spec says so). It does check every reference, the answers and, above all, the
+quota: a request (parent, add-ons and bundled positions together) takes its capacity through
+``availability.reserve`` once, before anything is written, so it is all-or-nothing and never
+oversells. ``bulk_create`` handles each entry on its own in a SAVEPOINT.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import secrets
+import string
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import ValidationError
+from sqlalchemy import delete, insert, or_, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from admit.carts import answers as answers_mod
+from admit.carts.answers import CheckedAnswer, QuestionInfo, invalid_pk, valid_ids
+from admit.carts.render import checked_answer_dicts, render
+from admit.carts.schemas import CartPositionIn, NestedPositionIn
+from admit.events.plugins import SALES_CHANNELS
+from admit.kit.errors import NON_FIELD, APIError, FieldErrors, validation_error
+from admit.models import (
+    Answer,
+    CartPosition,
+    Event,
+    Item,
+    ItemVariation,
+    SubEvent,
+    answer_options,
+)
+from admit.quotas import availability
+from admit.quotas.availability import NoQuota, ProductKey, QuotaExceeded
+
+RESERVATION_TIME = dt.timedelta(minutes=30)
+_CART_ALPHABET = string.ascii_letters + string.digits
+
+
+def new_cart_id() -> str:
+    return "".join(secrets.choice(_CART_ALPHABET) for _ in range(48)) + "@api"
+
+
+@dataclass
+class Refs:
+    """The event's objects a request refers to, loaded once for all its positions."""
+
+    items: dict[int, Item] = field(default_factory=dict)
+    variations: dict[int, int] = field(default_factory=dict)  # variation id -> item id
+    items_with_variations: set[int] = field(default_factory=set)
+    subevents: set[int] = field(default_factory=set)
+    questions: dict[int, QuestionInfo] = field(default_factory=dict)
+
+
+@dataclass
+class Planned:
+    """A checked position, ready to be written."""
+
+    data: NestedPositionIn
+    item: Item
+    subevent_id: int | None
+    name_parts: dict[str, str]
+    answers: list[CheckedAnswer]
+    is_bundled: bool = False
+    where: tuple[str, int] | None = None  # ("addons", 2) for a nested position
+
+    @property
+    def key(self) -> ProductKey:
+        return (self.item.id, self.data.variation, self.subevent_id)
+
+
+def _positions(data: CartPositionIn) -> list[NestedPositionIn]:
+    return [data, *data.addons, *data.bundled]
+
+
+async def load_refs(session: AsyncSession, event: Event, entries: Iterable[CartPositionIn]) -> Refs:
+    """Items, variations, subevents and questions of every position in ``entries``."""
+    positions = [p for e in entries for p in _positions(e)]
+    refs = Refs()
+    item_ids = valid_ids(p.item for p in positions)
+    variation_ids = valid_ids(p.variation for p in positions if p.variation is not None)
+    if item_ids:
+        found = await session.execute(
+            select(Item).where(Item.event_id == event.id, Item.id.in_(item_ids))
+        )
+        refs.items = {i.id: i for i in found.scalars()}
+    if refs.items or variation_ids:
+        rows = await session.execute(
+            select(ItemVariation.id, ItemVariation.item_id)
+            .join(Item, Item.id == ItemVariation.item_id)
+            .where(
+                Item.event_id == event.id,
+                or_(ItemVariation.item_id.in_(refs.items), ItemVariation.id.in_(variation_ids)),
+            )
+        )
+        for variation_id, item_id in rows:
+            refs.variations[variation_id] = item_id
+            refs.items_with_variations.add(item_id)
+    subevent_ids = valid_ids(p.subevent for p in positions if p.subevent is not None)
+    if subevent_ids:
+        found_ids = await session.scalars(
+            select(SubEvent.id).where(SubEvent.event_id == event.id, SubEvent.id.in_(subevent_ids))
+        )
+        refs.subevents = set(found_ids)
+    question_ids = {a.question for p in positions for a in p.answers}
+    refs.questions = await answers_mod.load_questions(session, event.id, question_ids)
+    return refs
+
+
+def _name_parts(data: NestedPositionIn, errors: dict[str, Any]) -> dict[str, str]:
+    if data.attendee_name and data.attendee_name_parts:
+        errors["attendee_name"] = [
+            "Do not specify attendee_name if you specified attendee_name_parts."
+        ]
+        return {}
+    if data.attendee_name_parts:
+        return dict(data.attendee_name_parts)
+    if data.attendee_name:
+        return {"_legacy": data.attendee_name}
+    return {}
+
+
+def _check_variation(data: NestedPositionIn, item: Item, refs: Refs, errors: dict) -> None:
+    if data.variation is None:
+        if item.id in refs.items_with_variations:
+            errors["variation"] = ["You should specify a variation for this item."]
+        return
+    owner = refs.variations.get(data.variation)
+    if owner is None:
+        errors["variation"] = [invalid_pk(data.variation)]
+    elif item.id not in refs.items_with_variations:
+        errors["variation"] = ["You cannot specify a variation for this item."]
+    elif owner != item.id:
+        errors["variation"] = ["The specified variation does not belong to the specified item."]
+
+
+def _check_subevent(event: Event, subevent: int | None, refs: Refs, errors: dict) -> None:
+    if event.has_subevents:
+        if subevent is None:
+            errors["subevent"] = ["You need to set a subevent."]
+        elif subevent not in refs.subevents:
+            errors["subevent"] = [invalid_pk(subevent)]
+    elif subevent is not None:
+        errors["subevent"] = ["You cannot set a subevent for this event."]
+
+
+def check_position(
+    event: Event, data: NestedPositionIn, refs: Refs, subevent: int | None
+) -> tuple[Planned | None, dict[str, Any]]:
+    """One position's references, seat, voucher, name and answers; errors keyed by field."""
+    errors: dict[str, Any] = {}
+    item = refs.items.get(data.item)
+    if item is None:
+        errors["item"] = [invalid_pk(data.item)]
+    else:
+        _check_variation(data, item, refs, errors)
+    _check_subevent(event, subevent, refs, errors)
+    if data.seat:
+        errors["seat"] = ["The specified seat does not exist."]
+    if data.voucher:
+        errors["voucher"] = ["The specified voucher does not exist."]
+    parts = _name_parts(data, errors)
+    checked: list[CheckedAnswer] = []
+    if data.answers and item is not None:
+        checked, answer_errors = answers_mod.check_answers(data.answers, item.id, refs.questions)
+        if answer_errors:
+            errors["answers"] = answer_errors
+    if errors or item is None:
+        return None, errors
+    return Planned(data, item, subevent, parts, checked), {}
+
+
+def plan(event: Event, data: CartPositionIn, refs: Refs, now: dt.datetime) -> list[Planned]:
+    """Every position of one create request, checked; raises FieldErrors with all problems."""
+    parent, errors = check_position(event, data, refs, data.subevent)
+    if data.expires is not None and data.expires <= now:
+        errors["expires"] = ["The expiry date must be in the future."]
+    if data.sales_channel not in SALES_CHANNELS:
+        errors["sales_channel"] = [f"Object with identifier={data.sales_channel} does not exist."]
+    planned = [parent] if parent is not None else []
+    for name, nested, bundled in (("addons", data.addons, False), ("bundled", data.bundled, True)):
+        nested_errors: list[dict[str, Any]] = []
+        for index, sub in enumerate(nested):
+            # A nested position is for the parent's date unless it names one itself.
+            subevent = sub.subevent if "subevent" in sub.model_fields_set else data.subevent
+            child, problems = check_position(event, sub, refs, subevent)
+            nested_errors.append(problems)
+            if child is not None:
+                child.is_bundled = bundled
+                child.where = (name, index)
+                planned.append(child)
+        if any(nested_errors):
+            errors[name] = nested_errors
+    if errors:
+        raise FieldErrors(errors)
+    return planned
+
+
+def _error_at(where: tuple[str, int] | None, message: str) -> dict[str, Any]:
+    if where is None:
+        return {NON_FIELD: [message]}
+    name, index = where
+    return {name: [{} for _ in range(index)] + [{NON_FIELD: [message]}]}
+
+
+def _product_name(item: Item) -> str:
+    names = item.name or {}
+    return names.get("en") or next(iter(names.values()), str(item.id))
+
+
+async def reserve(
+    session: AsyncSession, event: Event, planned: Sequence[Planned], now: dt.datetime
+) -> None:
+    """Takes the quota for all positions at once; 400 when a product lacks quota."""
+    wanted: Counter[ProductKey] = Counter(p.key for p in planned)
+    try:
+        await availability.reserve(session, event.id, wanted, now=now)
+    except NoQuota as exc:
+        key = exc.args[0]
+        culprit = next(p for p in planned if p.key == key)
+        message = f'The product "{_product_name(culprit.item)}" is not assigned to a quota.'
+        raise FieldErrors(_error_at(culprit.where, message)) from None
+    except QuotaExceeded as exc:
+        raise FieldErrors.general(exc.message) from None
+
+
+def _new_position(
+    event: Event, p: Planned, cart_id: str, expires: dt.datetime, channel: str, now: dt.datetime
+) -> CartPosition:
+    return CartPosition(
+        event_id=event.id,
+        cart_id=cart_id,
+        datetime=now,
+        expires=expires,
+        item_id=p.item.id,
+        variation_id=p.data.variation,
+        subevent_id=p.subevent_id,
+        price=p.data.price,
+        attendee_name_parts=p.name_parts,
+        attendee_email=p.data.attendee_email,
+        voucher_id=None,
+        addon_to_id=None,
+        is_bundled=p.is_bundled,
+        seat_id=None,
+        sales_channel=channel,
+        includes_tax=p.data.includes_tax is not False,
+    )
+
+
+async def _write_answers(
+    session: AsyncSession, written: list[tuple[CartPosition, Planned]]
+) -> None:
+    stored: list[tuple[Answer, CheckedAnswer]] = []
+    for pos, p in written:
+        for checked in p.answers:
+            row = Answer(
+                cartposition_id=pos.id, question_id=checked.question.id, answer=checked.answer
+            )
+            stored.append((row, checked))
+    if not stored:
+        return
+    session.add_all([row for row, _ in stored])
+    await session.flush()
+    links = [{"answer_id": row.id, "option_id": o.id} for row, c in stored for o in c.options]
+    if links:
+        await session.execute(insert(answer_options), links)
+
+
+async def write(
+    session: AsyncSession,
+    event: Event,
+    data: CartPositionIn,
+    planned: list[Planned],
+    now: dt.datetime,
+) -> dict[str, Any]:
+    """Inserts the checked positions (quota already reserved) and renders the result."""
+    cart_id = data.cart_id or new_cart_id()
+    expires = data.expires or now + RESERVATION_TIME
+    parent_plan, children_plans = planned[0], planned[1:]
+    parent = _new_position(event, parent_plan, cart_id, expires, data.sales_channel, now)
+    session.add(parent)
+    await session.flush()
+    children = []
+    for p in children_plans:
+        child = _new_position(event, p, cart_id, expires, data.sales_channel, now)
+        child.addon_to_id = parent.id
+        children.append(child)
+    if children:
+        session.add_all(children)
+        await session.flush()
+    written = list(zip([parent, *children], planned, strict=True))
+    await _write_answers(session, written)
+    child_answers = {c.id: checked_answer_dicts(p.answers) for c, p in written[1:]}
+    return render(parent, checked_answer_dicts(parent_plan.answers), children, child_answers)
+
+
+async def create(
+    session: AsyncSession, event: Event, data: CartPositionIn, *, now: dt.datetime | None = None
+) -> dict[str, Any]:
+    """One create request: check, reserve quota, write. Raises FieldErrors (400)."""
+    now = now or dt.datetime.now(dt.UTC)
+    refs = await load_refs(session, event, [data])
+    planned = plan(event, data, refs, now)
+    await reserve(session, event, planned, now)
+    return await write(session, event, data, planned, now)
+
+
+def _parse_entry(raw: Any) -> CartPositionIn:
+    if not isinstance(raw, dict):
+        kind = "list" if isinstance(raw, list) else type(raw).__name__
+        raise FieldErrors.general(f"Invalid data. Expected a dictionary, but got {kind}.")
+    try:
+        return CartPositionIn.model_validate(raw)
+    except ValidationError as exc:
+        raise validation_error(exc) from None
+
+
+async def _prelock(session: AsyncSession, event: Event, plans: Iterable[list[Planned]]) -> None:
+    """Locks every quota the batch may touch in one id-ordered step: entries locking their
+    quotas one after another could deadlock against a concurrent batch."""
+    keys = {p.key for planned in plans for p in planned}
+    quota_ids = set()
+    for key in keys:
+        quota_ids |= {q.id for q in await availability.quotas_for(session, event.id, key)}
+    await availability.lock(session, quota_ids)
+
+
+async def bulk_create(
+    session: AsyncSession, event: Event, entries: Sequence[Any], *, now: dt.datetime | None = None
+) -> list[dict[str, Any]]:
+    """Each entry on its own: one failing entry leaves the others (and their quota) in place."""
+    now = now or dt.datetime.now(dt.UTC)
+    parsed: list[CartPositionIn | FieldErrors] = []
+    for raw in entries:
+        try:
+            parsed.append(_parse_entry(raw))
+        except FieldErrors as exc:
+            parsed.append(exc)
+    refs = await load_refs(session, event, [e for e in parsed if isinstance(e, CartPositionIn)])
+    plans: list[list[Planned] | FieldErrors] = []
+    for entry in parsed:
+        if isinstance(entry, FieldErrors):
+            plans.append(entry)
+            continue
+        try:
+            plans.append(plan(event, entry, refs, now))
+        except FieldErrors as exc:
+            plans.append(exc)
+    await _prelock(session, event, [p for p in plans if isinstance(p, list)])
+    results: list[dict[str, Any]] = []
+    for entry, planned in zip(parsed, plans, strict=True):
+        if isinstance(planned, FieldErrors):
+            results.append({"success": False, "errors": planned.errors, "data": None})
+            continue
+        assert isinstance(entry, CartPositionIn)
+        try:
+            async with session.begin_nested():
+                await reserve(session, event, planned, now)
+                body = await write(session, event, entry, planned, now)
+        except FieldErrors as exc:
+            results.append({"success": False, "errors": exc.errors, "data": None})
+        except APIError as exc:
+            results.append({"success": False, "errors": {NON_FIELD: [exc.detail]}, "data": None})
+        else:
+            results.append({"success": True, "errors": None, "data": body})
+    return results
+
+
+async def delete_position(session: AsyncSession, position: CartPosition) -> None:
+    """Removes a position with its add-ons and bundled positions (answers go with them)."""
+    await session.execute(delete(CartPosition).where(CartPosition.addon_to_id == position.id))
+    await session.execute(delete(CartPosition).where(CartPosition.id == position.id))
+
+
+async def purge_expired(session: AsyncSession, now: dt.datetime) -> int:
+    """Deletes expired cart positions (every cart, not only API ones); returns how many.
+
+    Expired positions already stopped counting against quota the moment they expired
+    (``availability.count`` only counts unexpired ones); this only reclaims the rows. Meant
+    to run periodically from a scheduler.
+    """
+    total = 0
+    # Add-ons first: rows removed by the foreign key cascade would not be counted.
+    for is_addon in (CartPosition.addon_to_id.is_not(None), CartPosition.addon_to_id.is_(None)):
+        result = await session.execute(
+            delete(CartPosition)
+            .where(CartPosition.expires < now, is_addon)
+            .execution_options(synchronize_session=False)
+        )
+        total += int(result.rowcount or 0)  # type: ignore[attr-defined]
+    return total
