@@ -10,15 +10,18 @@ from fastapi import FastAPI
 from admit import __version__
 from admit.auth.authenticate import authenticate_request
 from admit.carts.routes import router as carts_router
+from admit.carts.service import purge_expired
 from admit.catalog.discounts.routes import router as discounts_router
 from admit.catalog.items.routes import router as categories_items_router
 from admit.catalog.questions.routes import router as questions_router
 from admit.catalog.taxes.routes import router as taxes_router
 from admit.config import Settings
-from admit.db import create_database
+from admit.db import create_database, utcnow
 from admit.events.routes import router as events_router
+from admit.kit import periodic
 from admit.kit.errors import install_error_handlers
 from admit.kit.openapi import install_openapi
+from admit.kit.periodic import PeriodicJob
 from admit.kit.responses import JSONResponse
 from admit.kit.routing import API_PREFIX, mount_routers
 from admit.orders.routes import router as orders_router
@@ -49,9 +52,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         settings.resolved_database_url, pool_size=settings.db_pool_size, echo=settings.sql_echo
     )
 
+    jobs = [
+        PeriodicJob("purge expired cart positions", 60, lambda s: purge_expired(s, utcnow())),
+    ]
+
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
-        yield
+        async with periodic.running(database, jobs):
+            yield
         await database.dispose()
 
     app = FastAPI(

@@ -1,7 +1,299 @@
-"""Routes (filled in by the sales work)."""
+"""Orders: create, list (per event and per organizer), detail, PATCH, DELETE (test mode only),
+state actions; order positions (positions.py); deletion guards for events, dates, tax rules."""
 
 from __future__ import annotations
 
-from admit.kit.routing import api_router
+from collections.abc import Callable
+from typing import Annotated, Any
 
-router = api_router()
+from fastapi import Depends
+from sqlalchemy import Select, exists, func, select
+from sqlalchemy import delete as sa_delete
+from sqlalchemy.ext.asyncio import AsyncSession
+from starlette.responses import Response
+
+from admit.catalog.taxes import service as taxes_service
+from admit.db import utcnow
+from admit.events import service as events_service
+from admit.kit.body import read_object
+from admit.kit.context import (
+    EventAccess,
+    EventContext,
+    OrganizerAccess,
+    OrgContext,
+    public_base_url,
+)
+from admit.kit.crud import flush_guard, parse_update, validate_input
+from admit.kit.errors import APIError, not_found
+from admit.kit.filtering import Filter, FilterSet, Ordering, parse_datetime, parse_int, parse_str
+from admit.kit.openapi import json_body
+from admit.kit.pagination import paginate
+from admit.kit.responses import JSONResponse, no_content
+from admit.kit.routing import api_router
+from admit.mail.outbox import queue_mail
+from admit.models import Event, Order, OrderFee, OrderPosition, SubEvent, TaxRule
+from admit.orders import actions, positions
+from admit.orders.create import create_order
+from admit.orders.schemas import CancelIn, ExtendIn, MarkPaidIn, OrderIn, OrderPatch
+from admit.orders.serialize import ORDER_LOAD, render_orders
+from admit.subevents import service as subevents_service
+
+router = api_router(tags=["orders"])
+
+READ = "event.orders:read"
+WRITE = "event.orders:write"
+E = "/organizers/{organizer}/events/{event}"
+
+FILTERS = FilterSet(
+    (
+        Filter.eq("status", Order.status),
+        Filter.eq("code", Order.code),
+        Filter.where("email", parse_str, lambda v: func.lower(Order.email) == v.lower()),
+        Filter.boolean("testmode", Order.testmode),
+        Filter.where(
+            "item",
+            parse_int,
+            lambda v: Order.id.in_(
+                select(OrderPosition.order_id).where(OrderPosition.item_id == v)
+            ),
+        ),
+        Filter.where(
+            "subevent",
+            parse_int,
+            lambda v: Order.id.in_(
+                select(OrderPosition.order_id).where(OrderPosition.subevent_id == v)
+            ),
+        ),
+        Filter.where("modified_since", parse_datetime, lambda v: Order.last_modified >= v),
+    )
+)
+ORDERING = Ordering(
+    fields={
+        "datetime": Order.datetime,
+        "code": Order.code,
+        "last_modified": Order.last_modified,
+        "status": Order.status,
+    },
+    default=("datetime",),
+    pk=Order.id,
+)
+
+
+def url_base(ctx: OrgContext, event_slug: str) -> str:
+    return f"{public_base_url(ctx.request)}/{ctx.organizer_slug}/{event_slug}/"
+
+
+async def render_one(ctx: EventContext, order: Order) -> dict[str, Any]:
+    slug = ctx.event.slug
+    return (
+        await render_orders(
+            ctx.session, [order], {order.event_id: slug}, {order.event_id: url_base(ctx, slug)}
+        )
+    )[0]
+
+
+async def load_order(ctx: EventContext, code: str) -> Order:
+    query = (
+        select(Order)
+        .where(Order.event_id == ctx.event.id, Order.code == code)
+        .options(*ORDER_LOAD)
+        .execution_options(populate_existing=True)
+    )
+    order = (await ctx.session.execute(query)).scalars().first()
+    if order is None:
+        raise not_found()
+    return order
+
+
+async def _list(ctx: OrgContext, query: Select[Any], slugs: dict[int, str]) -> Response:
+    generated = utcnow().isoformat().replace("+00:00", "Z")
+    query = ORDERING.apply(FILTERS.apply(query, ctx.request.query_params), ctx.request)
+    body = await paginate(ctx.request, ctx.session, query, list, options=ORDER_LOAD)
+    bases = {eid: url_base(ctx, slug) for eid, slug in slugs.items()}
+    body["results"] = await render_orders(ctx.session, body["results"], slugs, bases)
+    return JSONResponse(body, headers={"X-Page-Generated": generated})
+
+
+@router.get(f"{E}/orders/")
+async def list_orders(ctx: Annotated[EventContext, Depends(EventAccess(READ))]) -> Response:
+    query = select(Order).where(Order.event_id == ctx.event.id)
+    return await _list(ctx, query, {ctx.event.id: ctx.event.slug})
+
+
+@router.get("/organizers/{organizer}/orders/")
+async def list_organizer_orders(
+    ctx: Annotated[OrgContext, Depends(OrganizerAccess())],
+) -> Response:
+    """Orders of every event of the organizer whose orders the caller may read."""
+    rows = await ctx.session.execute(
+        select(Event.id, Event.slug).where(Event.organizer_id == ctx.organizer_id)
+    )
+    slugs = {eid: slug for eid, slug in rows if ctx.has_event_permission(eid, READ)}
+    query = select(Order).where(Order.event_id.in_(list(slugs)))
+    return await _list(ctx, query, slugs)
+
+
+@router.post(f"{E}/orders/", status_code=201, openapi_extra=json_body(OrderIn))
+async def create(ctx: Annotated[EventContext, Depends(EventAccess(WRITE))]) -> Response:
+    data: OrderIn = validate_input(OrderIn, await read_object(ctx.request))  # type: ignore[assignment]
+    session = ctx.session
+    if data.simulate:
+        # Everything runs (quota included) inside a savepoint that is then rolled back.
+        savepoint = await session.begin_nested()
+        order = await create_order(session, ctx.event, data)
+        body = await render_one(ctx, await load_order(ctx, order.code))
+        await savepoint.rollback()
+        return JSONResponse(_as_preview(body), status_code=201)
+    order = await flush_guard(create_order(session, ctx.event, data))
+    if data.send_email and order.email:
+        _queue_placed_mail(session, ctx, order)
+    return JSONResponse(await render_one(ctx, await load_order(ctx, order.code)), status_code=201)
+
+
+def _as_preview(body: dict[str, Any]) -> dict[str, Any]:
+    """A simulated order was never stored: it has no code and its positions no ids."""
+    ids = {p["id"]: 0 for p in body["positions"]}
+    body["code"] = "PREVIEW"
+    for position in body["positions"]:
+        position["id"] = 0
+        position["order"] = "PREVIEW"
+        if position["addon_to"] is not None:
+            position["addon_to"] = ids[position["addon_to"]]
+    for fee in body["fees"]:
+        fee["id"] = 0
+    return body
+
+
+def _queue_placed_mail(session: AsyncSession, ctx: EventContext, order: Order) -> None:
+    link = f"{url_base(ctx, ctx.event.slug)}order/{order.code}/{order.secret}/"
+    queue_mail(
+        session,
+        to=[order.email or ""],
+        subject=f"Your order: {order.code}",
+        body=f"Thank you for your order {order.code}.\n\nYou can view it here: {link}\n",
+        organizer_id=ctx.organizer_id,
+        event_id=ctx.event.id,
+    )
+
+
+@router.get(f"{E}/orders/{{code}}/")
+async def retrieve(code: str, ctx: Annotated[EventContext, Depends(EventAccess(READ))]) -> Response:
+    return JSONResponse(await render_one(ctx, await load_order(ctx, code)))
+
+
+PATCH_FIELDS = tuple(OrderPatch.model_fields)
+
+
+@router.patch(f"{E}/orders/{{code}}/", openapi_extra=json_body(OrderPatch))
+async def patch(code: str, ctx: Annotated[EventContext, Depends(EventAccess(WRITE))]) -> Response:
+    order = await load_order(ctx, code)
+    current = {f: getattr(order, f) for f in PATCH_FIELDS}
+    data, supplied = parse_update(OrderPatch, current, await read_object(ctx.request), True)
+    for field in supplied:
+        setattr(order, field, getattr(data, field))
+    if supplied:
+        order.last_modified = utcnow()
+    await flush_guard(ctx.session.flush())
+    return JSONResponse(await render_one(ctx, await load_order(ctx, code)))
+
+
+@router.delete(f"{E}/orders/{{code}}/", status_code=204)
+async def delete(code: str, ctx: Annotated[EventContext, Depends(EventAccess(WRITE))]) -> Response:
+    order = await load_order(ctx, code)
+    if not order.testmode:
+        raise APIError(403, "Only test mode orders can be deleted.")
+    # The database cascades to positions, answers, fees and payments.
+    await ctx.session.execute(sa_delete(Order).where(Order.id == order.id))
+    return no_content()
+
+
+Action = Callable[[EventContext, Order, dict[str, Any]], Any]
+
+
+async def _mark_paid(ctx: EventContext, order: Order, raw: dict[str, Any]) -> None:
+    data: MarkPaidIn = validate_input(MarkPaidIn, raw)  # type: ignore[assignment]
+    await actions.mark_paid(ctx.session, order, data.force)
+
+
+async def _cancel(ctx: EventContext, order: Order, raw: dict[str, Any]) -> None:
+    actions.mark_canceled(ctx.session, order, validate_input(CancelIn, raw))  # type: ignore[arg-type]
+
+
+async def _extend(ctx: EventContext, order: Order, raw: dict[str, Any]) -> None:
+    data: ExtendIn = validate_input(ExtendIn, raw)  # type: ignore[assignment]
+    await actions.extend(ctx.session, order, ctx.event, data)
+
+
+ACTIONS: dict[str, Action] = {
+    "mark_paid": _mark_paid,
+    "mark_pending": lambda ctx, order, raw: actions.mark_pending(order),
+    "mark_expired": lambda ctx, order, raw: actions.mark_expired(order),
+    "mark_canceled": _cancel,
+    "reactivate": lambda ctx, order, raw: actions.reactivate(ctx.session, order),
+    "extend": _extend,
+    "approve": lambda ctx, order, raw: actions.approve(ctx.session, order),
+    "deny": lambda ctx, order, raw: actions.deny(order),
+    "regenerate_secrets": lambda ctx, order, raw: actions.regenerate_secrets(ctx.session, order),
+}
+
+
+def _action_route(name: str, action: Action) -> None:
+    async def endpoint(
+        code: str, ctx: Annotated[EventContext, Depends(EventAccess(WRITE))]
+    ) -> Response:
+        order = await load_order(ctx, code)
+        raw = await read_object(ctx.request)
+        result = action(ctx, order, raw)
+        if hasattr(result, "__await__"):
+            await result
+        order.last_modified = utcnow()
+        await flush_guard(ctx.session.flush())
+        return JSONResponse(await render_one(ctx, await load_order(ctx, code)))
+
+    router.add_api_route(
+        f"{E}/orders/{{code}}/{name}/",
+        endpoint,
+        methods=["POST"],
+        name=f"order-{name}",
+        tags=["orders"],
+    )
+
+
+for _name, _action in ACTIONS.items():
+    _action_route(_name, _action)
+
+positions.mount(router)
+
+
+# -- deletion guards ------------------------------------------------------------------------
+
+
+async def _event_has_orders(session: AsyncSession, event: Event) -> str | None:
+    if await session.scalar(select(exists().where(Order.event_id == event.id))):
+        return (
+            "The event can not be deleted as it already contains orders. Please set it to "
+            "not live to take the shop offline instead."
+        )
+    return None
+
+
+async def _subevent_in_orders(session: AsyncSession, sub: SubEvent) -> str | None:
+    if await session.scalar(select(exists().where(OrderPosition.subevent_id == sub.id))):
+        return "The sub-event can not be deleted as it has already been used in orders."
+    return None
+
+
+async def _tax_rule_in_orders(session: AsyncSession, rule: TaxRule) -> bool:
+    used = select(exists().where(OrderPosition.tax_rule_id == rule.id))
+    fees = select(exists().where(OrderFee.tax_rule_id == rule.id))
+    return bool(await session.scalar(used)) or bool(await session.scalar(fees))
+
+
+def _register(guards: list[Any], guard: Any) -> None:
+    if guard not in guards:
+        guards.append(guard)
+
+
+_register(events_service.deletion_guards, _event_has_orders)
+_register(subevents_service.deletion_guards, _subevent_in_orders)
+_register(taxes_service.deletion_guards, _tax_rule_in_orders)

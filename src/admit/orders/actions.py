@@ -1,0 +1,185 @@
+"""State changes of an order: paid, pending, expired, canceled, reactivated, extended,
+approved, denied, new secrets. An order that left the pending/paid states gave its quota back,
+so bringing it back (paid, reactivated, extended after expiry) takes quota again."""
+
+from __future__ import annotations
+
+import datetime as dt
+import zoneinfo
+from collections import Counter
+from decimal import Decimal
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from admit.db import utcnow
+from admit.kit.errors import APIError, FieldErrors
+from admit.models import Event, Order, OrderFee, OrderPayment
+from admit.orders import codes
+from admit.orders.schemas import CancelIn, ExtendIn
+from admit.quotas.availability import NoQuota, QuotaExceeded, reserve
+
+ZERO = Decimal("0.00")
+
+
+def bad(detail: str) -> APIError:
+    return APIError(400, detail)
+
+
+async def take_quota_again(session: AsyncSession, order: Order, force: bool = False) -> None:
+    """Reserves the order's live positions (it currently counts for no quota)."""
+    keys = [(p.item_id, p.variation_id, p.subevent_id) for p in order.positions if not p.canceled]
+    try:
+        await reserve(session, order.event_id, Counter(keys), ignore_quota=force)
+    except QuotaExceeded as exc:
+        raise bad(
+            f'There is not enough quota available on quota "{exc.quota.name}" to perform the '
+            "operation."
+        ) from None
+    except NoQuota:
+        raise bad("One of the products in this order is not assigned to a quota.") from None
+
+
+def _confirmed_sum(order: Order) -> Decimal:
+    return sum((p.amount for p in order.payments if p.state == "confirmed"), ZERO)
+
+
+def _confirm_payment(session: AsyncSession, order: Order, now: dt.datetime) -> None:
+    """Confirms the open payment, or records a manual one for what is still owed."""
+    open_payment = next((p for p in order.payments if p.state == "created"), None)
+    if open_payment is not None:
+        open_payment.state = "confirmed"
+        open_payment.amount = order.total
+        open_payment.payment_date = now
+        return
+    owed = order.total - _confirmed_sum(order)
+    if owed <= 0 and order.payments:
+        return
+    local_id = max((p.local_id for p in order.payments), default=0) + 1
+    payment = OrderPayment(
+        order_id=order.id,
+        local_id=local_id,
+        state="confirmed",
+        amount=max(owed, ZERO),
+        provider="manual" if order.total > 0 else "free",
+        created=now,
+        payment_date=now,
+        info={},
+    )
+    session.add(payment)
+    order.payments.append(payment)
+
+
+async def mark_paid(session: AsyncSession, order: Order, force: bool = False) -> None:
+    if order.status not in ("n", "e", "c"):
+        raise bad("The order cannot be marked as paid, because it is already paid.")
+    if order.require_approval:
+        raise bad("This order is not yet approved and can not be marked as paid.")
+    if order.status in ("e", "c"):
+        await take_quota_again(session, order, force)
+    now = utcnow()
+    _confirm_payment(session, order, now)
+    order.status = "p"
+    order.cancellation_date = None
+
+
+def mark_pending(order: Order) -> None:
+    if order.status != "p":
+        raise bad("The order cannot be marked as unpaid, because it is not paid.")
+    order.status = "n"
+
+
+def mark_expired(order: Order) -> None:
+    if order.status != "n":
+        raise bad("The order cannot be marked as expired, because it is not pending.")
+    order.status = "e"
+
+
+def mark_canceled(session: AsyncSession, order: Order, data: CancelIn) -> None:
+    if order.status not in ("n", "p", "e"):
+        raise bad("The order cannot be canceled, because it already is.")
+    now = utcnow()
+    fee = data.cancellation_fee
+    if fee:
+        if order.status == "e":
+            raise bad("A cancellation fee can only be kept for a pending or paid order.")
+        if fee > order.total:
+            raise FieldErrors.single(
+                "cancellation_fee",
+                "The cancellation fee cannot be higher than the total amount of this order.",
+            )
+        # The positions go (and free their quota); the order lives on with the fee only.
+        for position in order.positions:
+            position.canceled = True
+        for old in order.fees:
+            old.canceled = True
+        new_fee = OrderFee(order_id=order.id, fee_type="cancellation", value=fee, canceled=False)
+        session.add(new_fee)
+        order.total = fee
+        order.last_modified = now
+        return
+    order.status = "c"
+    order.cancellation_date = now
+
+
+async def reactivate(session: AsyncSession, order: Order) -> None:
+    if order.status != "c":
+        raise bad("The order cannot be reactivated, because it is not canceled.")
+    await take_quota_again(session, order)
+    paid = order.total == 0 or _confirmed_sum(order) >= order.total
+    order.status = "p" if paid and not order.require_approval else "n"
+    order.cancellation_date = None
+
+
+def parse_expiry(raw: str, event: Event) -> dt.datetime:
+    """A date means the end of that day in the event's time zone; a datetime is taken as is."""
+    try:
+        if len(raw) == 10:
+            day = dt.date.fromisoformat(raw)
+            tz = zoneinfo.ZoneInfo(event.timezone or "UTC")
+            value = dt.datetime.combine(day, dt.time(23, 59, 59), tzinfo=tz)
+        else:
+            value = dt.datetime.fromisoformat(raw.replace("Z", "+00:00"))
+            if value.tzinfo is None:
+                value = value.replace(tzinfo=dt.UTC)
+    except ValueError:
+        raise FieldErrors.single(
+            "expires", "Date has wrong format. Use one of these formats instead: YYYY-MM-DD."
+        ) from None
+    return value.astimezone(dt.UTC)
+
+
+async def extend(session: AsyncSession, order: Order, event: Event, data: ExtendIn) -> None:
+    if order.status not in ("n", "e"):
+        raise bad("The order cannot be extended, because it is neither pending nor expired.")
+    expires = parse_expiry(data.expires, event)
+    if expires <= utcnow():
+        raise FieldErrors.single("expires", "The new expiry date needs to be in the future.")
+    if order.status == "e":
+        await take_quota_again(session, order, data.force)
+        order.status = "n"
+    order.expires = expires
+
+
+def approve(session: AsyncSession, order: Order) -> None:
+    if order.status != "n" or not order.require_approval:
+        raise bad("This order is not pending approval.")
+    order.require_approval = False
+    if order.total == 0:
+        _confirm_payment(session, order, utcnow())
+        order.status = "p"
+
+
+def deny(order: Order) -> None:
+    if order.status != "n" or not order.require_approval:
+        raise bad("This order is not pending approval.")
+    order.status = "c"
+    order.cancellation_date = utcnow()
+
+
+async def regenerate_secrets(session: AsyncSession, order: Order) -> None:
+    order.secret = codes.order_secret()
+    fresh = await codes.new_ticket_secrets(session, order.event_id, len(order.positions))
+    for position, secret in zip(order.positions, fresh, strict=True):
+        position.secret = secret
+        position.web_secret = codes.web_secret()
+    order.last_modified = utcnow()

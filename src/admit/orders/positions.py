@@ -1,0 +1,218 @@
+"""Order positions: list with filters, detail, PATCH (attendee data, answers, secret, validity,
+blocking), DELETE (cancels the position and its add-ons; never the last one of an order)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from decimal import Decimal
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends
+from sqlalchemy import delete, func, or_, select
+from sqlalchemy.ext.asyncio import AsyncSession
+from starlette.responses import Response
+
+from admit.db import utcnow
+from admit.kit.body import read_object
+from admit.kit.context import EventAccess, EventContext
+from admit.kit.crud import flush_guard, parse_pk, parse_update
+from admit.kit.errors import APIError, FieldErrors, not_found
+from admit.kit.filtering import Filter, FilterSet, Ordering, parse_bool, parse_int, parse_str
+from admit.kit.openapi import json_body
+from admit.kit.pagination import paginate
+from admit.kit.responses import JSONResponse, no_content
+from admit.models import Answer, Order, OrderFee, OrderPosition
+from admit.orders import codes
+from admit.orders.answers import build_answers, clean_answers, load_questions
+from admit.orders.schemas import PositionPatch
+from admit.orders.serialize import POSITION_LOAD, attendee_name, position_dict, question_identifiers
+
+READ = "event.orders:read"
+WRITE = "event.orders:write"
+PATH = "/organizers/{organizer}/events/{event}/orderpositions/"
+
+
+def _search(value: str) -> Any:
+    like = f"%{value.lower()}%"
+    return or_(
+        func.lower(OrderPosition.attendee_name_cached).like(like),
+        func.lower(OrderPosition.attendee_email).like(like),
+        OrderPosition.secret.like(f"{value}%"),
+        func.lower(Order.code).like(like),
+    )
+
+
+FILTERS = FilterSet(
+    (
+        Filter.eq("order__status", Order.status),
+        Filter.eq("order", Order.code),
+        Filter.eq("item", OrderPosition.item_id, parse_int),
+        Filter.eq("variation", OrderPosition.variation_id, parse_int),
+        Filter.eq("subevent", OrderPosition.subevent_id, parse_int),
+        Filter.eq("secret", OrderPosition.secret),
+        # No check-ins exist yet: every position is one without a check-in.
+        Filter(
+            "has_checkin", parse_bool, lambda q, v: q.where(OrderPosition.id.is_(None)) if v else q
+        ),
+        Filter.where(
+            "attendee_name",
+            parse_str,
+            lambda v: func.lower(OrderPosition.attendee_name_cached).like(f"%{v.lower()}%"),
+        ),
+        Filter.where("search", parse_str, _search),
+    )
+)
+ORDERING = Ordering(
+    fields={
+        "order__code": Order.code,
+        "order__datetime": Order.datetime,
+        "positionid": OrderPosition.positionid,
+        "attendee_name": OrderPosition.attendee_name_cached,
+        "order__status": Order.status,
+    },
+    default=("order__datetime", "positionid"),
+    pk=OrderPosition.id,
+)
+
+
+async def render(session: AsyncSession, rows: Sequence[OrderPosition]) -> list[dict[str, Any]]:
+    order_ids = {p.order_id for p in rows}
+    codes_by_id: dict[int, str] = {}
+    if order_ids:
+        result = await session.execute(select(Order.id, Order.code).where(Order.id.in_(order_ids)))
+        codes_by_id = {k: v for k, v in result}
+    idents = await question_identifiers(session, rows)
+    return [position_dict(p, codes_by_id[p.order_id], idents) for p in rows]
+
+
+def _base(ctx: EventContext) -> Any:
+    return (
+        select(OrderPosition)
+        .join(Order, Order.id == OrderPosition.order_id)
+        .where(OrderPosition.event_id == ctx.event.id)
+    )
+
+
+async def load_position(ctx: EventContext, raw_pk: str) -> OrderPosition:
+    query = (
+        _base(ctx)
+        .where(OrderPosition.id == parse_pk(raw_pk))
+        .options(*POSITION_LOAD)
+        .execution_options(populate_existing=True)
+    )
+    position = (await ctx.session.execute(query)).scalars().first()
+    if position is None:
+        raise not_found()
+    return position
+
+
+async def _render_one(ctx: EventContext, raw_pk: str) -> Response:
+    position = await load_position(ctx, raw_pk)
+    return JSONResponse((await render(ctx.session, [position]))[0])
+
+
+PATCH_FIELDS = tuple(f for f in PositionPatch.model_fields if f != "answers")
+
+
+async def _patch(ctx: EventContext, position: OrderPosition, raw: dict[str, Any]) -> None:
+    current = {f: getattr(position, f, None) for f in PATCH_FIELDS}
+    current["attendee_name"] = position.attendee_name_cached
+    current["attendee_name_parts"] = dict(position.attendee_name_parts or {})
+    data, supplied = parse_update(PositionPatch, current, raw, True)
+    patch: PositionPatch = data  # type: ignore[assignment]
+    if "attendee_name_parts" in supplied:
+        position.attendee_name_parts = dict(patch.attendee_name_parts or {})
+    elif "attendee_name" in supplied:
+        position.attendee_name_parts = (
+            {"_legacy": patch.attendee_name} if patch.attendee_name else {}
+        )
+    position.attendee_name_cached = attendee_name(position.attendee_name_parts)
+    simple = ("attendee_email", "company", "street", "zipcode", "city", "country", "state")
+    for field in (*simple, "valid_from", "valid_until", "blocked"):
+        if field in supplied:
+            setattr(position, field, getattr(patch, field))
+    if "secret" in supplied and patch.secret != position.secret:
+        if await codes.taken_secrets(ctx.session, ctx.event.id, [patch.secret]):
+            raise FieldErrors.single(
+                "secret", "You cannot assign a position secret that already exists."
+            )
+        position.secret = patch.secret
+    if "answers" in supplied and patch.answers is not None:
+        questions = await load_questions(ctx.session, ctx.event.id)
+        cleaned, errors = clean_answers(patch.answers, position.item_id, questions)
+        if errors:
+            raise FieldErrors({"answers": errors})
+        await ctx.session.execute(delete(Answer).where(Answer.orderposition_id == position.id))
+        for answer in build_answers(cleaned):
+            answer.orderposition_id = position.id
+            ctx.session.add(answer)
+
+
+async def _cancel(ctx: EventContext, position: OrderPosition) -> None:
+    order = await ctx.session.get(Order, position.order_id, with_for_update=False)
+    assert order is not None
+    if order.status not in ("n", "p"):
+        raise APIError(400, "Positions can only be canceled in pending or paid orders.")
+    if position.canceled:
+        raise not_found()
+    siblings = (
+        await ctx.session.scalars(
+            select(OrderPosition).where(
+                OrderPosition.order_id == order.id, OrderPosition.canceled.is_(False)
+            )
+        )
+    ).all()
+    going = {position.id} | {p.id for p in siblings if p.addon_to_id == position.id}
+    if all(p.id in going for p in siblings):
+        raise APIError(
+            400,
+            "This operation would leave the order empty. Please cancel the order itself instead.",
+        )
+    for p in siblings:
+        if p.id in going:
+            p.canceled = True
+    fees = await ctx.session.scalar(
+        select(func.coalesce(func.sum(OrderFee.value), 0)).where(
+            OrderFee.order_id == order.id, OrderFee.canceled.is_(False)
+        )
+    )
+    kept = sum((p.price for p in siblings if p.id not in going), Decimal("0.00"))
+    order.total = kept + Decimal(fees or 0)
+    order.last_modified = utcnow()
+
+
+def mount(router: APIRouter) -> None:
+    """Adds the position routes to the orders router."""
+
+    @router.get(PATH, tags=["orderpositions"])
+    async def list_positions(
+        ctx: Annotated[EventContext, Depends(EventAccess(READ))],
+    ) -> Response:
+        query = ORDERING.apply(FILTERS.apply(_base(ctx), ctx.request.query_params), ctx.request)
+        body = await paginate(ctx.request, ctx.session, query, list, options=POSITION_LOAD)
+        body["results"] = await render(ctx.session, body["results"])
+        return JSONResponse(body)
+
+    @router.get(PATH + "{id}/", tags=["orderpositions"])
+    async def retrieve_position(
+        id: str, ctx: Annotated[EventContext, Depends(EventAccess(READ))]
+    ) -> Response:
+        return await _render_one(ctx, id)
+
+    @router.patch(PATH + "{id}/", tags=["orderpositions"], openapi_extra=json_body(PositionPatch))
+    async def patch_position(
+        id: str, ctx: Annotated[EventContext, Depends(EventAccess(WRITE))]
+    ) -> Response:
+        position = await load_position(ctx, id)
+        await _patch(ctx, position, await read_object(ctx.request))
+        await flush_guard(ctx.session.flush())
+        return await _render_one(ctx, id)
+
+    @router.delete(PATH + "{id}/", tags=["orderpositions"], status_code=204)
+    async def delete_position(
+        id: str, ctx: Annotated[EventContext, Depends(EventAccess(WRITE))]
+    ) -> Response:
+        position = await load_position(ctx, id)
+        await _cancel(ctx, position)
+        await flush_guard(ctx.session.flush())
+        return no_content()

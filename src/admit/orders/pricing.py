@@ -1,0 +1,122 @@
+"""Prices of new order positions: catalog price, date (subevent) overrides, then the automatic
+discounts; a price the client sends is trusted as the gross price. Tax comes from the item's
+tax rule, split per line."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from decimal import Decimal
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import selectinload
+
+from admit.catalog.discounts.engine import CartLine, DiscountRule, compute
+from admit.catalog.taxes.compute import TaxedPrice, compute_tax, currency_places
+from admit.models import Discount, Item, ItemVariation, SubEvent, TaxRule
+
+ZERO = Decimal("0.00")
+
+
+@dataclass
+class Line:
+    """One position to price; ``given`` is the client's price (None: computed)."""
+
+    item: Item
+    variation: ItemVariation | None
+    subevent: SubEvent | None
+    given: Decimal | None
+    is_addon: bool
+
+
+@dataclass
+class Priced:
+    price: Decimal
+    tax_rate: Decimal
+    tax_value: Decimal
+    tax_rule_id: int | None
+    tax_code: str | None
+    discount_id: int | None
+
+
+def catalog_price(
+    item: Item, variation: ItemVariation | None, subevent: SubEvent | None
+) -> Decimal:
+    """Date override of the variation, else of the item, else the variation's or item's price."""
+    if subevent is not None:
+        if variation is not None:
+            for row in subevent.variation_overrides:
+                if row.variation_id == variation.id and row.price is not None:
+                    return row.price
+        for row in subevent.item_overrides:
+            if row.item_id == item.id and row.price is not None:
+                return row.price
+    if variation is not None and variation.default_price is not None:
+        return variation.default_price
+    return item.default_price
+
+
+async def load_discounts(session: AsyncSession, event_id: int) -> list[DiscountRule]:
+    rows = await session.scalars(
+        select(Discount)
+        .where(Discount.event_id == event_id)
+        .options(
+            selectinload(Discount.condition_limit_products),
+            selectinload(Discount.benefit_limit_products),
+        )
+    )
+    return [DiscountRule.from_model(d) for d in rows]
+
+
+def tax(price: Decimal, rule: TaxRule | None, includes_tax: bool, places: int) -> TaxedPrice:
+    if rule is None:
+        return compute_tax(price, ZERO, True, places)
+    return compute_tax(price, rule.rate, includes_tax, places)
+
+
+def price_lines(
+    lines: list[Line],
+    rules: dict[int, TaxRule],
+    discounts: list[DiscountRule],
+    *,
+    currency: str,
+    sales_channel: str,
+    now: dt.datetime,
+) -> list[Priced]:
+    """Prices and taxes for every line (discounts only touch lines without a given price)."""
+    places = currency_places(currency)
+    computed = [i for i, line in enumerate(lines) if line.given is None]
+    cart = [
+        CartLine(
+            item_id=lines[i].item.id,
+            variation_id=lines[i].variation.id if lines[i].variation else None,
+            subevent_id=lines[i].subevent.id if lines[i].subevent else None,
+            subevent_date_from=lines[i].subevent.date_from if lines[i].subevent else None,
+            price=catalog_price(lines[i].item, lines[i].variation, lines[i].subevent),
+            is_addon=lines[i].is_addon,
+        )
+        for i in computed
+    ]
+    discounted = compute(cart, sales_channel, now, discounts) if cart else []
+    by_index = dict(zip(computed, discounted, strict=True))
+    result = []
+    for i, line in enumerate(lines):
+        rule = rules.get(line.item.tax_rule_id) if line.item.tax_rule_id else None
+        if line.given is not None:
+            taxed, discount_id = tax(line.given, rule, True, places), None
+        else:
+            outcome = by_index[i]
+            includes = rule.price_includes_tax if rule is not None else True
+            taxed, discount_id = tax(outcome.price, rule, includes, places), outcome.discount_id
+        result.append(
+            Priced(
+                price=taxed.gross,
+                tax_rate=taxed.rate,
+                tax_value=taxed.tax,
+                tax_rule_id=rule.id if rule else None,
+                tax_code=rule.code if rule else None,
+                discount_id=discount_id,
+            )
+        )
+    return result

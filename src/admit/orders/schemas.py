@@ -1,0 +1,157 @@
+"""Input schemas of orders and order positions (output is built in serialize.py)."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BeforeValidator, Field, field_validator, model_validator
+
+from admit.events.plugins import SALES_CHANNELS
+from admit.kit.schema import DateTime, Money, WriteModel
+
+EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+FEE_TYPES = ("payment", "shipping", "service", "cancellation", "insurance", "late", "other")
+
+
+def _check_email(value: str | None) -> str | None:
+    if value is not None and value != "" and not EMAIL_RE.match(value):
+        raise ValueError("Enter a valid email address.")
+    return value or None
+
+
+def _text_answer(value: Any) -> Any:
+    """Answers arrive as text, but clients send numbers and booleans too."""
+    if isinstance(value, bool):
+        return "True" if value else "False"
+    if isinstance(value, int | float):
+        return str(value)
+    return value
+
+
+Email = Annotated[str | None, Field(max_length=254), AfterValidator(_check_email)]
+
+
+class AnswerIn(WriteModel):
+    question: int
+    answer: Annotated[str, BeforeValidator(_text_answer)] = ""
+    options: list[int] = Field(default_factory=list)
+
+
+class NameFields(WriteModel):
+    attendee_name: str | None = Field(default=None, max_length=255)
+    attendee_name_parts: dict[str, str] | None = None
+    attendee_email: Email = None
+    company: str | None = Field(default=None, max_length=255)
+    street: str | None = None
+    zipcode: str | None = Field(default=None, max_length=30)
+    city: str | None = Field(default=None, max_length=255)
+    country: str | None = Field(default=None, max_length=2)
+    state: str | None = Field(default=None, max_length=255)
+
+
+class PositionIn(NameFields):
+    positionid: int | None = Field(default=None, ge=1)
+    item: int
+    variation: int | None = None
+    price: Money | None = None
+    secret: str | None = Field(default=None, min_length=1, max_length=255)
+    addon_to: int | None = None
+    subevent: int | None = None
+    answers: list[AnswerIn] = Field(default_factory=list)
+    seat: str | None = None
+    voucher: str | None = None
+    valid_from: DateTime | None = None
+    valid_until: DateTime | None = None
+
+    @model_validator(mode="after")
+    def _one_name(self) -> PositionIn:
+        if self.attendee_name and self.attendee_name_parts:
+            raise ValueError("Do not specify attendee_name if you specified attendee_name_parts.")
+        return self
+
+
+class FeeIn(WriteModel):
+    fee_type: Literal[FEE_TYPES]  # type: ignore[valid-type]
+    value: Money
+    description: str = Field(default="", max_length=190)
+    internal_type: str = Field(default="", max_length=190)
+    tax_rule: int | None = None
+
+
+class OrderIn(WriteModel):
+    status: Literal["n", "p"] = "n"
+    email: Email = None
+    phone: str | None = Field(default=None, max_length=64)
+    locale: str = Field(default="en", min_length=1, max_length=32)
+    sales_channel: str = "web"
+    testmode: bool | None = None
+    comment: str = ""
+    checkin_attention: bool = False
+    checkin_text: str | None = None
+    require_approval: bool = False
+    valid_if_pending: bool = False
+    payment_provider: str | None = Field(default=None, max_length=64)
+    payment_date: DateTime | None = None
+    expires: DateTime | None = None
+    invoice_address: dict[str, Any] | None = None
+    positions: list[PositionIn]
+    fees: list[FeeIn] = Field(default_factory=list)
+    force: bool = False
+    send_email: bool = False
+    simulate: bool = False
+
+    @field_validator("sales_channel")
+    @classmethod
+    def _channel(cls, value: str) -> str:
+        if value not in SALES_CHANNELS:
+            raise ValueError(f'"{value}" is not a valid choice.')
+        return value
+
+    @field_validator("positions")
+    @classmethod
+    def _not_empty(cls, value: list[PositionIn]) -> list[PositionIn]:
+        if not value:
+            raise ValueError("An order cannot be empty.")
+        return value
+
+
+class OrderPatch(WriteModel):
+    email: Email = None
+    phone: str | None = Field(default=None, max_length=64)
+    locale: str = Field(default="en", min_length=1, max_length=32)
+    comment: str = ""
+    checkin_attention: bool = False
+    checkin_text: str | None = None
+    invoice_address: dict[str, Any] | None = None
+    valid_if_pending: bool = False
+    expires: DateTime
+
+
+class PositionPatch(NameFields):
+    answers: list[AnswerIn] | None = None
+    secret: str = Field(min_length=1, max_length=255)
+    valid_from: DateTime | None = None
+    valid_until: DateTime | None = None
+    blocked: list[str] | None = None
+
+    @model_validator(mode="after")
+    def _validity(self) -> PositionPatch:
+        if self.valid_from and self.valid_until and self.valid_until < self.valid_from:
+            raise ValueError("valid_until must not be before valid_from.")
+        return self
+
+
+class CancelIn(WriteModel):
+    cancellation_fee: Money | None = Field(default=None, ge=0)
+    send_email: bool = False
+
+
+class ExtendIn(WriteModel):
+    expires: str
+    force: bool = False
+
+
+class MarkPaidIn(WriteModel):
+    send_email: bool = False
+    force: bool = False

@@ -1,0 +1,169 @@
+"""Orders and positions as the API renders them. Lists load everything up front
+(:data:`ORDER_LOAD`, one query for question identifiers), so the number of queries is fixed."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Sequence
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import selectinload
+
+from admit.models import Answer, Order, OrderFee, OrderPayment, OrderPosition, Question
+
+ORDER_LOAD = (
+    selectinload(Order.positions).selectinload(OrderPosition.answers).selectinload(Answer.options),
+    selectinload(Order.fees),
+    selectinload(Order.payments),
+)
+POSITION_LOAD = (selectinload(OrderPosition.answers).selectinload(Answer.options),)
+
+
+def _dt(value: dt.datetime | None) -> str | None:
+    return value.isoformat().replace("+00:00", "Z") if value is not None else None
+
+
+def _money(value: Decimal | None) -> str | None:
+    return f"{value:.2f}" if value is not None else None
+
+
+def attendee_name(parts: dict[str, str] | None) -> str | None:
+    """The display name of a set of name parts (``_scheme`` and empty parts left out)."""
+    values = [v for k, v in (parts or {}).items() if k != "_scheme" and v]
+    return " ".join(values) or None
+
+
+async def question_identifiers(
+    session: AsyncSession, positions: Iterable[OrderPosition]
+) -> dict[int, str]:
+    ids = {a.question_id for p in positions for a in p.answers}
+    if not ids:
+        return {}
+    rows = await session.execute(
+        select(Question.id, Question.identifier).where(Question.id.in_(ids))
+    )
+    return {k: v for k, v in rows}
+
+
+def position_dict(pos: OrderPosition, order_code: str, idents: dict[int, str]) -> dict[str, Any]:
+    return {
+        "id": pos.id,
+        "order": order_code,
+        "positionid": pos.positionid,
+        "item": pos.item_id,
+        "variation": pos.variation_id,
+        "price": _money(pos.price),
+        "attendee_name": pos.attendee_name_cached,
+        "attendee_name_parts": dict(pos.attendee_name_parts or {}),
+        "attendee_email": pos.attendee_email,
+        "company": pos.company,
+        "street": pos.street,
+        "zipcode": pos.zipcode,
+        "city": pos.city,
+        "country": pos.country,
+        "state": pos.state,
+        "voucher": pos.voucher_id,
+        "voucher_budget_use": _money(pos.voucher_budget_use),
+        "tax_rate": _money(pos.tax_rate),
+        "tax_value": _money(pos.tax_value),
+        "tax_rule": pos.tax_rule_id,
+        "tax_code": pos.tax_code,
+        "secret": pos.secret,
+        "addon_to": pos.addon_to_id,
+        "subevent": pos.subevent_id,
+        "discount": pos.discount_id,
+        "is_bundled": pos.is_bundled,
+        "seat": None,
+        "pseudonymization_id": pos.pseudonymization_id,
+        "canceled": pos.canceled,
+        "valid_from": _dt(pos.valid_from),
+        "valid_until": _dt(pos.valid_until),
+        "blocked": list(pos.blocked) if pos.blocked is not None else None,
+        "checkins": [],
+        "downloads": [],
+        "answers": [
+            {
+                "question": a.question_id,
+                "question_identifier": idents.get(a.question_id),
+                "answer": a.answer,
+                "options": [o.id for o in a.options],
+                "option_identifiers": [o.identifier for o in a.options],
+            }
+            for a in pos.answers
+        ],
+    }
+
+
+def fee_dict(fee: OrderFee) -> dict[str, Any]:
+    return {
+        "id": fee.id,
+        "fee_type": fee.fee_type,
+        "value": _money(fee.value),
+        "description": fee.description,
+        "internal_type": fee.internal_type,
+        "tax_rate": _money(fee.tax_rate),
+        "tax_value": _money(fee.tax_value),
+        "tax_rule": fee.tax_rule_id,
+        "canceled": fee.canceled,
+    }
+
+
+def payment_dict(payment: OrderPayment) -> dict[str, Any]:
+    return {
+        "local_id": payment.local_id,
+        "state": payment.state,
+        "amount": _money(payment.amount),
+        "created": _dt(payment.created),
+        "payment_date": _dt(payment.payment_date),
+        "provider": payment.provider,
+    }
+
+
+def order_dict(
+    order: Order, event_slug: str, url_base: str, idents: dict[int, str]
+) -> dict[str, Any]:
+    """``url_base`` is the public base URL with organizer and event (``…/org/event/``)."""
+    confirmed = [p for p in order.payments if p.state == "confirmed"]
+    provider = order.payments[-1].provider if order.payments else None
+    return {
+        "code": order.code,
+        "event": event_slug,
+        "status": order.status,
+        "testmode": order.testmode,
+        "secret": order.secret,
+        "email": order.email,
+        "phone": order.phone,
+        "locale": order.locale,
+        "sales_channel": order.sales_channel,
+        "datetime": _dt(order.datetime),
+        "expires": _dt(order.expires),
+        "payment_date": _dt(confirmed[-1].payment_date) if confirmed else None,
+        "payment_provider": provider,
+        "total": _money(order.total),
+        "comment": order.comment,
+        "checkin_attention": order.checkin_attention,
+        "checkin_text": order.checkin_text,
+        "invoice_address": order.invoice_address,
+        "require_approval": order.require_approval,
+        "valid_if_pending": order.valid_if_pending,
+        "customer": None,
+        "url": f"{url_base}order/{order.code}/{order.secret}/",
+        "positions": [position_dict(p, order.code, idents) for p in order.positions],
+        "fees": [fee_dict(f) for f in order.fees],
+        "payments": [payment_dict(p) for p in order.payments],
+        "refunds": [],
+        "downloads": [],
+        "last_modified": _dt(order.last_modified),
+        "cancellation_date": _dt(order.cancellation_date),
+    }
+
+
+async def render_orders(
+    session: AsyncSession, orders: Sequence[Order], slugs: dict[int, str], bases: dict[int, str]
+) -> list[dict[str, Any]]:
+    """Orders of possibly several events: ``slugs``/``bases`` map event id to slug / URL base."""
+    idents = await question_identifiers(session, [p for o in orders for p in o.positions])
+    return [order_dict(o, slugs[o.event_id], bases[o.event_id], idents) for o in orders]
