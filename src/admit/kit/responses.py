@@ -13,7 +13,9 @@ class JSONResponse(_StarletteJSONResponse):
     media_type = "application/json"
 
     def render(self, content: Any) -> bytes:
-        return orjson.dumps(content, option=orjson.OPT_NON_STR_KEYS, default=_default)
+        return orjson.dumps(
+            content, option=orjson.OPT_NON_STR_KEYS | orjson.OPT_UTC_Z, default=_default
+        )
 
 
 def _default(value: Any) -> Any:
