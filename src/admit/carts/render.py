@@ -14,8 +14,8 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import selectinload
 
-from admit.carts.answers import CheckedAnswer
 from admit.carts.schemas import CartPositionOut
+from admit.catalog.questions.answers import CheckedAnswer
 from admit.models import Answer, CartPosition, Question
 
 # Name parts in reading order; others follow alphabetically, internal keys ("_scheme") never.

@@ -10,22 +10,13 @@ import datetime as dt
 from typing import Annotated, Any
 
 from email_validator import EmailNotValidError, validate_email
-from pydantic import AfterValidator, BeforeValidator, Field
+from pydantic import AfterValidator, Field
 
-from admit.kit.schema import DateTime, Money, ReadModel, WriteModel
+from admit.catalog.questions.answers import AnswerIn
+from admit.kit.schema import DateTime, Money, Pk, ReadModel, WriteModel
 
 EMAIL_MAX_LENGTH = 254  # the width of the attendee_email column
 CART_ID_MAX_LENGTH = 255
-
-
-def _pk_input(value: Any) -> Any:
-    if isinstance(value, bool):
-        raise ValueError("Incorrect type. Expected pk value, received bool.")
-    return value
-
-
-# A referenced object's id; JSON true/false would otherwise pass as 1/0.
-Pk = Annotated[int, BeforeValidator(_pk_input)]
 
 
 def _email(value: str | None) -> str | None:
@@ -53,13 +44,6 @@ CartId = Annotated[
     Annotated[str, Field(max_length=CART_ID_MAX_LENGTH)] | None, AfterValidator(_cart_id)
 ]
 NamePart = Annotated[str, Field(max_length=255)]
-
-
-class AnswerIn(WriteModel):
-    question: Pk
-    # Choice answers are rendered from their options, so the text may be left out there.
-    answer: str | None = None
-    options: list[Pk] = []
 
 
 class NestedPositionIn(WriteModel):

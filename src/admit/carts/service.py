@@ -21,10 +21,10 @@ from pydantic import ValidationError
 from sqlalchemy import delete, insert, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from admit.carts import answers as answers_mod
-from admit.carts.answers import CheckedAnswer, QuestionInfo, invalid_pk, valid_ids
 from admit.carts.render import checked_answer_dicts, render
 from admit.carts.schemas import CartPositionIn, NestedPositionIn
+from admit.catalog.questions import answers as answers_mod
+from admit.catalog.questions.answers import CheckedAnswer, QuestionInfo, invalid_pk, valid_ids
 from admit.events.plugins import SALES_CHANNELS
 from admit.kit.errors import NON_FIELD, APIError, FieldErrors, validation_error
 from admit.models import (

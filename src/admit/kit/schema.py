@@ -153,3 +153,13 @@ def _reject_bool(value: Any) -> Any:
 
 # A JSON number (or numeric string); true/false are not numbers here.
 Number = Annotated[float, BeforeValidator(_reject_bool)]
+
+
+def _pk_input(value: Any) -> Any:
+    if isinstance(value, bool):
+        raise ValueError("Incorrect type. Expected pk value, received bool.")
+    return value
+
+
+# A referenced object's id; JSON true/false would otherwise pass as 1/0.
+Pk = Annotated[int, BeforeValidator(_pk_input)]

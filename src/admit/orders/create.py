@@ -17,6 +17,12 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import selectinload
 
+from admit.catalog.questions.answers import (
+    CheckedAnswer,
+    check_answers,
+    load_questions,
+    to_models,
+)
 from admit.db import utcnow
 from admit.kit.errors import FieldErrors
 from admit.models import (
@@ -30,7 +36,6 @@ from admit.models import (
     TaxRule,
 )
 from admit.orders import codes
-from admit.orders.answers import CleanAnswer, build_answers, clean_answers, load_questions
 from admit.orders.pricing import Line, load_discounts, price_lines, tax
 from admit.orders.quota import quota_errors
 from admit.orders.schemas import OrderIn, PositionIn
@@ -67,7 +72,7 @@ class Draft:
         self.data = data
         self.positionid = positionid
         self.line: Line | None = None
-        self.answers: list[CleanAnswer] = []
+        self.answers: list[CheckedAnswer] = []
 
 
 async def _check_positions(
@@ -85,7 +90,9 @@ async def _check_positions(
         selectinload(SubEvent.item_overrides),
         selectinload(SubEvent.variation_overrides),
     )
-    questions = await load_questions(session, event.id) if any(p.answers for p in positions) else {}
+    questions = await load_questions(
+        session, event.id, {a.question for p in positions for a in p.answers}
+    )
     wanted_secrets = [p.secret for p in positions if p.secret]
     taken = await codes.taken_secrets(session, event.id, wanted_secrets)
     errors: list[dict[str, Any]] = []
@@ -133,7 +140,7 @@ async def _check_positions(
                 err["secret"] = ["You cannot assign a position secret that already exists."]
             seen_secrets.add(data.secret)
         if item is not None and data.answers:
-            draft.answers, answer_errors = clean_answers(data.answers, item.id, questions)
+            draft.answers, answer_errors = check_answers(data.answers, item.id, questions)
             if answer_errors:
                 err["answers"] = answer_errors
         if item is not None and not err:
@@ -268,7 +275,7 @@ async def create_order(session: AsyncSession, event: Event, data: OrderIn) -> Or
             by_positionid[draft.positionid] = pos
         await session.flush()
     for draft in drafts:
-        for answer in build_answers(draft.answers):
+        for answer in to_models(draft.answers):
             answer.orderposition_id = by_positionid[draft.positionid].id
             session.add(answer)
     for fee, taxed in zip(data.fees, fee_taxes, strict=True):

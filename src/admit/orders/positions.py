@@ -12,6 +12,7 @@ from sqlalchemy import delete, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.responses import Response
 
+from admit.catalog.questions.answers import check_answers, load_questions, to_models
 from admit.db import utcnow
 from admit.kit.body import read_object
 from admit.kit.context import EventAccess, EventContext
@@ -23,7 +24,6 @@ from admit.kit.pagination import paginate
 from admit.kit.responses import JSONResponse, no_content
 from admit.models import Answer, Order, OrderFee, OrderPosition
 from admit.orders import codes
-from admit.orders.answers import build_answers, clean_answers, load_questions
 from admit.orders.schemas import PositionPatch
 from admit.orders.serialize import POSITION_LOAD, attendee_name, position_dict, question_identifiers
 
@@ -138,12 +138,14 @@ async def _patch(ctx: EventContext, position: OrderPosition, raw: dict[str, Any]
             )
         position.secret = patch.secret
     if "answers" in supplied and patch.answers is not None:
-        questions = await load_questions(ctx.session, ctx.event.id)
-        cleaned, errors = clean_answers(patch.answers, position.item_id, questions)
+        questions = await load_questions(
+            ctx.session, ctx.event.id, {a.question for a in patch.answers}
+        )
+        cleaned, errors = check_answers(patch.answers, position.item_id, questions)
         if errors:
             raise FieldErrors({"answers": errors})
         await ctx.session.execute(delete(Answer).where(Answer.orderposition_id == position.id))
-        for answer in build_answers(cleaned):
+        for answer in to_models(cleaned):
             answer.orderposition_id = position.id
             ctx.session.add(answer)
 

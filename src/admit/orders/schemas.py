@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BeforeValidator, Field, field_validator, model_validator
+from pydantic import AfterValidator, Field, field_validator, model_validator
 
+from admit.catalog.questions.answers import AnswerIn
 from admit.events.plugins import SALES_CHANNELS
 from admit.kit.schema import DateTime, Money, WriteModel
 
@@ -20,22 +21,7 @@ def _check_email(value: str | None) -> str | None:
     return value or None
 
 
-def _text_answer(value: Any) -> Any:
-    """Answers arrive as text, but clients send numbers and booleans too."""
-    if isinstance(value, bool):
-        return "True" if value else "False"
-    if isinstance(value, int | float):
-        return str(value)
-    return value
-
-
 Email = Annotated[str | None, Field(max_length=254), AfterValidator(_check_email)]
-
-
-class AnswerIn(WriteModel):
-    question: int
-    answer: Annotated[str, BeforeValidator(_text_answer)] = ""
-    options: list[int] = Field(default_factory=list)
 
 
 class NameFields(WriteModel):

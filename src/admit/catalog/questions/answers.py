@@ -8,20 +8,41 @@ which part of which answer was wrong.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
-from typing import Any
+from typing import Annotated, Any
 
+from pydantic import BeforeValidator
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import selectinload
 
-from admit.carts.schemas import AnswerIn
 from admit.catalog.taxes.countries import COUNTRIES
 from admit.kit.crud import PK_MAX
-from admit.models import Question, QuestionOption, question_items
+from admit.kit.schema import Pk, WriteModel
+from admit.models import Answer, Question, QuestionOption, question_items
+
+PHONE_RE = re.compile(r"^\+?[0-9 ()./-]{3,30}$")
+
+
+def _text_answer(value: Any) -> Any:
+    """Answers arrive as text, but clients send numbers and booleans too."""
+    if isinstance(value, bool):
+        return "True" if value else "False"
+    if isinstance(value, int | float):
+        return str(value)
+    return value
+
+
+class AnswerIn(WriteModel):
+    question: Pk
+    # Choice answers are rendered from their options, so the text may be left out there.
+    answer: Annotated[str | None, BeforeValidator(_text_answer)] = None
+    options: list[Pk] = []
+
 
 CHOICE_TYPES = frozenset({"C", "M"})
 TEXT_TYPES = frozenset({"S", "T"})
@@ -175,6 +196,8 @@ def _check_text(question: Question, text: str) -> str:
         if text.upper() not in COUNTRIES:
             raise ValueError(f'"{text}" is not a valid choice.')
         return text.upper()
+    if kind == "TEL" and not PHONE_RE.match(text):
+        raise ValueError("Enter a valid phone number.")
     limit = question.valid_string_length_max
     if kind in TEXT_TYPES and limit is not None and len(text) > limit:
         raise ValueError(f"Ensure this field has no more than {limit} characters.")
@@ -229,3 +252,10 @@ def check_answers(
         if answer is not None:
             checked.append(answer)
     return checked, (errors if any(errors) else None)
+
+
+def to_models(checked: Iterable[CheckedAnswer]) -> list[Answer]:
+    """Answer rows (without their position) for checked answers."""
+    return [
+        Answer(question_id=c.question.id, answer=c.answer, options=list(c.options)) for c in checked
+    ]
