@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import insert
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -14,10 +16,16 @@ from admit.auth.permissions import EVENT_PERMISSIONS, ORGANIZER_PERMISSIONS
 from admit.events.plugins import PLUGINS
 from admit.models import (
     Event,
+    Item,
+    ItemVariation,
     Organizer,
+    Quota,
+    SubEvent,
     Team,
     TeamAPIToken,
     User,
+    quota_items,
+    quota_variations,
     team_limit_events,
     team_members,
 )
@@ -95,6 +103,32 @@ class Factory:
         )
         return secret
 
+    async def quota(
+        self,
+        event: Event,
+        size: int | None = 10,
+        *,
+        items: Iterable[Item] = (),
+        variations: Iterable[ItemVariation] = (),
+        subevent: SubEvent | None = None,
+        **kw: Any,
+    ) -> Quota:
+        kw.setdefault("name", "Quota")
+        async with self.sessionmaker() as session:
+            obj = Quota(
+                event_id=event.id, size=size, subevent_id=subevent.id if subevent else None, **kw
+            )
+            session.add(obj)
+            await session.flush()
+            for it in items:
+                await session.execute(insert(quota_items).values(quota_id=obj.id, item_id=it.id))
+            for var in variations:
+                await session.execute(
+                    insert(quota_variations).values(quota_id=obj.id, variation_id=var.id)
+                )
+            await session.commit()
+            return obj
+
     async def admin_token(self, organizer: Organizer) -> str:
         team = await self.team(
             organizer,
@@ -115,6 +149,20 @@ class World:
     admin: str  # every permission in org
     nobody: str  # a member of org with no permission at all
     outsider: str  # every permission, but in the other organizer
+
+
+def assert_field_errors(response: Any, *fields: str) -> dict:
+    """A DRF-shaped 400: a dict of field -> list of strings, naming the given fields."""
+    assert response.status_code == 400, response.text
+    body = response.json()
+    assert isinstance(body, dict) and body, body
+    for key, messages in body.items():
+        assert isinstance(key, str)
+        assert isinstance(messages, list) and messages, body
+        assert all(isinstance(m, str) and m for m in messages), body
+    for field in fields:
+        assert field in body, body
+    return body
 
 
 def auth(token: str) -> dict[str, str]:

@@ -19,8 +19,6 @@ from admit.models import (
     Quota,
     SubEvent,
     question_items,
-    quota_items,
-    quota_variations,
 )
 from admit.quotas import availability
 from tests.factories import Factory, World, auth, unique
@@ -57,23 +55,9 @@ async def quota(
     subevent_: SubEvent | None = None,
     name: str = "Q",
 ) -> Quota:
-    async with factory.sessionmaker() as session:
-        obj = Quota(
-            event_id=event.id,
-            name=name,
-            size=size,
-            subevent_id=subevent_.id if subevent_ else None,
-        )
-        session.add(obj)
-        await session.flush()
-        for it in items:
-            await session.execute(insert(quota_items).values(quota_id=obj.id, item_id=it.id))
-        for var in variations:
-            await session.execute(
-                insert(quota_variations).values(quota_id=obj.id, variation_id=var.id)
-            )
-        await session.commit()
-        return obj
+    return await factory.quota(
+        event, size, items=items, variations=variations, subevent=subevent_, name=name
+    )
 
 
 async def question(

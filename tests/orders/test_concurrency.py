@@ -28,3 +28,26 @@ async def test_rush_sells_exactly_the_quota(client, world, factory, database_url
     assert await h.availability(client, world, factory, quota.id) == 0
     r = await client.get(h.url(world), headers=auth(world.admin))
     assert r.json()["count"] == 100
+
+
+async def test_concurrent_state_changes_of_one_order_run_one_after_the_other(
+    client, world, factory
+):
+    """20 simultaneous mark_paid on one pending order: one wins, the rest see it paid."""
+    item = await h.item(factory, world.event, "10.00", quota=10)
+    r = await client.post(h.url(world), json=h.body(item.id), headers=auth(world.admin))
+    assert r.status_code == 201, r.text
+    code = r.json()["code"]
+
+    async def pay() -> int:
+        resp = await client.post(
+            f"{h.url(world)}{code}/mark_paid/", json={}, headers=auth(world.admin)
+        )
+        return resp.status_code
+
+    statuses = await asyncio.gather(*(pay() for _ in range(20)))
+    assert statuses.count(200) == 1, {s: statuses.count(s) for s in set(statuses)}
+    assert set(statuses) <= {200, 400}
+    order = (await client.get(f"{h.url(world)}{code}/", headers=auth(world.admin))).json()
+    assert order["status"] == "p"
+    assert [p["state"] for p in order["payments"]].count("confirmed") == 1

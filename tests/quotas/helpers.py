@@ -9,7 +9,6 @@ from decimal import Decimal
 from typing import Any
 
 import httpx
-from sqlalchemy import insert
 
 from admit.db import utcnow
 from admit.models import (
@@ -21,8 +20,6 @@ from admit.models import (
     OrderPosition,
     Quota,
     SubEvent,
-    quota_items,
-    quota_variations,
 )
 from tests.factories import Factory
 
@@ -70,24 +67,9 @@ async def quota(
     subevent: SubEvent | None = None,
     **kw: Any,
 ) -> Quota:
-    kw.setdefault("name", "Quota")
-    async with factory.sessionmaker() as session:
-        obj = Quota(
-            event_id=event.id,
-            size=size,
-            subevent_id=subevent.id if subevent else None,
-            **kw,
-        )
-        session.add(obj)
-        await session.flush()
-        for it in items:
-            await session.execute(insert(quota_items).values(quota_id=obj.id, item_id=it.id))
-        for var in variations:
-            await session.execute(
-                insert(quota_variations).values(quota_id=obj.id, variation_id=var.id)
-            )
-        await session.commit()
-        return obj
+    return await factory.quota(
+        event, size, items=items, variations=variations, subevent=subevent, **kw
+    )
 
 
 def position_values(order: Order, n: int, product: Product, **kw: Any) -> OrderPosition:

@@ -8,23 +8,9 @@ import pytest
 from sqlalchemy import select
 
 from admit.models import OutgoingMail, TeamAPIToken, TeamInvite, User, team_members
-from tests.factories import World, auth
+from tests.factories import World, assert_field_errors, auth
 
 TEAMS = "/api/v1/organizers/acme/teams/"
-
-
-def assert_field_errors(response: Any, *fields: str) -> dict:
-    """A DRF-shaped 400: a dict of field -> list of strings, naming the given fields."""
-    assert response.status_code == 400, response.text
-    body = response.json()
-    assert isinstance(body, dict) and body, body
-    for key, messages in body.items():
-        assert isinstance(key, str)
-        assert isinstance(messages, list) and messages, body
-        assert all(isinstance(m, str) and m for m in messages), body
-    for field in fields:
-        assert field in body, body
-    return body
 
 
 async def _mails(factory: Any) -> list[OutgoingMail]:

@@ -151,7 +151,9 @@ async def _patch(ctx: EventContext, position: OrderPosition, raw: dict[str, Any]
 
 
 async def _cancel(ctx: EventContext, position: OrderPosition) -> None:
-    order = await ctx.session.get(Order, position.order_id, with_for_update=False)
+    order = await ctx.session.get(
+        Order, position.order_id, with_for_update=True, populate_existing=True
+    )
     assert order is not None
     if order.status not in ("n", "p"):
         raise APIError(400, "Positions can only be canceled in pending or paid orders.")

@@ -92,13 +92,18 @@ async def render_one(ctx: EventContext, order: Order) -> dict[str, Any]:
     )[0]
 
 
-async def load_order(ctx: EventContext, code: str) -> Order:
+async def load_order(ctx: EventContext, code: str, *, lock: bool = False) -> Order:
+    """The order named in the URL; ``lock`` holds its row until commit (PostgreSQL), so two
+    state changes of one order run one after the other instead of both acting on the state
+    they read first."""
     query = (
         select(Order)
         .where(Order.event_id == ctx.event.id, Order.code == code)
         .options(*ORDER_LOAD)
         .execution_options(populate_existing=True)
     )
+    if lock:
+        query = query.with_for_update(of=Order)
     order = (await ctx.session.execute(query)).scalars().first()
     if order is None:
         raise not_found()
@@ -186,7 +191,7 @@ PATCH_FIELDS = tuple(OrderPatch.model_fields)
 
 @router.patch(f"{E}/orders/{{code}}/", openapi_extra=json_body(OrderPatch))
 async def patch(code: str, ctx: Annotated[EventContext, Depends(EventAccess(WRITE))]) -> Response:
-    order = await load_order(ctx, code)
+    order = await load_order(ctx, code, lock=True)
     current = {f: getattr(order, f) for f in PATCH_FIELDS}
     data, supplied = parse_update(OrderPatch, current, await read_object(ctx.request), True)
     for field in supplied:
@@ -199,7 +204,7 @@ async def patch(code: str, ctx: Annotated[EventContext, Depends(EventAccess(WRIT
 
 @router.delete(f"{E}/orders/{{code}}/", status_code=204)
 async def delete(code: str, ctx: Annotated[EventContext, Depends(EventAccess(WRITE))]) -> Response:
-    order = await load_order(ctx, code)
+    order = await load_order(ctx, code, lock=True)
     if not order.testmode:
         raise APIError(403, "Only test mode orders can be deleted.")
     # The database cascades to positions, answers, fees and payments.
@@ -241,7 +246,7 @@ def _action_route(name: str, action: Action) -> None:
     async def endpoint(
         code: str, ctx: Annotated[EventContext, Depends(EventAccess(WRITE))]
     ) -> Response:
-        order = await load_order(ctx, code)
+        order = await load_order(ctx, code, lock=True)
         raw = await read_object(ctx.request)
         result = action(ctx, order, raw)
         if hasattr(result, "__await__"):
