@@ -20,6 +20,7 @@ from admit.config import Settings
 from admit.db import Base
 from admit.migrate import upgrade
 from tests.factories import Factory, World
+from tests.live import live_database, live_process, live_server  # noqa: F401
 
 PG_URL = os.environ.get("ADMIT_TEST_DATABASE_URL")
 BACKENDS = ["sqlite"] + (["postgresql"] if PG_URL else [])

@@ -1,0 +1,146 @@
+"""A real Admit server process for concurrency tests (PostgreSQL only).
+
+The in-process ASGI client shares one event loop with the test; races between API *processes*
+only show against a server with several workers. ``live_server`` starts ``admit serve
+--workers 2`` on a free port against its own fresh PostgreSQL database and gives the test a
+:class:`LiveServer` with a base URL, a :class:`~tests.factories.Factory` writing to the same
+database, and a :class:`World` of two tenants. Tables are emptied before each test.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from sqlalchemy import text
+
+from admit.db import Base, Database, create_database
+from tests.factories import Factory, World
+
+PG_URL = os.environ.get("ADMIT_TEST_DATABASE_URL")
+
+
+@dataclass
+class LiveServer:
+    base_url: str
+    db: Database
+    factory: Factory
+    world: World
+
+    def client(self, *, connections: int = 64, timeout: float = 60.0) -> httpx.AsyncClient:
+        """A client with a pool big enough for ``connections`` requests in flight."""
+        limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
+        return httpx.AsyncClient(base_url=self.base_url, limits=limits, timeout=timeout)
+
+    async def scalar(self, sql: str, **params: Any) -> Any:
+        async with self.db.engine.connect() as conn:
+            return (await conn.execute(text(sql), params)).scalar()
+
+
+async def gather_limited(
+    calls: Iterable[Callable[[], Awaitable[Any]]], concurrency: int
+) -> list[Any]:
+    """Runs the calls with at most ``concurrency`` in flight; results in call order."""
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one(call: Callable[[], Awaitable[Any]]) -> Any:
+        async with gate:
+            return await call()
+
+    return await asyncio.gather(*(one(c) for c in calls))
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _wait_until_serving(url: str, process: subprocess.Popen[bytes], seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"the server exited with {process.returncode}")
+        try:
+            if httpx.get(f"{url}/api/v1/", timeout=1).status_code < 500:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    raise RuntimeError("the server did not start in time")
+
+
+@pytest.fixture(scope="session")
+async def live_database(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[str]:
+    if not PG_URL:
+        pytest.skip("concurrency against a server process runs on PostgreSQL only")
+    from admit.migrate import upgrade
+    from tests.conftest import _create_pg_database, _drop_pg_database
+
+    url = await _create_pg_database(PG_URL)
+    await asyncio.to_thread(upgrade, url)
+    yield url
+    await _drop_pg_database(url)
+
+
+@pytest.fixture(scope="session")
+def live_process(live_database: str, tmp_path_factory: pytest.TempPathFactory) -> Iterable[str]:
+    data_dir: Path = tmp_path_factory.mktemp("live")
+    port = _free_port()
+    env = {
+        **os.environ,
+        "ADMIT_DATABASE_URL": live_database,
+        "ADMIT_DATA_DIR": str(data_dir),
+        "ADMIT_BASE_URL": f"http://127.0.0.1:{port}",
+    }
+    command = [sys.executable, "-m", "admit", "serve", "--port", str(port), "--workers", "2"]
+    log = (data_dir / "server.log").open("wb")
+    process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_until_serving(url, process)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        log.close()
+
+
+@pytest.fixture
+async def live_server(live_database: str, live_process: str) -> AsyncIterator[LiveServer]:
+    db = create_database(live_database, pool_size=4)
+    async with db.engine.begin() as conn:
+        raw = (await conn.get_raw_connection()).driver_connection
+        tables = [t.name for t in reversed(Base.metadata.sorted_tables)]
+        await raw.execute("; ".join(f'DELETE FROM "{n}"' for n in tables))
+    factory = Factory(db.sessionmaker)
+    org = await factory.organizer("acme")
+    event = await factory.event(org, "summit")
+    other = await factory.organizer("rival")
+    other_event = await factory.event(other, "expo")
+    world = World(
+        org,
+        event,
+        other,
+        other_event,
+        await factory.admin_token(org),
+        await factory.token(await factory.team(org)),
+        await factory.admin_token(other),
+    )
+    try:
+        yield LiveServer(live_process, db, factory, world)
+    finally:
+        await db.dispose()
