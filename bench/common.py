@@ -80,7 +80,16 @@ def server(env: dict[str, str], workers: int = 2) -> Iterator[str]:
         proc.wait(timeout=30)
 
 
-def wrk(url: str, token: str, *, connections: int, seconds: int, threads: int = 2) -> dict:
+def wrk(
+    url: str,
+    token: str,
+    *,
+    connections: int,
+    seconds: int,
+    threads: int = 2,
+    script: str | None = None,
+) -> dict:
+    """Runs wrk (optionally with a Lua ``script``, e.g. one that POSTs) and parses its report."""
     out = subprocess.run(
         [
             "wrk",
@@ -90,6 +99,7 @@ def wrk(url: str, token: str, *, connections: int, seconds: int, threads: int = 
             "--latency",
             "-H",
             f"Authorization: Token {token}",
+            *(["-s", script] if script else []),
             url,
         ],
         check=True,
@@ -99,7 +109,9 @@ def wrk(url: str, token: str, *, connections: int, seconds: int, threads: int = 
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
     lat = dict(re.findall(r"^\s+(50|99)%\s+(\S+)$", out, re.M))
     non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    total = int(re.search(r"(\d+) requests in", out).group(1))
     return {
+        "requests": total,
         "requests_per_second": rps,
         "p50": lat.get("50"),
         "p99": lat.get("99"),

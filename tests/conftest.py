@@ -11,7 +11,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from sqlalchemy import text
+from sqlalchemy import inspect, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import create_async_engine
 
@@ -75,8 +75,10 @@ async def app(database_url: str, tmp_path_factory: pytest.TempPathFactory):
 
 async def _truncate(app) -> None:
     db = app.state.db
-    tables = [t.name for t in reversed(Base.metadata.sorted_tables)]
     async with db.engine.begin() as conn:
+        # Tables of models whose migration is still missing are left to test_migrations.
+        existing = set(await conn.run_sync(lambda c: inspect(c).get_table_names()))
+        tables = [t.name for t in reversed(Base.metadata.sorted_tables) if t.name in existing]
         if db.is_sqlite:
             for name in tables:
                 await conn.execute(text(f'DELETE FROM "{name}"'))
@@ -110,6 +112,18 @@ async def client(clean_app) -> AsyncIterator[httpx.AsyncClient]:
         event_hooks={"response": [_no_server_errors]},
     ) as c:
         yield c
+    await _assert_sales_ledger_exact(clean_app)
+
+
+async def _assert_sales_ledger_exact(app) -> None:
+    """After every API test: the running sales totals equal a recount from the rows.
+
+    Any code path that changes orders or carts without the ledger following fails here."""
+    from admit.quotas import ledger
+
+    async with app.state.db.sessionmaker() as session:
+        drifted = await ledger.drift(session)
+    assert not drifted, f"sales ledger drifted from a recount: {drifted}"
 
 
 @pytest.fixture

@@ -20,7 +20,7 @@ from admit.models import (
     SubEvent,
     question_items,
 )
-from admit.quotas import availability
+from admit.quotas import availability, ledger
 from tests.factories import Factory, World, auth, unique
 
 
@@ -140,6 +140,9 @@ async def stored_position(factory: Factory, event: Event, cart_id: str, item_: I
         price=Decimal("1.00"),
     )
     await factory._add(pos)
+    async with factory.sessionmaker() as session:
+        await ledger.rebuild(session)  # written behind the API's back
+        await session.commit()
     return pos.id
 
 

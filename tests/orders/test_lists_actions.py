@@ -5,6 +5,7 @@ from __future__ import annotations
 from sqlalchemy import update
 
 from admit.models import Order
+from admit.quotas import ledger
 from tests.factories import auth
 from tests.orders import helpers as h
 
@@ -184,4 +185,5 @@ async def test_deletion_guards(client, world, factory):
     assert r.status_code == 403
     async with factory.sessionmaker() as s:
         await s.execute(update(Order).values(status="c"))
+        await ledger.rebuild(s)
         await s.commit()

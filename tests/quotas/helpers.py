@@ -21,6 +21,7 @@ from admit.models import (
     Quota,
     SubEvent,
 )
+from admit.quotas import ledger
 from tests.factories import Factory
 
 BASE = "/api/v1/organizers/acme/events/summit"
@@ -111,6 +112,8 @@ async def order(
         for n, product in enumerate(products, start=1):
             flag = bool(canceled and canceled[n - 1])
             session.add(position_values(obj, n, product, canceled=flag))
+        await session.flush()
+        await ledger.rebuild(session)  # written behind the API's back
         await session.commit()
         return obj
 
@@ -135,4 +138,6 @@ async def carts(
     expires = utcnow() + dt.timedelta(minutes=minutes)
     async with factory.sessionmaker() as session:
         session.add_all([cart_position(event.id, product, expires) for _ in range(n)])
+        await session.flush()
+        await ledger.rebuild(session)
         await session.commit()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from admit.db import utcnow
 from admit.models import Quota
+from admit.quotas import ledger
 from admit.quotas.availability import reserve
 from tests.factories import World, auth
 from tests.quotas.helpers import (
@@ -197,6 +198,8 @@ async def test_close_when_sold_out_stays_closed(client, world: World, factory, c
     async with clean_app.state.db.sessionmaker() as session:
         await reserve(session, world.event.id, {(ticket.id, None, None): 2})
         session.add_all([cart_position(world.event.id, product, utcnow()) for _ in range(2)])
+        await session.flush()
+        await ledger.rebuild(session)
         await session.commit()
     h = auth(world.admin)
     detail = await client.get(f"{QUOTAS}{q.id}/", headers=h)

@@ -14,6 +14,7 @@ from sqlalchemy import func, select
 
 from admit.db import utcnow
 from admit.models import CartPosition, Event, Item, Quota
+from admit.quotas import ledger
 from admit.quotas.availability import QuotaExceeded, count, reserve
 from tests.factories import World
 from tests.quotas.helpers import cart_position, item, quota
@@ -34,6 +35,7 @@ async def _buy(sessionmaker, event: Event, ticket: Item, started: asyncio.Event)
         await asyncio.sleep(0)
         expires = utcnow() + dt.timedelta(minutes=30)
         session.add(cart_position(event.id, (ticket, None, None), expires))
+        await ledger.carts_added(session, [ledger.key_of(ticket.id, None, None)])
         await session.commit()
         return True
 

@@ -36,7 +36,7 @@ from admit.models import (
     SubEvent,
     answer_options,
 )
-from admit.quotas import availability
+from admit.quotas import availability, ledger
 from admit.quotas.availability import NoQuota, ProductKey, QuotaExceeded
 
 RESERVATION_TIME = dt.timedelta(minutes=30)
@@ -295,6 +295,7 @@ async def write(
         session.add_all(children)
         await session.flush()
     written = list(zip([parent, *children], planned, strict=True))
+    await ledger.carts_added(session, [_ledger_key(pos) for pos, _ in written])
     await _write_answers(session, written)
     child_answers = {c.id: checked_answer_dicts(p.answers) for c, p in written[1:]}
     return render(parent, checked_answer_dicts(parent_plan.answers), children, child_answers)
@@ -372,10 +373,31 @@ async def bulk_create(
     return results
 
 
+def _ledger_key(pos: CartPosition) -> ledger.Key:
+    return ledger.key_of(pos.item_id, pos.variation_id, pos.subevent_id)
+
+
+_DELETED_KEYS = (CartPosition.item_id, CartPosition.variation_id, CartPosition.subevent_id)
+
+
+async def _delete_counted(session: AsyncSession, *where: Any) -> int:
+    """Deletes cart rows and takes them out of the sales ledger; returns how many."""
+    rows = (
+        await session.execute(
+            delete(CartPosition)
+            .where(*where)
+            .returning(*_DELETED_KEYS)
+            .execution_options(synchronize_session=False)
+        )
+    ).all()
+    await ledger.carts_removed(session, [ledger.key_of(*row) for row in rows])
+    return len(rows)
+
+
 async def delete_position(session: AsyncSession, position: CartPosition) -> None:
     """Removes a position with its add-ons and bundled positions (answers go with them)."""
-    await session.execute(delete(CartPosition).where(CartPosition.addon_to_id == position.id))
-    await session.execute(delete(CartPosition).where(CartPosition.id == position.id))
+    await _delete_counted(session, CartPosition.addon_to_id == position.id)
+    await _delete_counted(session, CartPosition.id == position.id)
 
 
 async def purge_expired(session: AsyncSession, now: dt.datetime) -> int:
@@ -388,10 +410,5 @@ async def purge_expired(session: AsyncSession, now: dt.datetime) -> int:
     total = 0
     # Add-ons first: rows removed by the foreign key cascade would not be counted.
     for is_addon in (CartPosition.addon_to_id.is_not(None), CartPosition.addon_to_id.is_(None)):
-        result = await session.execute(
-            delete(CartPosition)
-            .where(CartPosition.expires < now, is_addon)
-            .execution_options(synchronize_session=False)
-        )
-        total += int(result.rowcount or 0)  # type: ignore[attr-defined]
+        total += await _delete_counted(session, CartPosition.expires < now, is_addon)
     return total

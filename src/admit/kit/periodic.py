@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.db import Database
+from admit.kit.transaction import commit
 
 log = logging.getLogger("admit")
 
@@ -34,7 +35,7 @@ async def _loop(db: Database, job: PeriodicJob) -> None:
         try:
             async with db.sessionmaker() as session:
                 await job.run(session)
-                await session.commit()
+                await commit(session)
         except Exception:
             log.exception("periodic job %s failed", job.name)
 

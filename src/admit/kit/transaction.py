@@ -4,7 +4,10 @@ Requests with a safe method (GET, HEAD, OPTIONS) are read-only: on PostgreSQL th
 autocommit mode, two round trips cheaper, and must not write.
 
 Work that must only happen for committed changes (jobs, webhook notifications, mail delivery)
-is registered with :func:`after_commit` and runs once the commit succeeded.
+is registered with :func:`after_commit` and runs once the commit succeeded. Work that must be
+part of the transaction but can only be done once everything else is written (running totals
+derived from the final state) is registered with :func:`before_commit`; whoever commits a
+session goes through :func:`commit` so it runs.
 """
 
 from __future__ import annotations
@@ -21,6 +24,20 @@ log = logging.getLogger("admit")
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 AfterCommit = Callable[[], Awaitable[None]]
+BeforeCommit = Callable[[AsyncSession], Awaitable[None]]
+
+
+def before_commit(session: AsyncSession, key: str, callback: BeforeCommit) -> None:
+    """Runs ``callback`` once, inside the transaction, right before it commits."""
+    session.info.setdefault("before_commit", {}).setdefault(key, callback)
+
+
+async def commit(session: AsyncSession) -> None:
+    """Commits after the registered before-commit work (which may register more)."""
+    while callbacks := session.info.pop("before_commit", None):
+        for callback in callbacks.values():
+            await callback(session)
+    await session.commit()
 
 
 def after_commit(session: AsyncSession, callback: AfterCommit) -> None:
@@ -46,9 +63,10 @@ async def db_session(request: Request) -> AsyncIterator[AsyncSession]:
     try:
         yield session
         if session.in_transaction():
-            await session.commit()
+            await commit(session)
     except BaseException:
         session.info.pop("after_commit", None)
+        session.info.pop("before_commit", None)
         await session.rollback()
         raise
     finally:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sqlalchemy import Boolean, Column, ForeignKey, Integer, String, Table
+from sqlalchemy import Boolean, Column, ForeignKey, Integer, String, Table, text
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from admit.db import Base
@@ -49,3 +49,24 @@ class Quota(Base):
     variations: Mapped[list[ItemVariation]] = relationship(
         secondary=quota_variations, lazy="raise", passive_deletes=True, order_by=ItemVariation.id
     )
+
+
+class SalesCount(Base):
+    """Running totals per product (item, variation, date) of what orders and carts take.
+
+    Availability sums a few of these rows instead of counting positions, so it costs the same
+    with 100 or 100,000 tickets sold. ``quotas/ledger.py`` keeps them exact: every change of
+    positions, order states or cart rows updates them in the same transaction. ``0`` stands
+    for "no variation" / "no date" (a key column cannot be null).
+    """
+
+    __tablename__ = "sales_counts"
+
+    item_id: Mapped[int] = mapped_column(
+        ForeignKey("items.id", ondelete="CASCADE"), primary_key=True
+    )
+    variation_id: Mapped[int] = mapped_column(Integer, primary_key=True, default=0)
+    subevent_id: Mapped[int] = mapped_column(Integer, primary_key=True, default=0)
+    pending: Mapped[int] = mapped_column(Integer, default=0, server_default=text("0"))
+    paid: Mapped[int] = mapped_column(Integer, default=0, server_default=text("0"))
+    carts: Mapped[int] = mapped_column(Integer, default=0, server_default=text("0"))

@@ -39,6 +39,7 @@ from admit.orders import codes
 from admit.orders.pricing import Line, load_discounts, price_lines, tax
 from admit.orders.quota import quota_errors
 from admit.orders.schemas import OrderIn, PositionIn
+from admit.quotas import ledger
 from admit.quotas.availability import NoQuota, QuotaExceeded, reserve
 
 PAYMENT_TERM_DAYS = 14  # the reference's default payment term
@@ -229,6 +230,7 @@ async def create_order(session: AsyncSession, event: Event, data: OrderIn) -> Or
     )
     session.add(order)
     await session.flush()
+    await ledger.track_orders(session, [order.id], new=True)
 
     fresh = iter(
         await codes.new_ticket_secrets(

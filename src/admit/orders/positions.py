@@ -26,6 +26,7 @@ from admit.models import Answer, Order, OrderFee, OrderPosition
 from admit.orders import codes
 from admit.orders.schemas import PositionPatch
 from admit.orders.serialize import POSITION_LOAD, attendee_name, position_dict, question_identifiers
+from admit.quotas import ledger
 
 READ = "event.orders:read"
 WRITE = "event.orders:write"
@@ -155,6 +156,7 @@ async def _cancel(ctx: EventContext, position: OrderPosition) -> None:
         Order, position.order_id, with_for_update=True, populate_existing=True
     )
     assert order is not None
+    await ledger.track_orders(ctx.session, [order.id])
     if order.status not in ("n", "p"):
         raise APIError(400, "Positions can only be canceled in pending or paid orders.")
     if position.canceled:

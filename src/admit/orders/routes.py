@@ -36,6 +36,7 @@ from admit.orders import actions, positions
 from admit.orders.create import create_order
 from admit.orders.schemas import CancelIn, ExtendIn, MarkPaidIn, OrderIn, OrderPatch
 from admit.orders.serialize import ORDER_LOAD, render_orders
+from admit.quotas import ledger
 from admit.subevents import service as subevents_service
 
 router = api_router(tags=["orders"])
@@ -107,6 +108,8 @@ async def load_order(ctx: EventContext, code: str, *, lock: bool = False) -> Ord
     order = (await ctx.session.execute(query)).scalars().first()
     if order is None:
         raise not_found()
+    if lock:  # about to change: the sales ledger follows whatever happens to it
+        await ledger.track_orders(ctx.session, [order.id])
     return order
 
 

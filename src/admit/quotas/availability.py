@@ -15,13 +15,15 @@ from collections import defaultdict
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from sqlalchemy import and_, case, func, or_, select, text
+from sqlalchemy import and_, func, or_, select, text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.db import utcnow
 from admit.kit.errors import APIError
-from admit.models import CartPosition, Order, OrderPosition, Quota, quota_items, quota_variations
+from admit.models import CartPosition, Quota, quota_items, quota_variations
+from admit.models.quotas import SalesCount
+from admit.quotas import ledger
 
 # (item id, variation id or None, subevent id or None)
 ProductKey = tuple[int, int | None, int | None]
@@ -83,6 +85,41 @@ def _position_matches(quota: Quota, item_col, variation_col, subevent_col):  # n
     return and_(in_items, or_(variation_col.is_(None), in_variations), subevent)
 
 
+async def _taken(session: AsyncSession, quota: Quota, now: dt.datetime) -> tuple[int, int, int]:
+    """Pending, paid and cart units from the ledger, less carts expired but not yet purged.
+
+    One statement whose cost does not grow with the tickets sold: a few ledger rows plus an
+    index range over the (few) expired cart rows still waiting for the purge job.
+    """
+    items = select(quota_items.c.item_id).where(quota_items.c.quota_id == quota.id)
+    variations = select(quota_variations.c.variation_id).where(
+        quota_variations.c.quota_id == quota.id
+    )
+    expired = (
+        select(func.count())
+        .select_from(CartPosition)
+        .where(
+            CartPosition.expires < now,
+            _position_matches(
+                quota, CartPosition.item_id, CartPosition.variation_id, CartPosition.subevent_id
+            ),
+        )
+        .scalar_subquery()
+    )
+    row = (
+        await session.execute(
+            select(
+                func.coalesce(func.sum(SalesCount.pending), 0),
+                func.coalesce(func.sum(SalesCount.paid), 0),
+                func.coalesce(func.sum(SalesCount.carts), 0),
+                expired,
+            ).where(ledger.matching(items, variations, quota.subevent_id))
+        )
+    ).one()
+    pending, paid, carts, stale = (int(v or 0) for v in row)
+    return pending, paid, carts - stale
+
+
 async def count(
     session: AsyncSession, quotas: Iterable[Quota], now: dt.datetime | None = None
 ) -> dict[int, Availability]:
@@ -94,42 +131,11 @@ async def count(
     for name, counter in {**blocking_counters, **informational_counters}.items():
         extra[name] = await counter(session, quotas, now)
     for quota in quotas:
-        paid, pending = (
-            await session.execute(
-                select(
-                    func.coalesce(func.sum(case((Order.status == "p", 1), else_=0)), 0),
-                    func.coalesce(func.sum(case((Order.status == "n", 1), else_=0)), 0),
-                )
-                .select_from(OrderPosition)
-                .join(Order, Order.id == OrderPosition.order_id)
-                .where(
-                    Order.event_id == quota.event_id,
-                    Order.status.in_(("n", "p")),
-                    OrderPosition.canceled.is_(False),
-                    _position_matches(
-                        quota,
-                        OrderPosition.item_id,
-                        OrderPosition.variation_id,
-                        OrderPosition.subevent_id,
-                    ),
-                )
-            )
-        ).one()
-        carts = await session.scalar(
-            select(func.count())
-            .select_from(CartPosition)
-            .where(
-                CartPosition.event_id == quota.event_id,
-                CartPosition.expires >= now,
-                _position_matches(
-                    quota, CartPosition.item_id, CartPosition.variation_id, CartPosition.subevent_id
-                ),
-            )
-        )
+        pending, paid, carts = await _taken(session, quota, now)
         numbers = {name: values.get(quota.id, 0) for name, values in extra.items()}
         vouchers = numbers.get("blocking_vouchers", 0)
         exited = numbers.get("exited_orders", 0)
-        taken = int(paid) + int(pending) + int(carts or 0) + vouchers - exited
+        taken = paid + pending + carts + vouchers - exited
         if quota.size is None:
             left = None
             available = not quota.closed
@@ -140,10 +146,10 @@ async def count(
             available=available,
             available_number=left,
             total_size=quota.size,
-            pending_orders=int(pending),
-            paid_orders=int(paid),
+            pending_orders=pending,
+            paid_orders=paid,
             exited_orders=exited,
-            cart_positions=int(carts or 0),
+            cart_positions=carts,
             blocking_vouchers=vouchers,
             waiting_list=numbers.get("waiting_list", 0),
         )

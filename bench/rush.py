@@ -1,0 +1,148 @@
+"""A rush on one quota: C concurrent clients creating cart positions (or orders) on one event.
+
+PostgreSQL, 2 server workers, wrk POSTing as fast as answers come. Two phases:
+
+1. throughput — a quota far bigger than the run can sell: successes/s and p50/p99 latency,
+   and the number of rows written matches the successes;
+2. sell-out — a quota of ``--sellout`` places hit for a few seconds by the same clients: the
+   rows written must equal the quota exactly (oversell must be 0) and availability reads 0.
+
+Target (issue: sales core): >= 1,000 successful cart positions/s on the 2-core machine, no
+oversell. Run: .venv/bin/python bench/rush.py [--kind carts|orders] [--connections 32]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import create_async_engine
+
+from bench.common import admit, demo_token, fresh_pg_database, server, wrk
+
+POST_SCRIPT = """
+wrk.method = "POST"
+wrk.body = [[%s]]
+wrk.headers["Content-Type"] = "application/json"
+"""
+
+
+def product_with_quota(base: str, token: str, size: int, name: str) -> tuple[int, int]:
+    event = f"{base}/api/v1/organizers/demo/events/democon"
+    headers = {"Authorization": f"Token {token}"}
+    item = httpx.post(
+        f"{event}/items/",
+        json={"name": {"en": name}, "default_price": "10.00", "admission": True},
+        headers=headers,
+    )
+    item.raise_for_status()
+    item_id = item.json()["id"]
+    quota = httpx.post(
+        f"{event}/quotas/",
+        json={"name": name, "size": size, "items": [item_id], "variations": []},
+        headers=headers,
+    )
+    quota.raise_for_status()
+    return item_id, quota.json()["id"]
+
+
+def body_for(kind: str, item_id: int) -> str:
+    if kind == "carts":
+        return json.dumps({"item": item_id, "price": "10.00"})
+    return json.dumps(
+        {"email": "fan@example.org", "positions": [{"item": item_id}], "send_email": False}
+    )
+
+
+def rows_for(url: str, kind: str, item_id: int) -> int:
+    table = "cart_positions" if kind == "carts" else "order_positions"
+
+    async def work() -> int:
+        engine = create_async_engine(url)
+        async with engine.connect() as conn:
+            rows = await conn.scalar(
+                text(f"SELECT count(*) FROM {table} WHERE item_id = :i"), {"i": item_id}
+            )
+        await engine.dispose()
+        return int(rows)
+
+    return asyncio.run(work())
+
+
+def run_phase(base: str, token: str, kind: str, item_id: int, args, seconds: int) -> dict:
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
+        script.write(POST_SCRIPT % body_for(kind, item_id))
+    path = "cartpositions" if kind == "carts" else "orders"
+    target = f"{base}/api/v1/organizers/demo/events/democon/{path}/"
+    result = wrk(target, token, connections=args.connections, seconds=seconds, script=script.name)
+    result.pop("raw")
+    Path(script.name).unlink()
+    result["successes"] = result["requests"] - result["non_2xx"]
+    result["successes_per_second"] = round(result["successes"] / seconds, 1)
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--kind", choices=("carts", "orders"), default="carts")
+    parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument("--seconds", type=int, default=15)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--sellout", type=int, default=3000)
+    args = parser.parse_args()
+
+    url = fresh_pg_database("admit_bench_rush")
+    with tempfile.TemporaryDirectory() as data_dir:
+        env = {"ADMIT_DATABASE_URL": url, "ADMIT_DATA_DIR": data_dir}
+        admit(env, "migrate")
+        token = demo_token(env)["token"]
+        with server(env, workers=args.workers) as base:
+            warm_item, _ = product_with_quota(base, token, 10**7, "Warm-up")
+            run_phase(base, token, args.kind, warm_item, args, 3)
+            item_id, _ = product_with_quota(base, token, 10**7, "Rush")
+            throughput = run_phase(base, token, args.kind, item_id, args, args.seconds)
+            written = rows_for(url, args.kind, item_id)
+            sell_item, sell_quota = product_with_quota(base, token, args.sellout, "Sell-out")
+            sellout = run_phase(base, token, args.kind, sell_item, args, 5)
+            sold = rows_for(url, args.kind, sell_item)
+            availability = httpx.get(
+                f"{base}/api/v1/organizers/demo/events/democon/quotas/{sell_quota}/availability/",
+                headers={"Authorization": f"Token {token}"},
+            ).json()
+    result = {
+        "benchmark": f"rush_{args.kind}",
+        "workers": args.workers,
+        "connections": args.connections,
+        "successes_per_second": throughput["successes_per_second"],
+        "p50": throughput["p50"],
+        "p99": throughput["p99"],
+        "failed_requests": throughput["non_2xx"],
+        # wrk may stop before the answers to its last requests arrive: rows >= successes.
+        "rows_written_minus_successes": written - throughput["successes"],
+        "sellout_quota": args.sellout,
+        "sellout_rows": sold,
+        "sellout_successes_seen": sellout["successes"],
+        "oversell": max(0, sold - args.sellout),
+        "sellout_available_number": availability["available_number"],
+        "target_successes_per_second": 1000,
+    }
+    result["met"] = (
+        result["successes_per_second"] >= 1000
+        and result["oversell"] == 0
+        and sold == args.sellout
+        and availability["available_number"] == 0
+    )
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()
