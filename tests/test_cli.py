@@ -56,7 +56,7 @@ def test_help_lists_the_commands():
         [sys.executable, "-m", "admit", "--help"], capture_output=True, text=True, check=False
     )
     assert result.returncode == 0, result.stderr
-    for command in ("migrate", "serve", "createuser", "organizer", "demo"):
+    for command in ("migrate", "serve", "createuser", "organizer", "demo", "recount-sales"):
         assert command in result.stdout
 
 
@@ -142,3 +142,24 @@ def test_organizer_create_duplicate_and_bad_slug(data_dir: Path):
     assert "slug" in bad.stderr
     assert scalar(data_dir, "SELECT count(*) FROM organizers WHERE slug LIKE 'cli-org%'") == 1
     assert scalar(data_dir, "SELECT name FROM organizers WHERE slug = 'cli-org'") == "CLI Org"
+
+
+def test_recount_sales_reports_and_repairs_drift(data_dir: Path):
+    assert run(data_dir, "demo", "--json").returncode == 0
+    clean = run(data_dir, "recount-sales")
+    assert clean.returncode == 0, clean.stderr
+    assert "matches" in clean.stdout + clean.stderr
+    item = scalar(data_dir, "SELECT min(id) FROM items")
+    conn = sqlite3.connect(data_dir / "admit.sqlite3")
+    conn.execute(
+        "INSERT INTO sales_counts (item_id, variation_id, subevent_id, pending, paid, carts) "
+        f"VALUES ({item}, 0, 0, 0, 7, 0)"
+    )
+    conn.commit()
+    conn.close()
+    drifted = run(data_dir, "recount-sales")
+    assert drifted.returncode == 1
+    assert "(0, 7, 0)" in drifted.stdout + drifted.stderr
+    assert run(data_dir, "recount-sales", "--fix").returncode == 0
+    assert scalar(data_dir, "SELECT count(*) FROM sales_counts WHERE paid = 7") == 0
+    assert run(data_dir, "recount-sales").returncode == 0

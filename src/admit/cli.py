@@ -128,5 +128,38 @@ def demo(
     )
 
 
+@app.command("recount-sales")
+def recount_sales(
+    fix: Annotated[
+        bool, typer.Option("--fix", help="Replace the totals with the recount.")
+    ] = False,
+) -> None:
+    """Compare the sales ledger behind availability with a recount (exit 1 on drift)."""
+    from admit.db import create_database
+    from admit.quotas import ledger
+
+    async def work() -> dict:
+        db = create_database(Settings().resolved_database_url)
+        try:
+            async with db.sessionmaker() as session:
+                drifted = await ledger.drift(session)
+                if drifted and fix:
+                    await ledger.rebuild(session)
+                    await session.commit()
+                return drifted
+        finally:
+            await db.dispose()
+
+    drifted = _run(work())
+    for key, (have, want) in sorted(drifted.items()):
+        console.print(f"item/variation/date {key}: stored {have}, recounted {want}")
+    if not drifted:
+        console.print("[green]The sales ledger matches a recount.[/green]")
+    elif fix:
+        console.print("[yellow]Drift found and repaired.[/yellow]")
+    else:
+        raise typer.Exit(1)
+
+
 def main() -> None:
     app()
