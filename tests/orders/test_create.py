@@ -271,3 +271,27 @@ async def test_send_email_queues_mail_and_fees(client, world, factory):
     await client.post(h.url(world), json=h.body(item.id), headers=auth(world.admin))
     async with factory.sessionmaker() as s:
         assert await s.scalar(select(func.count()).select_from(OutgoingMail)) == 1
+
+
+async def test_invoice_address_is_checked_and_normalised(client, world, factory):
+    ticket = await h.item(factory, world.event)
+    body = {
+        "email": "buyer@example.org",
+        "positions": [{"item": ticket.id}],
+        "invoice_address": {"company": "ACME", "is_business": True, "country": "DE", "x": 1},
+    }
+    r = await client.post(h.url(world), json=body, headers=auth(world.admin))
+    assert r.status_code == 201, r.text
+    address = r.json()["invoice_address"]
+    assert address["company"] == "ACME" and address["country"] == "DE"
+    assert "x" not in address and address["vat_id"] == ""
+
+    body["invoice_address"] = {"country": "XX"}
+    r = await client.post(h.url(world), json=body, headers=auth(world.admin))
+    assert r.status_code == 400 and "country" in r.json()["invoice_address"], r.text
+    body["invoice_address"] = {"is_business": True}
+    r = await client.post(h.url(world), json=body, headers=auth(world.admin))
+    assert r.status_code == 400 and "invoice_address" in r.json(), r.text
+    body["invoice_address"] = "Main street 1"
+    r = await client.post(h.url(world), json=body, headers=auth(world.admin))
+    assert r.status_code == 400 and "invoice_address" in r.json(), r.text

@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from admit.catalog.questions.answers import AnswerIn
+from admit.catalog.taxes.countries import COUNTRIES
 from admit.events.plugins import SALES_CHANNELS
 from admit.kit.schema import DateTime, Money, WriteModel
 
@@ -24,6 +25,49 @@ def _check_email(value: str | None) -> str | None:
 Email = Annotated[str | None, Field(max_length=254), AfterValidator(_check_email)]
 
 
+def _check_country(value: str | None) -> str | None:
+    if value and value not in COUNTRIES:
+        raise ValueError(f'"{value}" is not a valid choice.')
+    return value or None
+
+
+Country = Annotated[str | None, AfterValidator(_check_country)]
+Text255 = Annotated[str, Field(max_length=255)]
+
+
+class InvoiceAddressIn(WriteModel):
+    """The buyer's billing address; unknown keys are dropped, known ones checked."""
+
+    is_business: bool = False
+    company: Text255 = ""
+    name: Text255 = ""
+    name_parts: dict[str, Text255] = Field(default_factory=dict)
+    street: Annotated[str, Field(max_length=1000)] = ""
+    zipcode: Annotated[str, Field(max_length=30)] = ""
+    city: Text255 = ""
+    country: Country = None
+    state: Text255 = ""
+    vat_id: Annotated[str, Field(max_length=255)] = ""
+    vat_id_validated: bool = False
+    internal_reference: Annotated[str, Field(max_length=1000)] = ""
+    custom_field: Text255 | None = None
+    transmission_type: Annotated[str, Field(max_length=64)] = "email"
+    transmission_info: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _business_needs_company(self) -> InvoiceAddressIn:
+        if self.is_business and not self.company:
+            raise ValueError("A company name is required for a business address.")
+        return self
+
+
+def _address_dict(value: InvoiceAddressIn | None) -> dict[str, Any] | None:
+    return None if value is None else value.model_dump(mode="json")
+
+
+InvoiceAddress = Annotated[InvoiceAddressIn | None, AfterValidator(_address_dict)]
+
+
 class NameFields(WriteModel):
     attendee_name: str | None = Field(default=None, max_length=255)
     attendee_name_parts: dict[str, str] | None = None
@@ -32,7 +76,7 @@ class NameFields(WriteModel):
     street: str | None = None
     zipcode: str | None = Field(default=None, max_length=30)
     city: str | None = Field(default=None, max_length=255)
-    country: str | None = Field(default=None, max_length=2)
+    country: Country = None
     state: str | None = Field(default=None, max_length=255)
 
 
@@ -80,7 +124,7 @@ class OrderIn(WriteModel):
     payment_provider: str | None = Field(default=None, max_length=64)
     payment_date: DateTime | None = None
     expires: DateTime | None = None
-    invoice_address: dict[str, Any] | None = None
+    invoice_address: InvoiceAddress = None
     positions: list[PositionIn]
     fees: list[FeeIn] = Field(default_factory=list)
     force: bool = False
@@ -109,7 +153,7 @@ class OrderPatch(WriteModel):
     comment: str = ""
     checkin_attention: bool = False
     checkin_text: str | None = None
-    invoice_address: dict[str, Any] | None = None
+    invoice_address: InvoiceAddress = None
     valid_if_pending: bool = False
     expires: DateTime
 
