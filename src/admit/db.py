@@ -103,6 +103,9 @@ class Database:
         await self.engine.dispose()
 
 
+LOCK_TIMEOUT = "5s"
+
+
 def create_database(url: str, *, pool_size: int = 10, echo: bool = False) -> Database:
     # Non-ASCII text stays readable in JSON columns (searchable with LIKE on SQLite too).
     kwargs: dict[str, Any] = {"echo": echo, "json_serializer": _json_dumps}
@@ -110,6 +113,8 @@ def create_database(url: str, *, pool_size: int = 10, echo: bool = False) -> Dat
         kwargs["connect_args"] = {"timeout": 30}
     else:
         kwargs.update(pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=False)
+        # No request waits long for a row lock: it answers 409 (kit.errors.busy_error) instead.
+        kwargs["connect_args"] = {"server_settings": {"lock_timeout": LOCK_TIMEOUT}}
     engine = create_async_engine(url, **kwargs)
     if engine.dialect.name == "sqlite":
         _configure_sqlite(engine)

@@ -14,7 +14,9 @@ from urllib.parse import parse_qsl
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
+from sqlalchemy.exc import DBAPIError
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from admit.kit.responses import JSONResponse
@@ -225,6 +227,22 @@ class RejectNullCharacters:
         await self.app(scope, receive, send)
 
 
+# Lock timeout, deadlock, serialization failure: the same request may well succeed when retried.
+BUSY_SQLSTATES = frozenset({"55P03", "40P01", "40001"})
+
+
+def busy_error(exc: DBAPIError) -> APIError | None:
+    """409 with ``Retry-After`` for a database conflict that a retry resolves, else None."""
+    orig = exc.orig
+    state = getattr(orig, "sqlstate", None) or getattr(orig, "pgcode", None)
+    text = f"{orig!r} {orig}".lower()
+    if state in BUSY_SQLSTATES or "locknotavailable" in text or "lock timeout" in text:
+        return APIError(
+            409, "The resource is busy right now. Please try again.", headers={"Retry-After": "1"}
+        )
+    return None
+
+
 def install_error_handlers(app: FastAPI) -> None:
     app.add_middleware(RejectNullCharacters)
 
@@ -259,6 +277,18 @@ def install_error_handlers(app: FastAPI) -> None:
         elif exc.status_code == 405:
             detail = f'Method "{_request.method}" not allowed.'
         return JSONResponse({"detail": detail}, status_code=exc.status_code, headers=exc.headers)
+
+    @app.exception_handler(DBAPIError)
+    async def _database(request: Request, exc: DBAPIError) -> JSONResponse:
+        busy = busy_error(exc)
+        if busy is None:
+            return await _unexpected(request, exc)
+        return JSONResponse(busy.body(), status_code=busy.status, headers=busy.headers)
+
+    @app.exception_handler(ClientDisconnect)
+    async def _gone(_request: Request, _exc: ClientDisconnect) -> JSONResponse:
+        # Nobody is listening any more; the transaction was rolled back. Not a server error.
+        return JSONResponse({"detail": "Client disconnected."}, status_code=400)
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:

@@ -15,12 +15,12 @@ from collections import defaultdict
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from sqlalchemy import and_, func, or_, select, text
+from sqlalchemy import and_, func, or_, select
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.db import utcnow
-from admit.kit.errors import APIError
+from admit.kit.errors import APIError, busy_error
 from admit.models import CartPosition, Quota, quota_items, quota_variations
 from admit.models.quotas import SalesCount
 from admit.quotas import ledger
@@ -34,8 +34,6 @@ Counter = Callable[[AsyncSession, list[Quota], dt.datetime], Awaitable[dict[int,
 blocking_counters: dict[str, Counter] = {}
 # Informational counts (e.g. the waiting list), reported but not subtracted.
 informational_counters: dict[str, Counter] = {}
-
-LOCK_TIMEOUT = "5s"
 
 
 @dataclass
@@ -176,23 +174,30 @@ async def quotas_for(session: AsyncSession, event_id: int, key: ProductKey) -> l
 
 
 async def lock(session: AsyncSession, quota_ids: Iterable[int]) -> None:
-    """Locks quota rows in id order until the transaction ends (409 if that takes too long)."""
+    """Locks quota rows in id order until the transaction ends (409 if that takes too long).
+
+    The rows are read again once locked (``populate_existing``): a change of ``size`` or
+    ``closed`` committed while this transaction waited is what the check must see. How long
+    to wait is the connection's ``lock_timeout`` (``db.LOCK_TIMEOUT``).
+    """
     ids = sorted(set(quota_ids))
     if not ids or session.bind.dialect.name != "postgresql":  # type: ignore[union-attr]
         return
     try:
-        await session.execute(text(f"SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'"))
         await session.execute(
-            select(Quota.id).where(Quota.id.in_(ids)).order_by(Quota.id).with_for_update()
+            select(Quota)
+            .where(Quota.id.in_(ids))
+            .order_by(Quota.id)
+            .with_for_update()
+            .execution_options(populate_existing=True)
         )
     except DBAPIError as exc:
-        if "lock timeout" in str(exc.orig).lower() or "LockNotAvailable" in repr(exc.orig):
-            raise APIError(
-                409,
-                "The quota is busy right now. Please try again.",
-                headers={"Retry-After": "1"},
-            ) from None
-        raise
+        busy = busy_error(exc)
+        if busy is None:
+            raise
+        raise APIError(
+            409, "The quota is busy right now. Please try again.", headers=busy.headers
+        ) from None
 
 
 async def reserve(
