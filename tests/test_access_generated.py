@@ -2,7 +2,10 @@
 
 For each route: no credentials -> 401; a token of another organizer -> 403; a token of the
 same organizer lacking the route's permission -> 403 (or not 401/403 when the route needs none);
-an unknown organizer or event -> 403 even for an all-powerful token.
+an unknown organizer or event -> 403 even for an all-powerful token. Device tokens: a revoked
+one is 401 everywhere; a device is held to its fixed grant (no team management, no writes to
+the catalog or orders), to its event limits and to its security profile's allow-list. The one
+route without credentials (device initialization) is skipped where credentials are the point.
 """
 
 from __future__ import annotations
@@ -13,11 +16,22 @@ import pytest
 from fastapi.routing import APIRoute
 
 from admit.app import API_ROUTERS, create_app
+from admit.auth.devices import (
+    CHECKIN_CALLS,
+    DEVICE_EVENT_PERMISSIONS,
+    DEVICE_ORGANIZER_PERMISSIONS,
+    SECURITY_PROFILES,
+    profile_allows,
+)
 from admit.config import Settings
-from admit.kit.context import Authenticated, EventAccess, OrganizerAccess
+from admit.devices.access import DeviceAccess, NoCredentials
+from admit.kit.context import Authenticated, EventAccess, OrganizerAccess, implied
+from admit.kit.routing import API_PREFIX
+from tests.devices.helpers import device_auth, make_device
 from tests.factories import World, auth
 
-ACCESS_TYPES = (Authenticated, OrganizerAccess, EventAccess)
+ACCESS_TYPES = (Authenticated, OrganizerAccess, EventAccess, NoCredentials)
+FORBIDDEN = {"detail": "You do not have permission to perform this action."}
 
 
 def _access_of(route: APIRoute) -> Any:
@@ -60,23 +74,31 @@ def test_every_api_route_declares_exactly_one_access_check():
     assert len(ROUTES) > 20
 
 
+def _skip_public(access: list[Any]) -> None:
+    if isinstance(access[0], NoCredentials):
+        pytest.skip("takes no credentials: a one-time secret in the body authenticates it")
+
+
 def _url(path: str, world: World, organizer: str | None = None, event: str | None = None) -> str:
     return (
         path.replace("{organizer}", organizer or world.org.slug)
         .replace("{event}", event or world.event.slug)
         .replace("{team}", "1")
         .replace("{id}", "1")
+        .replace("{subevent_id}", "1")
+        .replace("{list}", "1")
     )
 
 
-async def _call(client, method: str, url: str, token: str | None):
-    headers = auth(token) if token else {}
+async def _call(client, method: str, url: str, token: str | None, *, device: bool = False):
+    headers = (device_auth(token) if device else auth(token)) if token else {}
     body = None if method in ("GET", "DELETE") else {}
     return await client.request(method, url, json=body, headers=headers)
 
 
 @pytest.mark.parametrize(("method", "path", "access"), ROUTES, ids=IDS)
 async def test_anonymous_is_401(client, world: World, method, path, access):
+    _skip_public(access)
     response = await _call(client, method, _url(path, world), None)
     assert response.status_code == 401, response.text
     assert response.json() == {"detail": "Authentication credentials were not provided."}
@@ -85,6 +107,7 @@ async def test_anonymous_is_401(client, world: World, method, path, access):
 
 @pytest.mark.parametrize(("method", "path", "access"), ROUTES, ids=IDS)
 async def test_invalid_token_is_401(client, world: World, method, path, access):
+    _skip_public(access)
     response = await _call(client, method, _url(path, world), "x" * 64)
     assert response.status_code == 401
     assert response.json() == {"detail": "Invalid token."}
@@ -92,6 +115,7 @@ async def test_invalid_token_is_401(client, world: World, method, path, access):
 
 @pytest.mark.parametrize(("method", "path", "access"), ROUTES, ids=IDS)
 async def test_other_tenant_is_403(client, world: World, method, path, access):
+    _skip_public(access)
     if isinstance(access[0], Authenticated):
         pytest.skip("not scoped to an organizer")
     response = await _call(client, method, _url(path, world), world.outsider)
@@ -111,6 +135,7 @@ async def test_missing_permission_is_403(client, world: World, method, path, acc
 
 @pytest.mark.parametrize(("method", "path", "access"), ROUTES, ids=IDS)
 async def test_unknown_organizer_or_event_is_403(client, world: World, method, path, access):
+    _skip_public(access)
     if isinstance(access[0], Authenticated):
         pytest.skip("not scoped to an organizer")
     response = await _call(client, method, _url(path, world, organizer="nope"), world.admin)
@@ -126,8 +151,101 @@ async def test_unknown_organizer_or_event_is_403(client, world: World, method, p
 
 @pytest.mark.parametrize(("method", "path", "access"), ROUTES, ids=IDS)
 async def test_inactive_token_is_401(client, world: World, factory, method, path, access):
+    _skip_public(access)
     team = await factory.team(world.org)
     token = await factory.token(team, active=False)
     response = await _call(client, method, _url(path, world), token)
     assert response.status_code == 401
     assert response.json() == {"detail": "Token inactive or deleted."}
+
+
+# -- device tokens ---------------------------------------------------------------------------
+
+
+def _device_holds(permission: str) -> bool:
+    granted = (
+        DEVICE_EVENT_PERMISSIONS if permission.startswith("event") else DEVICE_ORGANIZER_PERMISSIONS
+    )
+    return implied(granted, permission)
+
+
+def _device_may_pass(access: Any) -> bool:
+    """Whether the fixed device grant satisfies the route's access check."""
+    if isinstance(access, DeviceAccess | NoCredentials) or type(access) is Authenticated:
+        return True
+    any_of = getattr(access, "permissions", None)  # checks that accept one of several
+    if any_of and not any(_device_holds(p) for p in any_of):
+        return False
+    if isinstance(access, EventAccess):
+        required = [access.event_permission, access.organizer_permission]
+    else:
+        required = [access.permission]
+    return all(_device_holds(p) for p in required if p)
+
+
+def _assert_passed_access(response: Any) -> None:
+    assert response.status_code != 401, response.text
+    if response.status_code == 403:
+        # A 403 for another reason (a plugin not enabled, an object in use) is the route's
+        # own business; the access check's refusal has this exact body.
+        assert response.json() != FORBIDDEN, response.text
+
+
+@pytest.mark.parametrize(("method", "path", "access"), ROUTES, ids=IDS)
+async def test_device_credentials(client, world: World, factory, method, path, access):
+    _skip_public(access)
+    url = _url(path, world)
+    _, revoked = await make_device(factory, world.org, revoked=True)
+    response = await _call(client, method, url, revoked, device=True)
+    assert response.status_code == 401, response.text
+    assert response.json() == {"detail": "Device access has been revoked."}
+    assert response.headers["www-authenticate"] == "Token"
+
+    response = await _call(client, method, url, "x" * 64, device=True)
+    assert response.status_code == 401
+    assert response.json() == {"detail": "Invalid token."}
+
+    if isinstance(access[0], OrganizerAccess | EventAccess):
+        _, foreign = await make_device(factory, world.other)
+        response = await _call(client, method, url, foreign, device=True)
+        assert response.status_code == 403, response.text
+        assert response.json() == FORBIDDEN
+    if isinstance(access[0], EventAccess):
+        elsewhere = await factory.event(world.org, "elsewhere")
+        _, limited = await make_device(factory, world.org, all_events=False, events=[elsewhere])
+        response = await _call(client, method, url, limited, device=True)
+        assert response.status_code == 403, response.text
+        assert response.json() == FORBIDDEN
+
+
+@pytest.mark.parametrize(("method", "path", "access"), ROUTES, ids=IDS)
+async def test_device_grant_and_security_profiles(
+    client, world: World, factory, method, path, access
+):
+    _skip_public(access)
+    url = _url(path, world)
+    for profile in SECURITY_PROFILES:
+        _, token = await make_device(factory, world.org, profile=profile)
+        response = await _call(client, method, url, token, device=True)
+        if _device_may_pass(access[0]) and profile_allows(profile, method, path):
+            _assert_passed_access(response)
+        else:
+            assert response.status_code == 403, (profile, response.text)
+            assert response.json() == FORBIDDEN
+
+
+def test_security_profiles_name_existing_routes():
+    mounted = {(m, p) for m, p, _ in ROUTES}
+    checkin_mounted = any("/checkin" in p for _, p in mounted)
+    for profile, allowed in SECURITY_PROFILES.items():
+        for method, path in allowed or ():
+            if "/checkin" in path:
+                # Built in admit.checkin: the calls a scanner cannot work without must exist
+                # once that router is mounted.
+                essential = (method, path.removeprefix(API_PREFIX)) in CHECKIN_CALLS
+                if checkin_mounted and essential:
+                    assert (method, path) in mounted, (profile, method, path)
+                continue
+            assert (method, path) in mounted, (profile, method, path)
+            access = next(a for m, p, a in ROUTES if (m, p) == (method, path))
+            assert _device_may_pass(access[0]), (profile, method, path)

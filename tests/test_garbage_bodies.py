@@ -30,6 +30,8 @@ async def test_garbage_bodies_never_fail(client, world: World, method, path):
         .replace("{code}", "ABCDE")
         .replace("{item}", "1")
         .replace("{question}", "1")
+        .replace("{subevent_id}", "1")
+        .replace("{list}", "1")
     )
     for body in GARBAGE:
         response = await client.request(method, url, json=body, headers=auth(world.admin))

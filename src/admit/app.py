@@ -15,9 +15,14 @@ from admit.catalog.discounts.routes import router as discounts_router
 from admit.catalog.items.routes import router as categories_items_router
 from admit.catalog.questions.routes import router as questions_router
 from admit.catalog.taxes.routes import router as taxes_router
+from admit.checkin.exits import exit_all
+from admit.checkin.routes import router as checkin_router
 from admit.config import Settings
+from admit.customers.routes import router as customers_router
 from admit.db import create_database, utcnow
+from admit.devices.routes import router as devices_router
 from admit.events.routes import router as events_router
+from admit.giftcards.routes import router as giftcards_router
 from admit.kit import periodic
 from admit.kit.errors import install_error_handlers
 from admit.kit.openapi import install_openapi
@@ -27,8 +32,13 @@ from admit.kit.routing import API_PREFIX, mount_routers
 from admit.orders.routes import router as orders_router
 from admit.organizers.routes import router as organizers_router
 from admit.quotas.routes import router as quotas_router
+from admit.seating.plans import router as seatingplans_router
+from admit.seating.routes import router as seats_router
 from admit.subevents.routes import router as subevents_router
 from admit.teams.routes import router as teams_router
+from admit.vouchers.routes import router as vouchers_router
+from admit.waitinglist import auto as waitinglist_auto
+from admit.waitinglist.routes import router as waitinglist_router
 
 # Every API route comes from one of these routers (the access tests enumerate them).
 API_ROUTERS = (
@@ -43,6 +53,14 @@ API_ROUTERS = (
     quotas_router,
     carts_router,
     orders_router,
+    checkin_router,
+    seatingplans_router,
+    seats_router,
+    devices_router,
+    customers_router,
+    giftcards_router,
+    vouchers_router,
+    waitinglist_router,
 )
 
 
@@ -54,6 +72,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     jobs = [
         PeriodicJob("purge expired cart positions", 60, lambda s: purge_expired(s, utcnow())),
+        PeriodicJob("check out everyone at exit_all_at", 60, exit_all),
+        PeriodicJob(
+            "assign waiting list vouchers",
+            waitinglist_auto.INTERVAL_SECONDS,
+            waitinglist_auto.assign_all,
+        ),
     ]
 
     @asynccontextmanager

@@ -7,6 +7,7 @@ from sqlalchemy import and_, bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.auth.credentials import hash_token
+from admit.auth.device_auth import device_token
 from admit.kit.context import (
     EVENT_ROW_COLUMNS,
     Grant,
@@ -26,8 +27,10 @@ async def authenticate_request(request: Request, session: AsyncSession) -> Princ
     credential = credential.strip()
     if scheme == "token" and credential:
         return await _team_token(request, session, credential)
-    # Device and OAuth (Bearer) credentials are resolved here once those schemes exist;
-    # until then they are "not provided", as an unknown scheme is.
+    if scheme == "device" and credential:
+        return await device_token(request, session, credential)
+    # OAuth (Bearer) credentials are resolved here once that scheme exists; until then they
+    # are "not provided", as an unknown scheme is.
     raise unauthenticated()
 
 

@@ -17,6 +17,7 @@ from sqlalchemy.orm import selectinload
 from admit.carts.schemas import CartPositionOut
 from admit.catalog.questions.answers import CheckedAnswer
 from admit.models import Answer, CartPosition, Question
+from admit.seating.render import position_seats
 
 # Name parts in reading order; others follow alphabetically, internal keys ("_scheme") never.
 _NAME_ORDER = ("_legacy", "full_name", "title", "given_name", "middle_name", "family_name")
@@ -53,8 +54,10 @@ def _raw(
     answers: list[dict[str, Any]],
     children: Sequence[CartPosition] = (),
     child_answers: dict[int, list[dict[str, Any]]] | None = None,
+    seats: dict[int, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    nested = [_raw(c, (child_answers or {}).get(c.id, [])) for c in children]
+    seats = seats or {}
+    nested = [_raw(c, (child_answers or {}).get(c.id, []), seats=seats) for c in children]
     return {
         "id": pos.id,
         "cart_id": pos.cart_id,
@@ -72,7 +75,7 @@ def _raw(
         "subevent": pos.subevent_id,
         "includes_tax": pos.includes_tax,
         "answers": answers,
-        "seat": None,
+        "seat": seats.get(pos.seat_id) if pos.seat_id is not None else None,
         "addons": [n for n, c in zip(nested, children, strict=True) if not c.is_bundled],
         "bundled": [n for n, c in zip(nested, children, strict=True) if c.is_bundled],
     }
@@ -83,13 +86,15 @@ def render(
     answers: list[dict[str, Any]],
     children: Sequence[CartPosition] = (),
     child_answers: dict[int, list[dict[str, Any]]] | None = None,
+    seats: dict[int, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    raw = _raw(pos, answers, children, child_answers)
+    """``seats``: seat objects by id (``seating.render``) for the positions that have one."""
+    raw = _raw(pos, answers, children, child_answers, seats)
     return CartPositionOut.model_validate(raw).model_dump(mode="json")
 
 
 async def render_many(session: AsyncSession, positions: Sequence[CartPosition]) -> list[dict]:
-    """Stored positions with their nested positions and answers: four queries at most."""
+    """Stored positions with their nested positions, answers and seats: five queries at most."""
     if not positions:
         return []
     ids = [p.id for p in positions]
@@ -126,7 +131,8 @@ async def render_many(session: AsyncSession, positions: Sequence[CartPosition]) 
         by_position[a.cartposition_id].append(  # type: ignore[index]
             answer_dict(a.question_id, a.answer, identifiers.get(a.question_id, ""), a.options)
         )
+    seats = await position_seats(session, [p.seat_id for p in [*positions, *children]])
     return [
-        render(p, by_position.get(p.id, []), children_of.get(p.id, []), by_position)
+        render(p, by_position.get(p.id, []), children_of.get(p.id, []), by_position, seats)
         for p in positions
     ]

@@ -33,11 +33,15 @@ from admit.models import (
     Event,
     Item,
     ItemVariation,
+    Seat,
     SubEvent,
     answer_options,
 )
 from admit.quotas import availability, ledger
 from admit.quotas.availability import NoQuota, ProductKey, QuotaExceeded
+from admit.seating import claim as seating
+from admit.seating.render import position_seat
+from admit.vouchers import sales as voucher_sales
 
 RESERVATION_TIME = dt.timedelta(minutes=30)
 _CART_ALPHABET = string.ascii_letters + string.digits
@@ -56,6 +60,8 @@ class Refs:
     items_with_variations: set[int] = field(default_factory=set)
     subevents: set[int] = field(default_factory=set)
     questions: dict[int, QuestionInfo] = field(default_factory=dict)
+    voucher_codes: set[str] = field(default_factory=set)  # lower-cased codes that exist
+    seating: seating.SeatingRefs = field(default_factory=seating.SeatingRefs)
 
 
 @dataclass
@@ -69,6 +75,9 @@ class Planned:
     answers: list[CheckedAnswer]
     is_bundled: bool = False
     where: tuple[str, int] | None = None  # ("addons", 2) for a nested position
+    seat: Seat | None = None
+    voucher_id: int | None = None  # set by admit.vouchers.sales.for_cart
+    quota_exempt: bool = False  # its voucher ignores or blocks quota itself
 
     @property
     def key(self) -> ProductKey:
@@ -80,7 +89,8 @@ def _positions(data: CartPositionIn) -> list[NestedPositionIn]:
 
 
 async def load_refs(session: AsyncSession, event: Event, entries: Iterable[CartPositionIn]) -> Refs:
-    """Items, variations, subevents and questions of every position in ``entries``."""
+    """Items, variations, subevents, questions and seats of every position in ``entries``."""
+    entries = list(entries)
     positions = [p for e in entries for p in _positions(e)]
     refs = Refs()
     item_ids = valid_ids(p.item for p in positions)
@@ -110,7 +120,17 @@ async def load_refs(session: AsyncSession, event: Event, entries: Iterable[CartP
         refs.subevents = set(found_ids)
     question_ids = {a.question for p in positions for a in p.answers}
     refs.questions = await answers_mod.load_questions(session, event.id, question_ids)
+    refs.voucher_codes = await voucher_sales.known_codes(session, event.id, positions)
+    refs.seating = await seating.load(
+        session, event, [(_date_of(e, p), p.seat) for e in entries for p in _positions(e)]
+    )
     return refs
+
+
+def _date_of(entry: CartPositionIn, position: NestedPositionIn) -> int | None:
+    """A nested position is for the parent's date unless it names one itself."""
+    own = position is entry or "subevent" in position.model_fields_set
+    return position.subevent if own else entry.subevent
 
 
 def _name_parts(data: NestedPositionIn, errors: dict[str, Any]) -> dict[str, str]:
@@ -161,10 +181,13 @@ def check_position(
     else:
         _check_variation(data, item, refs, errors)
     _check_subevent(event, subevent, refs, errors)
-    if data.seat:
-        errors["seat"] = ["The specified seat does not exist."]
-    if data.voucher:
-        errors["voucher"] = ["The specified voucher does not exist."]
+    seat, seat_problem = (
+        (None, None) if item is None else seating.check(refs.seating, item, subevent, data.seat)
+    )
+    if seat_problem:
+        errors["seat"] = [seat_problem]
+    if data.voucher and data.voucher.lower() not in refs.voucher_codes:
+        errors["voucher"] = [voucher_sales.CART_UNKNOWN]  # the other rules: vouchers.sales
     parts = _name_parts(data, errors)
     checked: list[CheckedAnswer] = []
     if data.answers and item is not None:
@@ -173,7 +196,7 @@ def check_position(
             errors["answers"] = answer_errors
     if errors or item is None:
         return None, errors
-    return Planned(data, item, subevent, parts, checked), {}
+    return Planned(data, item, subevent, parts, checked, seat=seat), {}
 
 
 def plan(event: Event, data: CartPositionIn, refs: Refs, now: dt.datetime) -> list[Planned]:
@@ -218,7 +241,8 @@ async def reserve(
     session: AsyncSession, event: Event, planned: Sequence[Planned], now: dt.datetime
 ) -> None:
     """Takes the quota for all positions at once; 400 when a product lacks quota."""
-    wanted: Counter[ProductKey] = Counter(p.key for p in planned)
+    await voucher_sales.for_cart(session, event, planned, now)  # vouchers before quotas
+    wanted: Counter[ProductKey] = Counter(p.key for p in planned if not p.quota_exempt)
     try:
         await availability.reserve(session, event.id, wanted, now=now)
     except NoQuota as exc:
@@ -228,6 +252,11 @@ async def reserve(
         raise FieldErrors(_error_at(culprit.where, message)) from None
     except QuotaExceeded as exc:
         raise FieldErrors.general(exc.message) from None
+    claims = [seating.Claim(p.seat, p.item.id, p.voucher_id) if p.seat else None for p in planned]
+    try:
+        await seating.claim(session, claims, now)  # after the quotas: the lock order
+    except seating.SeatsUnavailable as exc:
+        raise FieldErrors(seating.errors_at([p.where for p in planned], exc.problems)) from None
 
 
 def _new_position(
@@ -244,10 +273,10 @@ def _new_position(
         price=p.data.price,
         attendee_name_parts=p.name_parts,
         attendee_email=p.data.attendee_email,
-        voucher_id=None,
+        voucher_id=p.voucher_id,
         addon_to_id=None,
         is_bundled=p.is_bundled,
-        seat_id=None,
+        seat_id=p.seat.id if p.seat else None,
         sales_channel=channel,
         includes_tax=p.data.includes_tax is not False,
     )
@@ -298,7 +327,8 @@ async def write(
     await ledger.carts_added(session, [_ledger_key(pos) for pos, _ in written])
     await _write_answers(session, written)
     child_answers = {c.id: checked_answer_dicts(p.answers) for c, p in written[1:]}
-    return render(parent, checked_answer_dicts(parent_plan.answers), children, child_answers)
+    seats = {p.seat.id: position_seat(p.seat) for p in planned if p.seat}
+    return render(parent, checked_answer_dicts(parent_plan.answers), children, child_answers, seats)
 
 
 async def create(
@@ -330,6 +360,7 @@ async def _prelock(session: AsyncSession, event: Event, plans: Iterable[list[Pla
     for key in keys:
         quota_ids |= {q.id for q in await availability.quotas_for(session, event.id, key)}
     await availability.lock(session, quota_ids)
+    await seating.lock_seats(session, {p.seat.id for planned in plans for p in planned if p.seat})
 
 
 async def bulk_create(
@@ -353,6 +384,7 @@ async def bulk_create(
             plans.append(plan(event, entry, refs, now))
         except FieldErrors as exc:
             plans.append(exc)
+    await voucher_sales.lock_cart_batch(session, event, parsed)  # vouchers before quotas
     await _prelock(session, event, [p for p in plans if isinstance(p, list)])
     results: list[dict[str, Any]] = []
     for entry, planned in zip(parsed, plans, strict=True):

@@ -16,6 +16,7 @@ from admit.events.schemas import EventIn
 from admit.kit.errors import APIError, FieldErrors
 from admit.kit.i18n_search import i18n_contains
 from admit.models import Event, EventMetaProperty, Organizer, team_limit_events
+from admit.seating import sync as seating_sync
 
 # Checks that refuse deleting an event (e.g. "it has orders"); packages that own such data
 # register one here, so events need not import them.
@@ -80,10 +81,15 @@ async def validate_event(
             errors.setdefault("plugins", []).append(
                 f'The plugin "{plugin}" is not enabled for this organizer.'
             )
-    if data.seating_plan is not None:
-        errors["seating_plan"] = [f'Invalid pk "{data.seating_plan}" - object does not exist.']
-    if data.seat_category_mapping and data.seating_plan is None:
-        errors["seat_category_mapping"] = ["A seat category mapping needs a seating plan."]
+    errors.update(
+        await seating_sync.assignment_errors(
+            session,
+            organizer.id,
+            event.id if event is not None else None,
+            data.seating_plan,
+            data.seat_category_mapping,
+        )
+    )
     if event is None and not errors:
         taken = await session.scalar(
             select(func.count())
@@ -97,6 +103,10 @@ async def validate_event(
             errors["slug"] = ["This slug has already been used for a different event."]
     if errors:
         raise FieldErrors(errors)
+    if event is not None:
+        # The seats follow the (changed) plan in this transaction; may refuse (400) when sold
+        # seats would disappear. A new event gets its seats in create_event.
+        await seating_sync.sync_event(session, event, data.seating_plan, data.seat_category_mapping)
 
 
 def apply_event(event: Event, data: EventIn, supplied: set[str]) -> None:
@@ -129,6 +139,10 @@ async def create_event(
     if team_id is not None and not team_all_events:
         # A token whose team is limited to some events can see what it just created.
         await session.execute(insert(team_limit_events).values(team_id=team_id, event_id=event.id))
+    if event.seating_plan is not None:
+        await seating_sync.sync_event(
+            session, event, event.seating_plan, event.seat_category_mapping, force=True
+        )
     return event
 
 

@@ -9,8 +9,22 @@ from admit.models.catalog import (
     TaxRule,
     category_cross_selling_items,
 )
+from admit.models.checkin import (
+    AutoCheckinRule,
+    Checkin,
+    CheckinList,
+    Notification,
+    RevokedSecret,
+    auto_checkin_rule_items,
+    auto_checkin_rule_variations,
+    checkin_list_gates,
+    checkin_list_items,
+)
+from admit.models.customers import Customer, Membership, MembershipType
+from admit.models.devices import Device, Gate, device_limit_events
 from admit.models.discounts import Discount, discount_benefit_items, discount_condition_items
 from admit.models.events import Event
+from admit.models.giftcards import GiftCard, GiftCardAcceptance, GiftCardTransaction
 from admit.models.mail import OutgoingMail
 from admit.models.orders import (
     Answer,
@@ -23,7 +37,8 @@ from admit.models.orders import (
 )
 from admit.models.organizers import Organizer
 from admit.models.questions import Question, QuestionOption, question_items
-from admit.models.quotas import Quota, quota_items, quota_variations
+from admit.models.quotas import Quota, SalesCount, quota_items, quota_variations
+from admit.models.seating import Seat, SeatingPlan
 from admit.models.subevents import (
     EventMetaProperty,
     SubEvent,
@@ -32,18 +47,32 @@ from admit.models.subevents import (
 )
 from admit.models.teams import Team, TeamAPIToken, TeamInvite, team_limit_events, team_members
 from admit.models.users import User
+from admit.models.vouchers import Voucher
+from admit.models.waitinglist import WaitingListEntry, WaitingListSettings
 
 __all__ = [
     "Answer",
+    "AutoCheckinRule",
     "CartPosition",
+    "Checkin",
+    "CheckinList",
+    "Customer",
+    "Device",
     "Discount",
     "Event",
     "EventMetaProperty",
+    "Gate",
+    "GiftCard",
+    "GiftCardAcceptance",
+    "GiftCardTransaction",
     "Item",
     "ItemAddOn",
     "ItemBundle",
     "ItemCategory",
     "ItemVariation",
+    "Membership",
+    "MembershipType",
+    "Notification",
     "Order",
     "OrderFee",
     "OrderPayment",
@@ -53,6 +82,10 @@ __all__ = [
     "Question",
     "QuestionOption",
     "Quota",
+    "RevokedSecret",
+    "SalesCount",
+    "Seat",
+    "SeatingPlan",
     "SubEvent",
     "SubEventItem",
     "SubEventItemVariation",
@@ -61,8 +94,16 @@ __all__ = [
     "TeamAPIToken",
     "TeamInvite",
     "User",
+    "Voucher",
+    "WaitingListEntry",
+    "WaitingListSettings",
     "answer_options",
+    "auto_checkin_rule_items",
+    "auto_checkin_rule_variations",
     "category_cross_selling_items",
+    "checkin_list_gates",
+    "checkin_list_items",
+    "device_limit_events",
     "discount_benefit_items",
     "discount_condition_items",
     "question_items",

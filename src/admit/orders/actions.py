@@ -14,9 +14,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from admit.db import utcnow
 from admit.kit.errors import APIError, FieldErrors
 from admit.models import Event, Order, OrderFee, OrderPayment
-from admit.orders import codes
+from admit.orders import codes, hooks
 from admit.orders.schemas import CancelIn, ExtendIn
 from admit.quotas.availability import NoQuota, QuotaExceeded, reserve
+from admit.seating import claim as seating
+from admit.vouchers import usage as voucher_usage
 
 ZERO = Decimal("0.00")
 
@@ -28,6 +30,7 @@ def bad(detail: str) -> APIError:
 async def take_quota_again(session: AsyncSession, order: Order, force: bool = False) -> None:
     """Reserves the order's live positions (it currently counts for no quota)."""
     keys = [(p.item_id, p.variation_id, p.subevent_id) for p in order.positions if not p.canceled]
+    await voucher_usage.reclaim(session, order, force)  # vouchers are locked before quotas
     try:
         await reserve(session, order.event_id, Counter(keys), ignore_quota=force)
     except QuotaExceeded as exc:
@@ -37,6 +40,8 @@ async def take_quota_again(session: AsyncSession, order: Order, force: bool = Fa
         ) from None
     except NoQuota:
         raise bad("One of the products in this order is not assigned to a quota.") from None
+    # Its seats too, even with force: they may have been sold again meanwhile (400 then).
+    await seating.reclaim(session, order.positions, utcnow())
 
 
 def _confirmed_sum(order: Order) -> Decimal:
@@ -80,6 +85,7 @@ async def mark_paid(session: AsyncSession, order: Order, force: bool = False) ->
     _confirm_payment(session, order, now)
     order.status = "p"
     order.cancellation_date = None
+    await hooks.run(hooks.order_paid_hooks, session, order, order.positions)
 
 
 def mark_pending(order: Order) -> None:
@@ -160,13 +166,14 @@ async def extend(session: AsyncSession, order: Order, event: Event, data: Extend
     order.expires = expires
 
 
-def approve(session: AsyncSession, order: Order) -> None:
+async def approve(session: AsyncSession, order: Order) -> None:
     if order.status != "n" or not order.require_approval:
         raise bad("This order is not pending approval.")
     order.require_approval = False
     if order.total == 0:
         _confirm_payment(session, order, utcnow())
         order.status = "p"
+        await hooks.run(hooks.order_paid_hooks, session, order, order.positions)
 
 
 def deny(order: Order) -> None:

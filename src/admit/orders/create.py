@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import datetime as dt
 import zoneinfo
-from collections import Counter
 from decimal import Decimal
 from typing import Any
 
@@ -32,15 +31,20 @@ from admit.models import (
     OrderFee,
     OrderPayment,
     OrderPosition,
+    Seat,
     SubEvent,
     TaxRule,
 )
-from admit.orders import codes
+from admit.orders import codes, hooks
 from admit.orders.pricing import Line, load_discounts, price_lines, tax
 from admit.orders.quota import quota_errors
 from admit.orders.schemas import OrderIn, PositionIn
 from admit.quotas import ledger
 from admit.quotas.availability import NoQuota, QuotaExceeded, reserve
+from admit.seating import claim as seating
+from admit.vouchers import redeem
+from admit.vouchers import sales as voucher_sales
+from admit.vouchers import usage as voucher_usage
 
 PAYMENT_TERM_DAYS = 14  # the reference's default payment term
 ZERO = Decimal("0.00")
@@ -74,6 +78,7 @@ class Draft:
         self.positionid = positionid
         self.line: Line | None = None
         self.answers: list[CheckedAnswer] = []
+        self.seat: Seat | None = None
 
 
 async def _check_positions(
@@ -94,6 +99,7 @@ async def _check_positions(
     questions = await load_questions(
         session, event.id, {a.question for p in positions for a in p.answers}
     )
+    seats = await seating.load(session, event, [(p.subevent, p.seat) for p in positions])
     wanted_secrets = [p.secret for p in positions if p.secret]
     taken = await codes.taken_secrets(session, event.id, wanted_secrets)
     errors: list[dict[str, Any]] = []
@@ -132,10 +138,10 @@ async def _check_positions(
                 ]
         else:
             main_ids.add(draft.positionid)
-        if data.seat is not None:
-            err["seat"] = ["The specified seat does not exist."]
-        if data.voucher is not None:
-            err["voucher"] = [f'Object with code="{data.voucher}" does not exist.']
+        if item is not None:
+            draft.seat, seat_problem = seating.check(seats, item, data.subevent, data.seat)
+            if seat_problem:
+                err["seat"] = [seat_problem]
         if data.secret is not None:
             if data.secret in taken or data.secret in seen_secrets:
                 err["secret"] = ["You cannot assign a position secret that already exists."]
@@ -165,6 +171,7 @@ async def create_order(session: AsyncSession, event: Event, data: OrderIn) -> Or
     """Validates, prices, reserves quota and writes the order (flushed, not committed)."""
     now = utcnow()
     drafts = await _check_positions(session, event, data.positions)
+    uses = await voucher_sales.for_order(session, event, drafts, now)  # locks the vouchers
     rules = {
         r.id: r for r in await session.scalars(select(TaxRule).where(TaxRule.event_id == event.id))
     }
@@ -199,11 +206,24 @@ async def create_order(session: AsyncSession, event: Event, data: OrderIn) -> Or
 
     keys = [_key(ln) for ln in lines]  # type: ignore[arg-type]
     try:
-        await reserve(session, event.id, Counter(keys), now=now, ignore_quota=data.force)
+        await redeem.lock_for_exempt(session, event.id, keys, uses)
+        demand = redeem.demand(keys, uses)  # quota-exempt voucher positions take none
+        await reserve(session, event.id, demand, now=now, ignore_quota=data.force)
     except (NoQuota, QuotaExceeded) as exc:
         raise FieldErrors(
             {"positions": await quota_errors(session, event.id, keys, lines, exc)}
         ) from None  # type: ignore[arg-type]
+    claims = [
+        seating.Claim(d.seat, d.data.item, u.voucher.id if u else None) if d.seat else None
+        for d, u in zip(drafts, uses, strict=True)
+    ]
+    try:
+        await seating.claim(session, claims, now)  # after the quotas: the lock order
+    except seating.SeatsUnavailable as exc:
+        per_position = [
+            {"seat": [exc.problems[i]]} if i in exc.problems else {} for i in range(len(drafts))
+        ]
+        raise FieldErrors({"positions": per_position}) from None
 
     paid = data.status == "p" or (total == 0 and not data.require_approval)
     order = Order(
@@ -272,10 +292,13 @@ async def create_order(session: AsyncSession, event: Event, data: OrderIn) -> Or
                 addon_to_id=by_positionid[pdata.addon_to].id if pdata.addon_to else None,
                 valid_from=pdata.valid_from,
                 valid_until=pdata.valid_until,
+                seat_id=draft.seat.id if draft.seat else None,
+                **redeem.position_fields(line.voucher),  # type: ignore[union-attr]
             )
             session.add(pos)
             by_positionid[draft.positionid] = pos
         await session.flush()
+    voucher_usage.record(uses)
     for draft in drafts:
         for answer in to_models(draft.answers):
             answer.orderposition_id = by_positionid[draft.positionid].id
@@ -307,6 +330,10 @@ async def create_order(session: AsyncSession, event: Event, data: OrderIn) -> Or
         )
     )
     await session.flush()
+    placed = list(by_positionid.values())
+    await hooks.run(hooks.order_placed_hooks, session, order, placed)
+    if order.status == "p":
+        await hooks.run(hooks.order_paid_hooks, session, order, placed)
     return order
 
 

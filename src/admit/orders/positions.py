@@ -8,7 +8,7 @@ from decimal import Decimal
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends
-from sqlalchemy import delete, func, or_, select
+from sqlalchemy import delete, exists, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.responses import Response
 
@@ -22,11 +22,19 @@ from admit.kit.filtering import Filter, FilterSet, Ordering, parse_bool, parse_i
 from admit.kit.openapi import json_body
 from admit.kit.pagination import paginate
 from admit.kit.responses import JSONResponse, no_content
-from admit.models import Answer, Order, OrderFee, OrderPosition
+from admit.models import Answer, Checkin, Order, OrderFee, OrderPosition
 from admit.orders import codes
 from admit.orders.schemas import PositionPatch
-from admit.orders.serialize import POSITION_LOAD, attendee_name, position_dict, question_identifiers
+from admit.orders.serialize import (
+    POSITION_LOAD,
+    attendee_name,
+    position_checkins,
+    position_dict,
+    question_identifiers,
+)
 from admit.quotas import ledger
+from admit.seating.render import position_seats
+from admit.vouchers import usage as voucher_usage
 
 READ = "event.orders:read"
 WRITE = "event.orders:write"
@@ -43,6 +51,8 @@ def _search(value: str) -> Any:
     )
 
 
+_checked_in = exists().where(Checkin.position_id == OrderPosition.id, Checkin.successful.is_(True))
+
 FILTERS = FilterSet(
     (
         Filter.eq("order__status", Order.status),
@@ -51,10 +61,8 @@ FILTERS = FilterSet(
         Filter.eq("variation", OrderPosition.variation_id, parse_int),
         Filter.eq("subevent", OrderPosition.subevent_id, parse_int),
         Filter.eq("secret", OrderPosition.secret),
-        # No check-ins exist yet: every position is one without a check-in.
-        Filter(
-            "has_checkin", parse_bool, lambda q, v: q.where(OrderPosition.id.is_(None)) if v else q
-        ),
+        # Checked in (successfully, on any list) at least once, or never.
+        Filter.where("has_checkin", parse_bool, lambda v: _checked_in if v else ~_checked_in),
         Filter.where(
             "attendee_name",
             parse_str,
@@ -83,7 +91,9 @@ async def render(session: AsyncSession, rows: Sequence[OrderPosition]) -> list[d
         result = await session.execute(select(Order.id, Order.code).where(Order.id.in_(order_ids)))
         codes_by_id = {k: v for k, v in result}
     idents = await question_identifiers(session, rows)
-    return [position_dict(p, codes_by_id[p.order_id], idents) for p in rows]
+    seats = await position_seats(session, [p.seat_id for p in rows])
+    checkins = await position_checkins(session, [p.id for p in rows])
+    return [position_dict(p, codes_by_id[p.order_id], idents, seats, checkins) for p in rows]
 
 
 def _base(ctx: EventContext) -> Any:
@@ -185,6 +195,7 @@ async def _cancel(ctx: EventContext, position: OrderPosition) -> None:
     kept = sum((p.price for p in siblings if p.id not in going), Decimal("0.00"))
     order.total = kept + Decimal(fees or 0)
     order.last_modified = utcnow()
+    await voucher_usage.sync(ctx.session, [p.voucher_id for p in siblings if p.id in going])
 
 
 def mount(router: APIRouter) -> None:

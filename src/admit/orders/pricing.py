@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -28,6 +29,8 @@ class Line:
     subevent: SubEvent | None
     given: Decimal | None
     is_addon: bool
+    # The voucher this position redeems (``admit.vouchers.redeem.Use``): applies its price mode.
+    voucher: Any = None
 
 
 @dataclass
@@ -55,6 +58,12 @@ def catalog_price(
     if variation is not None and variation.default_price is not None:
         return variation.default_price
     return item.default_price
+
+
+def _start_price(line: Line, places: int) -> Decimal:
+    """The catalog price, then the voucher's price mode (before automatic discounts)."""
+    listed = catalog_price(line.item, line.variation, line.subevent)
+    return line.voucher.price(listed, places) if line.voucher is not None else listed
 
 
 async def load_discounts(session: AsyncSession, event_id: int) -> list[DiscountRule]:
@@ -93,8 +102,9 @@ def price_lines(
             variation_id=lines[i].variation.id if lines[i].variation else None,
             subevent_id=lines[i].subevent.id if lines[i].subevent else None,
             subevent_date_from=lines[i].subevent.date_from if lines[i].subevent else None,
-            price=catalog_price(lines[i].item, lines[i].variation, lines[i].subevent),
+            price=_start_price(lines[i], places),
             is_addon=lines[i].is_addon,
+            voucher_discounted=bool(lines[i].voucher and lines[i].voucher.discounted),
         )
         for i in computed
     ]

@@ -38,6 +38,7 @@ from admit.orders.schemas import CancelIn, ExtendIn, MarkPaidIn, OrderIn, OrderP
 from admit.orders.serialize import ORDER_LOAD, render_orders
 from admit.quotas import ledger
 from admit.subevents import service as subevents_service
+from admit.vouchers import usage as voucher_usage
 
 router = api_router(tags=["orders"])
 
@@ -212,6 +213,7 @@ async def delete(code: str, ctx: Annotated[EventContext, Depends(EventAccess(WRI
         raise APIError(403, "Only test mode orders can be deleted.")
     # The database cascades to positions, answers, fees and payments.
     await ctx.session.execute(sa_delete(Order).where(Order.id == order.id))
+    await voucher_usage.sync_order(ctx.session, order)  # its voucher uses are gone
     return no_content()
 
 
@@ -256,6 +258,7 @@ def _action_route(name: str, action: Action) -> None:
             await result
         order.last_modified = utcnow()
         await flush_guard(ctx.session.flush())
+        await voucher_usage.sync_order(ctx.session, order)  # recount the vouchers it uses
         return JSONResponse(await render_one(ctx, await load_order(ctx, code)))
 
     router.add_api_route(

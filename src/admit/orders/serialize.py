@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
@@ -12,7 +12,8 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import selectinload
 
-from admit.models import Answer, Order, OrderFee, OrderPayment, OrderPosition, Question
+from admit.models import Answer, Checkin, Order, OrderFee, OrderPayment, OrderPosition, Question
+from admit.seating.render import position_seats
 
 ORDER_LOAD = (
     selectinload(Order.positions).selectinload(OrderPosition.answers).selectinload(Answer.options),
@@ -48,7 +49,66 @@ async def question_identifiers(
     return {k: v for k, v in rows}
 
 
-def position_dict(pos: OrderPosition, order_code: str, idents: dict[int, str]) -> dict[str, Any]:
+def checkin_dict(
+    *,
+    id: int,
+    list_id: int,
+    when: dt.datetime,
+    kind: str,
+    gate_id: int | None,
+    device_id: int | None,
+    device_number: int | None,
+    auto_checked_in: bool,
+) -> dict[str, Any]:
+    """A successful check-in as a position lists it."""
+    return {
+        "id": id,
+        "list": list_id,
+        "datetime": _dt(when),
+        "type": kind,
+        "gate": gate_id,
+        "device": device_id,
+        "device_id": device_number,
+        "auto_checked_in": auto_checked_in,
+    }
+
+
+async def position_checkins(
+    session: AsyncSession, position_ids: Iterable[int], list_id: int | None = None
+) -> dict[int, list[dict[str, Any]]]:
+    """The successful check-ins of many positions (of one list, or all) in one query."""
+    ids = sorted(set(position_ids))
+    if not ids:
+        return {}
+    query = select(Checkin).where(Checkin.position_id.in_(ids), Checkin.successful.is_(True))
+    if list_id is not None:
+        query = query.where(Checkin.list_id == list_id)
+    found: dict[int, list[dict[str, Any]]] = {}
+    for c in await session.scalars(query.order_by(Checkin.datetime, Checkin.id)):
+        found.setdefault(c.position_id, []).append(  # type: ignore[arg-type]
+            checkin_dict(
+                id=c.id,
+                list_id=c.list_id,
+                when=c.datetime,
+                kind=c.type,
+                gate_id=c.gate_id,
+                device_id=c.device_id,
+                device_number=c.device_number,
+                auto_checked_in=c.auto_checked_in,
+            )
+        )
+    return found
+
+
+def position_dict(
+    pos: OrderPosition,
+    order_code: str,
+    idents: dict[int, str],
+    seats: Mapping[int, dict[str, Any]] | None = None,
+    checkins: Mapping[int, list[dict[str, Any]]] | None = None,
+) -> dict[str, Any]:
+    """``seats``: seat objects by id (``seating.render.position_seats``); without, no seat.
+    ``checkins``: check-ins by position id (:func:`position_checkins`); without, none."""
     return {
         "id": pos.id,
         "order": order_code,
@@ -76,13 +136,13 @@ def position_dict(pos: OrderPosition, order_code: str, idents: dict[int, str]) -
         "subevent": pos.subevent_id,
         "discount": pos.discount_id,
         "is_bundled": pos.is_bundled,
-        "seat": None,
+        "seat": (seats or {}).get(pos.seat_id) if pos.seat_id is not None else None,
         "pseudonymization_id": pos.pseudonymization_id,
         "canceled": pos.canceled,
         "valid_from": _dt(pos.valid_from),
         "valid_until": _dt(pos.valid_until),
         "blocked": list(pos.blocked) if pos.blocked is not None else None,
-        "checkins": [],
+        "checkins": list((checkins or {}).get(pos.id, ())),
         "downloads": [],
         "answers": [
             {
@@ -123,7 +183,12 @@ def payment_dict(payment: OrderPayment) -> dict[str, Any]:
 
 
 def order_dict(
-    order: Order, event_slug: str, url_base: str, idents: dict[int, str]
+    order: Order,
+    event_slug: str,
+    url_base: str,
+    idents: dict[int, str],
+    seats: Mapping[int, dict[str, Any]] | None = None,
+    checkins: Mapping[int, list[dict[str, Any]]] | None = None,
 ) -> dict[str, Any]:
     """``url_base`` is the public base URL with organizer and event (``…/org/event/``)."""
     confirmed = [p for p in order.payments if p.state == "confirmed"]
@@ -151,7 +216,9 @@ def order_dict(
         "valid_if_pending": order.valid_if_pending,
         "customer": None,
         "url": f"{url_base}order/{order.code}/{order.secret}/",
-        "positions": [position_dict(p, order.code, idents) for p in order.positions],
+        "positions": [
+            position_dict(p, order.code, idents, seats, checkins) for p in order.positions
+        ],
         "fees": [fee_dict(f) for f in order.fees],
         "payments": [payment_dict(p) for p in order.payments],
         "refunds": [],
@@ -166,4 +233,8 @@ async def render_orders(
 ) -> list[dict[str, Any]]:
     """Orders of possibly several events: ``slugs``/``bases`` map event id to slug / URL base."""
     idents = await question_identifiers(session, [p for o in orders for p in o.positions])
-    return [order_dict(o, slugs[o.event_id], bases[o.event_id], idents) for o in orders]
+    seats = await position_seats(session, [p.seat_id for o in orders for p in o.positions])
+    checkins = await position_checkins(session, [p.id for o in orders for p in o.positions])
+    return [
+        order_dict(o, slugs[o.event_id], bases[o.event_id], idents, seats, checkins) for o in orders
+    ]

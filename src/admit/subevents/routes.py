@@ -32,6 +32,7 @@ from admit.kit.responses import JSONResponse
 from admit.kit.routing import api_router
 from admit.models import Event, SubEvent
 from admit.quotas.service import subevent_availability_states
+from admit.seating import sync as seating_sync
 from admit.subevents import service
 from admit.subevents.meta import MetaPropertyResource
 from admit.subevents.schemas import SubEventIn, SubEventOut
@@ -159,6 +160,18 @@ class SubEventResource(_SubEvents):
     def apply(self, ctx: OrgContext, obj: SubEvent, data: BaseModel, supplied: set[str]) -> None:
         assert isinstance(data, SubEventIn)
         service.apply_subevent(obj, data, new=obj.id is None)
+
+    async def perform_create(self, ctx: OrgContext, data: BaseModel, supplied: set[str]) -> Any:
+        obj = await super().perform_create(ctx, data, supplied)
+        await seating_sync.sync_subevent(ctx.session, obj, None)  # the date's seats, if any
+        return obj
+
+    async def perform_update(
+        self, ctx: OrgContext, obj: SubEvent, data: BaseModel, supplied: set[str]
+    ) -> None:
+        before = (obj.seating_plan, dict(obj.seat_category_mapping or {}))
+        await super().perform_update(ctx, obj, data, supplied)
+        await seating_sync.sync_subevent(ctx.session, obj, before)  # seats follow the plan
 
     async def perform_delete(self, ctx: OrgContext, obj: SubEvent) -> Response:
         reason = await service.deletion_refusal(ctx.session, obj)

@@ -24,6 +24,7 @@ from admit.models import (
     SubEventItem,
     SubEventItemVariation,
 )
+from admit.seating import sync as seating_sync
 from admit.subevents.schemas import SubEventIn
 
 # Checks that refuse deleting a date (e.g. "it is used in orders"); packages owning such data
@@ -133,10 +134,11 @@ async def validate_subevent(
         errors["date_to"] = ["The end of the date has to be later than its start."]
     if data.presale_start and data.presale_end and data.presale_end < data.presale_start:
         errors["presale_end"] = ["The end of the presale period has to be later than its start."]
-    if data.seating_plan is not None:
-        errors["seating_plan"] = [_invalid_pk(data.seating_plan)]
-    if data.seat_category_mapping and data.seating_plan is None:
-        errors["seat_category_mapping"] = ["A seat category mapping needs a seating plan."]
+    errors.update(
+        await seating_sync.assignment_errors(
+            session, event.organizer_id, event.id, data.seating_plan, data.seat_category_mapping
+        )
+    )
     if check_meta:
         meta_errors = meta_data_errors(data.meta_data, properties, event.meta_data or {})
         if meta_errors:

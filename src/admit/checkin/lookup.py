@@ -1,0 +1,438 @@
+"""The one read of a redeem: every list named in the request, each with the ticket that has the
+scanned secret in that list's event (if any) and everything the decision and the answer need.
+
+One row per list found in the organizer: the list and its event; then, when the secret
+matches a ticket of that event, the ticket, its order, item and variation flags, its
+check-ins on that list (successful ones, and failed ones carrying the request's nonce), its
+answers and the number of check-in questions still unanswered. Written once in SQLAlchemy
+Core, built per dialect (JSON aggregation differs) and per number of lists, and run on the
+fast-read path: on PostgreSQL one autocommit statement on the native pool.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from sqlalchemy import (
+    ColumnElement,
+    Select,
+    and_,
+    bindparam,
+    exists,
+    func,
+    literal_column,
+    or_,
+    select,
+)
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import aliased
+
+from admit.models import (
+    Answer,
+    Checkin,
+    CheckinList,
+    Event,
+    Item,
+    ItemVariation,
+    Order,
+    OrderPosition,
+    Question,
+    QuestionOption,
+    SubEvent,
+    answer_options,
+    checkin_list_items,
+    question_items,
+)
+
+LIST_COLUMNS = (
+    CheckinList.id,
+    CheckinList.name,
+    CheckinList.event_id,
+    CheckinList.subevent_id,
+    CheckinList.all_products,
+    CheckinList.include_pending,
+    CheckinList.allow_multiple_entries,
+    CheckinList.allow_entry_after_exit,
+    CheckinList.exit_all_at,
+    CheckinList.addon_match,
+    CheckinList.rules,
+    Event.slug,
+    Event.timezone,
+    Event.date_from,
+    Event.date_to,
+    Event.date_admission,
+)
+POSITION_COLUMNS = tuple(OrderPosition.__table__.columns)
+POSITION_KEYS = tuple(c.key for c in POSITION_COLUMNS)
+_Parent = aliased(OrderPosition)
+
+
+@dataclass
+class ListRow:
+    id: int
+    name: str
+    event_id: int
+    subevent_id: int | None
+    all_products: bool
+    include_pending: bool
+    allow_multiple_entries: bool
+    allow_entry_after_exit: bool
+    exit_all_at: dt.datetime | None
+    addon_match: bool
+    rules: dict[str, Any]
+    event_slug: str
+    timezone: str
+    event_date_from: dt.datetime
+    event_date_to: dt.datetime | None
+    event_date_admission: dt.datetime | None
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "name": self.name,
+            "event": self.event_slug,
+            "subevent": self.subevent_id,
+            "include_pending": self.include_pending,
+        }
+
+
+@dataclass
+class Scan:
+    """A successful check-in of the ticket on the list (or a failed one with our nonce)."""
+
+    id: int
+    seq: int | None
+    type: str
+    datetime: dt.datetime
+    successful: bool
+    error_reason: str | None
+    nonce: str | None
+    device_id: int | None
+    device_number: int | None
+    gate_id: int | None
+    auto_checked_in: bool
+
+
+@dataclass
+class Match:
+    """The ticket found on a list, with what the decision needs."""
+
+    position: dict[str, Any]
+    order_code: str
+    order_status: str
+    order_require_approval: bool
+    order_valid_if_pending: bool
+    order_locale: str
+    order_checkin_attention: bool
+    order_checkin_text: str | None
+    invoice_address: dict[str, Any] | None
+    item_checkin_attention: bool
+    item_checkin_text: str | None
+    variation_checkin_attention: bool
+    variation_checkin_text: str | None
+    subevent_dates: tuple[dt.datetime | None, dt.datetime | None, dt.datetime | None]
+    on_list: bool
+    parent_name: str | None
+    scans: list[Scan]
+    answers: list[dict[str, Any]]
+    missing_questions: int
+
+    @property
+    def id(self) -> int:
+        return self.position["id"]
+
+    @property
+    def successful(self) -> list[Scan]:
+        return [s for s in self.scans if s.successful]
+
+
+@dataclass
+class Found:
+    list: ListRow
+    match: Match | None
+
+
+def _json_object(dialect: str, *pairs: tuple[str, Any]) -> Any:
+    args: list[Any] = []
+    for key, value in pairs:
+        args += [literal_column(f"'{key}'"), value]
+    return (func.json_build_object if dialect == "postgresql" else func.json_object)(*args)
+
+
+def _json_rows(dialect: str, row: Any) -> Any:
+    agg = func.json_agg(row) if dialect == "postgresql" else func.json_group_array(row)
+    return agg
+
+
+def _embed(dialect: str, value: Any) -> Any:
+    """A JSON subquery result placed inside another JSON object (SQLite keeps it as text)."""
+    return value if dialect == "postgresql" else func.json(value)
+
+
+def _scans(dialect: str) -> Any:
+    obj = _json_object(
+        dialect,
+        ("id", Checkin.id),
+        ("seq", Checkin.seq),
+        ("type", Checkin.type),
+        ("datetime", Checkin.datetime),
+        ("successful", Checkin.successful),
+        ("error_reason", Checkin.error_reason),
+        ("nonce", Checkin.nonce),
+        ("device_id", Checkin.device_id),
+        ("device_number", Checkin.device_number),
+        ("gate_id", Checkin.gate_id),
+        ("auto_checked_in", Checkin.auto_checked_in),
+    )
+    return (
+        select(_json_rows(dialect, obj))
+        .where(
+            Checkin.position_id == OrderPosition.id,
+            Checkin.list_id == CheckinList.id,
+            or_(Checkin.successful, Checkin.nonce == bindparam("nonce")),
+        )
+        .correlate(OrderPosition, CheckinList)
+        .scalar_subquery()
+    )
+
+
+def _answers(dialect: str) -> Any:
+    option = _json_object(
+        dialect, ("id", QuestionOption.id), ("identifier", QuestionOption.identifier)
+    )
+    options = (
+        select(_json_rows(dialect, option))
+        .select_from(answer_options)
+        .join(QuestionOption, QuestionOption.id == answer_options.c.option_id)
+        .where(answer_options.c.answer_id == Answer.id)
+        .correlate(Answer)
+        .scalar_subquery()
+    )
+    obj = _json_object(
+        dialect,
+        ("id", Answer.id),
+        ("question", Answer.question_id),
+        ("answer", Answer.answer),
+        ("identifier", Question.identifier),
+        ("text", _embed(dialect, Question.question)),
+        ("show", Question.show_during_checkin),
+        ("options", _embed(dialect, options)),
+    )
+    return (
+        select(_json_rows(dialect, obj))
+        .select_from(Answer)
+        .join(Question, Question.id == Answer.question_id)
+        .where(Answer.orderposition_id == OrderPosition.id)
+        .correlate(OrderPosition)
+        .scalar_subquery()
+    )
+
+
+def _missing_questions() -> Any:
+    answered = exists().where(
+        Answer.orderposition_id == OrderPosition.id, Answer.question_id == Question.id
+    )
+    return (
+        select(func.count())
+        .select_from(Question)
+        .join(question_items, question_items.c.question_id == Question.id)
+        .where(
+            question_items.c.item_id == OrderPosition.item_id,
+            Question.ask_during_checkin.is_(True),
+            ~answered,
+        )
+        .correlate(OrderPosition)
+        .scalar_subquery()
+    )
+
+
+def _on_list() -> ColumnElement[bool]:
+    return exists().where(
+        checkin_list_items.c.list_id == CheckinList.id,
+        checkin_list_items.c.item_id == OrderPosition.item_id,
+    )
+
+
+def _build(dialect: str, n_lists: int) -> Select[Any]:
+    list_ids = [bindparam(f"list_{i}") for i in range(n_lists)]
+    parent_name = (
+        select(_Parent.attendee_name_cached)
+        .where(_Parent.id == OrderPosition.addon_to_id)
+        .correlate(OrderPosition)
+        .scalar_subquery()
+    )
+    return (
+        select(
+            *LIST_COLUMNS,
+            *POSITION_COLUMNS,
+            Order.code,
+            Order.status,
+            Order.require_approval,
+            Order.valid_if_pending,
+            Order.locale,
+            Order.checkin_attention,
+            Order.checkin_text,
+            Order.invoice_address,
+            Item.checkin_attention,
+            Item.checkin_text,
+            ItemVariation.checkin_attention,
+            ItemVariation.checkin_text,
+            SubEvent.date_from,
+            SubEvent.date_to,
+            SubEvent.date_admission,
+            _on_list(),
+            parent_name,
+            _scans(dialect),
+            _answers(dialect),
+            _missing_questions(),
+        )
+        .select_from(CheckinList)
+        .join(
+            Event,
+            and_(Event.id == CheckinList.event_id, Event.organizer_id == bindparam("organizer")),
+        )
+        .outerjoin(
+            OrderPosition,
+            and_(
+                OrderPosition.event_id == CheckinList.event_id,
+                OrderPosition.secret == bindparam("secret"),
+            ),
+        )
+        .outerjoin(Order, Order.id == OrderPosition.order_id)
+        .outerjoin(Item, Item.id == OrderPosition.item_id)
+        .outerjoin(ItemVariation, ItemVariation.id == OrderPosition.variation_id)
+        .outerjoin(SubEvent, SubEvent.id == OrderPosition.subevent_id)
+        .where(CheckinList.id.in_(list_ids))
+        .order_by(CheckinList.id)
+    )
+
+
+_STATEMENTS: dict[tuple[str, int], Select[Any]] = {}
+
+
+def statement(dialect: str, n_lists: int) -> Select[Any]:
+    """Built once per dialect and number of lists; the fast reader caches it compiled."""
+    key = (dialect, n_lists)
+    stmt = _STATEMENTS.get(key)
+    if stmt is None:
+        stmt = _STATEMENTS[key] = _build(dialect, n_lists)
+    return stmt
+
+
+def _loads(value: Any) -> Any:
+    if value is None:
+        return None
+    if isinstance(value, str | bytes):
+        return orjson.loads(value)
+    return value
+
+
+def _aware(value: Any) -> dt.datetime:
+    if isinstance(value, dt.datetime):
+        moment = value
+    else:
+        moment = dt.datetime.fromisoformat(str(value).replace(" ", "T"))
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=dt.UTC)
+
+
+def _scan(raw: dict[str, Any]) -> Scan:
+    return Scan(
+        id=raw["id"],
+        seq=raw["seq"],
+        type=raw["type"],
+        datetime=_aware(raw["datetime"]),
+        successful=bool(raw["successful"]),
+        error_reason=raw["error_reason"],
+        nonce=raw["nonce"],
+        device_id=raw["device_id"],
+        device_number=raw["device_number"],
+        gate_id=raw["gate_id"],
+        auto_checked_in=bool(raw["auto_checked_in"]),
+    )
+
+
+def _answer(raw: dict[str, Any]) -> dict[str, Any]:
+    raw["text"] = _loads(raw.get("text")) or {}
+    raw["options"] = _loads(raw.get("options")) or []
+    raw["show"] = bool(raw.get("show"))
+    return raw
+
+
+def parse(row: Sequence[Any]) -> Found:
+    n_list = len(LIST_COLUMNS)
+    listed = ListRow(*row[:n_list])
+    listed.rules = _loads(listed.rules) or {}
+    listed.exit_all_at = _aware(listed.exit_all_at) if listed.exit_all_at else None
+    listed.event_date_from = _aware(listed.event_date_from)
+    if listed.event_date_to is not None:
+        listed.event_date_to = _aware(listed.event_date_to)
+    if listed.event_date_admission is not None:
+        listed.event_date_admission = _aware(listed.event_date_admission)
+    position = dict(zip(POSITION_KEYS, row[n_list : n_list + len(POSITION_KEYS)], strict=True))
+    if position["id"] is None:
+        return Found(listed, None)
+    rest = row[n_list + len(POSITION_KEYS) :]
+    (code, status, approval, valid_pending, locale, o_att, o_text, invoice, i_att, i_text,
+     v_att, v_text, s_from, s_to, s_adm, on_list, parent_name, scans, answers,
+     missing) = rest  # fmt: skip
+    for key in ("attendee_name_parts", "blocked"):
+        position[key] = _loads(position[key])
+    scan_list = sorted((_scan(s) for s in _loads(scans) or []), key=lambda s: (s.datetime, s.id))
+    return Found(
+        listed,
+        Match(
+            position=position,
+            order_code=code,
+            order_status=status,
+            order_require_approval=bool(approval),
+            order_valid_if_pending=bool(valid_pending),
+            order_locale=locale,
+            order_checkin_attention=bool(o_att),
+            order_checkin_text=o_text,
+            invoice_address=_loads(invoice),
+            item_checkin_attention=bool(i_att),
+            item_checkin_text=i_text,
+            variation_checkin_attention=bool(v_att),
+            variation_checkin_text=v_text,
+            subevent_dates=(s_from, s_to, s_adm),
+            on_list=bool(on_list),
+            parent_name=parent_name,
+            scans=scan_list,
+            answers=[_answer(a) for a in _loads(answers) or []],
+            missing_questions=int(missing or 0),
+        ),
+    )
+
+
+async def find(
+    session: AsyncSession,
+    organizer_id: int,
+    secret: str,
+    list_ids: Sequence[int],
+    nonce: str | None,
+) -> list[Found]:
+    """One row per requested list that exists in the organizer, in list id order."""
+    fast = session.info["fast"]
+    stmt = statement(fast.engine.dialect.name, len(list_ids))
+    params: dict[str, Any] = {"organizer": organizer_id, "secret": secret, "nonce": nonce}
+    params.update({f"list_{i}": pk for i, pk in enumerate(list_ids)})
+    return [parse(r) for r in await fetch_all(session, stmt, params)]
+
+
+async def fetch_all(
+    session: AsyncSession, stmt: Any, params: dict[str, Any]
+) -> list[tuple[Any, ...]]:
+    """Every row of ``stmt`` (a module-level constant) on the fast path: the native pool on
+    PostgreSQL (autocommit), the request's connection on SQLite."""
+    fast = session.info["fast"]
+    if not fast.native:
+        conn = await session.connection()
+        return [tuple(r) for r in (await conn.execute(stmt, params)).all()]
+    sql, names = fast._compile(stmt)  # the fast reader's compiled-SQL cache
+    pool = await fast._get_pool()
+    fast.executed += 1
+    return [tuple(r.values()) for r in await pool.fetch(sql, *(params[n] for n in names))]

@@ -1,0 +1,302 @@
+"""``POST O/checkinrpc/redeem/``: check a scanned ticket in (or out).
+
+Before the ticket is known (``decide.py`` takes over once it is):
+
+* the request must name lists of this organizer the caller may scan on, one per event
+  (else 400 ``{"lists": [...]}``);
+* the secret is looked up in the events of those lists: no ticket there but a ticket whose
+  earlier secret it was gives ``revoked`` (a forced upload checks that ticket in); nothing
+  at all gives ``invalid`` (HTTP 404 with ``detail``); tickets in two events give
+  ``ambiguous``;
+* on a list with ``addon_match`` whose products do not include the scanned ticket's, the
+  ticket and its add-ons are narrowed to those on the list: one is taken, none goes on to
+  ``product``, several give ``ambiguous``;
+* answers sent for check-in questions are stored first (they stay even when the scan fails).
+
+Every failed scan is stored as an unsuccessful check-in with its reason (unknown secrets with
+no position, on the first list). Statuses: ``ok`` 201, ``incomplete`` 400, ``invalid`` 404,
+any other error 200. A successful scan costs three statements on PostgreSQL: authentication,
+the lookup (``lookup.py``) and the insert (``store.py``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import select
+from starlette.responses import Response
+
+from admit.checkin import lookup, questions
+from admit.checkin.access import may_scan
+from admit.checkin.decide import Verdict, decide
+from admit.checkin.expand import expand, requested
+from admit.checkin.lookup import Found, ListRow, Match
+from admit.checkin.render import checkin_texts, new_scan, position_body, require_attention
+from admit.checkin.schemas import RedeemIn
+from admit.checkin.store import (
+    NewCheckin,
+    NewNotification,
+    checkin_payload,
+    insert_scan,
+)
+from admit.db import utcnow
+from admit.kit.context import OrgContext
+from admit.kit.errors import FieldErrors
+from admit.kit.responses import JSONResponse
+from admit.models import Event, OrderPosition, RevokedSecret, checkin_list_items
+
+STATUS_CODES = {"ok": 201, "incomplete": 400}
+# How often a redeem re-reads and decides again after losing a race for the same ticket.
+MAX_ATTEMPTS = 8
+
+
+def invalid_pk(pk: object) -> str:
+    return f'Invalid pk "{pk}" - object does not exist.'
+
+
+@dataclass(frozen=True)
+class Scanner:
+    """Who scans: the device (and its gate) for a device token, nobody for a team token."""
+
+    device_id: int | None
+    device_number: int | None
+    gate_id: int | None
+
+    @classmethod
+    def of(cls, ctx: OrgContext) -> Scanner:
+        device = getattr(ctx.request.state, "device", None)
+        return cls(
+            device_id=ctx.principal.device_id,
+            device_number=getattr(device, "device_id", None),
+            gate_id=getattr(device, "gate_id", None),
+        )
+
+
+def check_lists(ctx: OrgContext, wanted: list[int], found: list[Found]) -> None:
+    """400 for a list that does not exist here, may not be scanned, or shares its event."""
+    by_id = {f.list.id: f.list for f in found if may_scan(ctx, f.list.event_id)}
+    missing = [pk for pk in wanted if pk not in by_id]
+    if missing:
+        raise FieldErrors({"lists": [invalid_pk(pk) for pk in missing]})
+    events = [row.event_id for row in by_id.values()]
+    if len(set(events)) != len(events):
+        raise FieldErrors.single("lists", "Each check-in list must belong to a different event.")
+
+
+class Redeem:
+    def __init__(self, ctx: OrgContext, data: RedeemIn) -> None:
+        self.ctx = ctx
+        self.data = data
+        self.scanner = Scanner.of(ctx)
+        self.now = utcnow()
+        self.when = data.datetime or self.now
+
+    async def find(self, secret: str, lists: list[int] | None = None) -> list[Found]:
+        return await lookup.find(
+            self.ctx.session, self.ctx.organizer_id, secret, lists or self.data.lists,
+            self.data.nonce,
+        )  # fmt: skip
+
+    async def run(self) -> Response:
+        found = await self.find(self.data.secret)
+        check_lists(self.ctx, self.data.lists, found)
+        first = next(f.list for f in found if f.list.id == self.data.lists[0])
+        matches = [f for f in found if f.match is not None]
+        if len(matches) > 1:
+            return await self.refuse(first, None, Verdict("error", "ambiguous"))
+        if not matches:
+            return await self.unknown(found, first)
+        return await self.known(matches[0], forced_secret=False)
+
+    async def unknown(self, found: list[Found], first: ListRow) -> Response:
+        revoked = await self.ctx.session.execute(
+            select(OrderPosition.secret)
+            .join(RevokedSecret, RevokedSecret.position_id == OrderPosition.id)
+            .where(
+                RevokedSecret.secret == self.data.secret,
+                RevokedSecret.event_id.in_([f.list.event_id for f in found]),
+            )
+            .limit(1)
+        )
+        current = revoked.scalar()
+        if current is not None:
+            again = [f for f in await self.find(current) if f.match is not None]
+            if again:
+                if self.data.force:
+                    return await self.known(again[0], forced_secret=True)
+                return await self.refuse(again[0].list, again[0].match, Verdict("error", "revoked"))
+        return await self.refuse(first, None, Verdict("error", "invalid"))
+
+    async def known(self, hit: Found, *, forced_secret: bool) -> Response:
+        listed, match = hit.list, hit.match
+        assert match is not None
+        if listed.addon_match and not listed.all_products and not match.on_list:
+            narrowed = await self.addon_match(listed, match)
+            if isinstance(narrowed, Verdict):
+                return await self.refuse(listed, match, narrowed)
+            if narrowed is not None:
+                listed, match = narrowed.list, narrowed.match
+                assert match is not None
+        entry = self.data.type == "entry"
+        ask = entry and self.data.questions_supported and not self.data.force
+        open_questions: list[Any] = []
+        if ask and (self.data.answers or match.missing_questions):
+            session = self.ctx.session
+            item_questions = await questions.checkin_questions(session, match.position["item_id"])
+            answered_now: set[int] = set()
+            if self.data.answers and item_questions:
+                answered_now = await questions.save_given(
+                    session, match.id, match.position["item_id"], item_questions, self.data.answers
+                )
+                # Kept whatever the scan's outcome; the lookup reads them on its own connection.
+                await session.commit()
+                again = await self.find(match.position["secret"], [listed.id])
+                if again and again[0].match is not None:
+                    match = again[0].match
+            open_questions = questions.unanswered(item_questions, match.answers, answered_now)
+        for _attempt in range(MAX_ATTEMPTS):
+            verdict = decide(
+                match,
+                listed,
+                kind=self.data.type,
+                when=self.when,
+                force=self.data.force or forced_secret,
+                ignore_unpaid=self.data.ignore_unpaid,
+                nonce=self.data.nonce,
+                device_id=self.scanner.device_id,
+                gate_id=self.scanner.gate_id,
+                unanswered=bool(open_questions),
+            )
+            if verdict.status == "incomplete":
+                return await self.respond(listed, match, verdict, open_questions)
+            if not verdict.ok:
+                return await self.refuse(listed, match, verdict)
+            if not verdict.store:
+                return await self.respond(listed, match, verdict)
+            stored = await self.admit(listed, match, verdict)
+            if stored is not None:
+                return await self.respond(listed, stored, verdict)
+            # Another scan of this ticket got in first: read again and decide again.
+            again = [f for f in await self.find(match.position["secret"], [listed.id])]
+            match = again[0].match if again and again[0].match else match
+        return await self.refuse(
+            listed, match, Verdict("error", "error", "The ticket is being scanned elsewhere.")
+        )
+
+    async def addon_match(self, listed: ListRow, match: Match) -> Found | Verdict | None:
+        """The one ticket among the scanned one and its add-ons that is on the list."""
+        on_list = select(checkin_list_items.c.item_id).where(
+            checkin_list_items.c.list_id == listed.id
+        )
+        query = select(OrderPosition.secret).where(
+            OrderPosition.addon_to_id == match.id,
+            OrderPosition.canceled.is_(False),
+            OrderPosition.item_id.in_(on_list),
+        )
+        if listed.subevent_id is not None:
+            query = query.where(OrderPosition.subevent_id == listed.subevent_id)
+        secrets = list(await self.ctx.session.scalars(query))
+        if len(secrets) > 1:
+            return Verdict("error", "ambiguous")
+        if not secrets:
+            return None
+        again = [f for f in await self.find(secrets[0], [listed.id]) if f.match is not None]
+        return again[0] if again else None
+
+    def new_checkin(self, listed: ListRow, match: Match | None, **fields: Any) -> NewCheckin:
+        return NewCheckin(
+            event_id=listed.event_id,
+            list_id=listed.id,
+            position_id=match.id if match else None,
+            type=self.data.type,
+            datetime=self.when,
+            created=self.now,
+            nonce=self.data.nonce,
+            device_id=self.scanner.device_id,
+            device_number=self.scanner.device_number,
+            gate_id=self.scanner.gate_id,
+            raw_barcode=self.data.secret,
+            raw_source_type=self.data.source_type,
+            **fields,
+        )
+
+    async def admit(self, listed: ListRow, match: Match, verdict: Verdict) -> Match | None:
+        """Stores the check-in; None when the ticket's next ``seq`` was taken meanwhile."""
+        seq = max((s.seq or 0 for s in match.scans), default=0) + 1
+        first = not any(s.successful and s.type == "entry" for s in match.scans)
+        new = self.new_checkin(listed, match, seq=seq, successful=True, forced=verdict.forced)
+        note = NewNotification(
+            organizer_id=self.ctx.organizer_id,
+            event_id=listed.event_id,
+            action="service.event.checkin",
+            payload=checkin_payload(
+                self.ctx.organizer_slug,
+                listed.event_slug,
+                match.order_code,
+                match.position,
+                listed.id,
+                self.data.type,
+                first and self.data.type == "entry",
+            ),
+        )
+        new_id = await insert_scan(self.ctx.session, new, note)
+        if new_id is None:
+            return None
+        scanner = (self.scanner.device_id, self.scanner.device_number, self.scanner.gate_id)
+        match.scans.append(new_scan(new_id, self.data.type, self.when, scanner, seq))
+        match.scans.sort(key=lambda s: (s.datetime, s.id))
+        return match
+
+    async def refuse(self, listed: ListRow, match: Match | None, verdict: Verdict) -> Response:
+        """Stores the failed scan (once per nonce and reason) and answers."""
+        repeated = (
+            match is not None
+            and self.data.nonce is not None
+            and any(
+                not s.successful and s.nonce == self.data.nonce and s.error_reason == verdict.reason
+                for s in match.scans
+            )
+        )
+        if not repeated:
+            failed = self.new_checkin(
+                listed,
+                match,
+                seq=None,
+                successful=False,
+                error_reason=verdict.reason,
+                error_explanation=verdict.explanation,
+            )
+            await insert_scan(self.ctx.session, failed)
+        return await self.respond(listed, match, verdict)
+
+    async def respond(
+        self,
+        listed: ListRow,
+        match: Match | None,
+        verdict: Verdict,
+        open_questions: list[Any] | None = None,
+    ) -> Response:
+        locale = match.order_locale if match and self.data.use_order_locale else None
+        body: dict[str, Any] = {"status": verdict.status}
+        if verdict.status == "error":
+            body["reason"] = verdict.reason
+            body["reason_explanation"] = verdict.explanation
+        body["require_attention"] = require_attention(match) if match else False
+        body["checkin_texts"] = checkin_texts(match, locale) if match else []
+        body["position"] = position_body(match, listed.id) if match else None
+        body["list"] = listed.summary()
+        if verdict.status == "incomplete":
+            item_id = match.position["item_id"] if match else 0
+            body["questions"] = [questions.question_out(q, [item_id]) for q in open_questions or []]
+        if match is not None and body["position"] is not None:
+            wanted = requested(self.ctx)
+            if wanted:
+                event = await self.ctx.session.get(Event, listed.event_id)
+                assert event is not None
+                await expand(self.ctx, event, [body["position"]], wanted)
+        status = STATUS_CODES.get(verdict.status, 200)
+        if verdict.reason == "invalid":
+            status = 404
+            body = {"detail": "Not found.", **body}
+        return JSONResponse(body, status_code=status)

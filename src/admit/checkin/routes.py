@@ -1,0 +1,78 @@
+"""The check-in API: lists (CRUD, status, positions), redeem, annul, search, history and auto
+check-in rules. Importing this module also registers what check-in adds to other packages:
+the ``exited_orders`` quota counter, auto check-in on placed/paid orders, revoked secrets."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends
+from starlette.responses import Response
+
+from admit.checkin import annul as annul_module
+from admit.checkin import exits, positions, revocation
+from admit.checkin.access import READ, AnyEventPermission, ScanAccess
+from admit.checkin.autocheckin import auto_checkin_rules
+from admit.checkin.history import history
+from admit.checkin.lists import checkin_lists, status_response
+from admit.checkin.redeem import Redeem
+from admit.checkin.schemas import AnnulIn, RedeemIn
+from admit.kit.body import read_object
+from admit.kit.context import EventContext, OrgContext
+from admit.kit.crud import mount_crud, validate_input
+from admit.kit.openapi import json_body
+from admit.kit.routing import api_router
+
+router = api_router(tags=["checkin"])
+ORG = "/organizers/{organizer}"
+E = ORG + "/events/{event}"
+
+mount_crud(router, checkin_lists)
+mount_crud(router, history)
+mount_crud(router, auto_checkin_rules)
+exits.register()
+revocation.register()
+
+
+@router.get(f"{E}/checkinlists/{{id}}/status/", name="checkinlists-status")
+async def list_status(
+    id: str, ctx: Annotated[EventContext, Depends(AnyEventPermission(*READ))]
+) -> Response:
+    """Tickets on the list and checked in, per product and variation; how many are inside."""
+    return await status_response(ctx, id)
+
+
+@router.get(f"{E}/checkinlists/{{id}}/positions/", name="checkinlists-positions")
+async def list_positions(
+    id: str, ctx: Annotated[EventContext, Depends(AnyEventPermission(*READ))]
+) -> Response:
+    """The tickets on the list with the list's check-ins (``ignore_status`` for all)."""
+    clist = await checkin_lists.get_object(ctx, id)
+    return await positions.list_positions(ctx, clist)
+
+
+@router.get(f"{E}/checkinlists/{{list}}/positions/{{id}}/", name="checkinlists-position")
+async def list_position(
+    list: str, id: str, ctx: Annotated[EventContext, Depends(AnyEventPermission(*READ))]
+) -> Response:
+    clist = await checkin_lists.get_object(ctx, list)
+    return await positions.one_position(ctx, clist, id)
+
+
+@router.post(f"{ORG}/checkinrpc/redeem/", openapi_extra=json_body(RedeemIn), name="checkin-redeem")
+async def redeem(ctx: Annotated[OrgContext, Depends(ScanAccess())]) -> Response:
+    """Checks a scanned ticket in or out (see ``checkin/redeem.py`` for the decision order)."""
+    data: RedeemIn = validate_input(RedeemIn, await read_object(ctx.request))  # type: ignore[assignment]
+    return await Redeem(ctx, data).run()
+
+
+@router.post(f"{ORG}/checkinrpc/annul/", openapi_extra=json_body(AnnulIn), name="checkin-annul")
+async def annul(ctx: Annotated[OrgContext, Depends(ScanAccess())]) -> Response:
+    """Annuls a check-in by its nonce (same device, within the annulment window)."""
+    return await annul_module.annul(ctx)
+
+
+@router.get(f"{ORG}/checkinrpc/search/", name="checkin-search")
+async def search(ctx: Annotated[OrgContext, Depends(ScanAccess())]) -> Response:
+    """Searches the tickets of several lists (``list``, repeatable; one list per event)."""
+    return await positions.search(ctx)

@@ -1,0 +1,387 @@
+"""Check-in list rules: their variables and operations, validation on write, and an
+explanation of a refusal that names the part of the rule the scan failed.
+
+Variables: ``product``, ``variation``, ``gate`` (ids), ``now`` (the check-in time),
+``now_isoweekday`` (1 = Monday, in the event's time zone), ``entries_number`` (successful
+entries on this list before this one), ``entries_today`` (of them since local midnight),
+``entries_days`` (distinct local days with an entry), ``minutes_since_last_entry`` and
+``minutes_since_first_entry`` (-1 without an entry). Operations beyond JsonLogic's:
+``inList``, ``isBefore`` / ``isAfter`` (with an optional tolerance in minutes),
+``buildTime`` (``custom`` ISO datetime, ``customtime`` "HH:MM" today, ``date_from``,
+``date_to``, ``date_admission`` of the ticket's date), ``objectList`` and ``lookup``
+(``["product", "12", "label"]`` stands for the id 12).
+
+Explaining a refusal: the rule is read as alternatives ("paths"), each a set of conditions
+that together would have admitted the ticket. Every path the scan failed is weighed by its
+hardest failed condition (what the attendee can least change: their ticket type over the
+time of day over how often they entered) and by how far off it was; the lightest path is
+the one reported, as its failed conditions joined by commas.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import zoneinfo
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from admit.checkin.jsonlogic import Logic, RuleError, operator_of, truthy
+
+VARIABLES = frozenset(
+    {
+        "product",
+        "variation",
+        "gate",
+        "now",
+        "now_isoweekday",
+        "entries_number",
+        "entries_today",
+        "entries_days",
+        "minutes_since_last_entry",
+        "minutes_since_first_entry",
+    }
+)
+TIME_TYPES = frozenset({"custom", "customtime", "date_from", "date_to", "date_admission"})
+OPERATORS = frozenset(
+    {"and", "or", "!", "!!", "==", "!=", "===", "!==", "<", "<=", ">", ">=", "var", "if", "in"}
+    | {"inList", "isBefore", "isAfter", "buildTime", "objectList", "lookup"}
+)
+MAX_DEPTH = 32
+MAX_NODES = 2000
+
+
+@dataclass(frozen=True)
+class EventDates:
+    """The dates ``buildTime`` refers to: the ticket's subevent's, else the event's."""
+
+    timezone: str
+    date_from: dt.datetime
+    date_to: dt.datetime | None = None
+    date_admission: dt.datetime | None = None
+
+    @property
+    def tz(self) -> dt.tzinfo:
+        try:
+            return zoneinfo.ZoneInfo(self.timezone or "UTC")
+        except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+            return dt.UTC
+
+
+def parse_datetime(text: str) -> dt.datetime:
+    value = dt.datetime.fromisoformat(text.strip().replace("z", "Z"))
+    return value if value.tzinfo is not None else value.replace(tzinfo=dt.UTC)
+
+
+def parse_time(text: str) -> dt.time:
+    return dt.time.fromisoformat(text.strip())
+
+
+def build_time(dates: EventDates, now: dt.datetime, kind: Any, value: Any = None) -> dt.datetime:
+    if kind == "custom":
+        return parse_datetime(str(value))
+    if kind == "customtime":
+        local = now.astimezone(dates.tz)
+        moment = parse_time(str(value))
+        return dt.datetime.combine(local.date(), moment, tzinfo=dates.tz)
+    if kind == "date_from":
+        return dates.date_from
+    if kind == "date_to":
+        return dates.date_to or dates.date_from
+    if kind == "date_admission":
+        return dates.date_admission or dates.date_from
+    raise RuleError(f'Unknown time type "{kind}".')
+
+
+def _tolerance(minutes: Any) -> dt.timedelta:
+    if minutes in (None, "", "None"):
+        return dt.timedelta(0)
+    return dt.timedelta(minutes=float(minutes))
+
+
+def is_before(a: Any, b: Any, tolerance: Any = None) -> bool:
+    if not isinstance(a, dt.datetime) or not isinstance(b, dt.datetime):
+        return False
+    return a < b + _tolerance(tolerance)
+
+
+def is_after(a: Any, b: Any, tolerance: Any = None) -> bool:
+    if not isinstance(a, dt.datetime) or not isinstance(b, dt.datetime):
+        return False
+    return a > b - _tolerance(tolerance)
+
+
+def logic_for(dates: EventDates, now: dt.datetime) -> Logic:
+    return Logic(
+        {
+            "inList": lambda a=None, b=None: isinstance(b, list) and a in b,
+            "isBefore": is_before,
+            "isAfter": is_after,
+            "buildTime": lambda kind=None, value=None: build_time(dates, now, kind, value),
+            "objectList": lambda *objects: list(objects),
+            "lookup": lambda _model=None, pk=None, _label=None: int(pk),  # type: ignore[arg-type]
+        }
+    )
+
+
+# -- variables ------------------------------------------------------------------------------
+
+
+@dataclass
+class History:
+    """The ticket's successful check-ins on the list, as (type, datetime), in time order."""
+
+    scans: Sequence[tuple[str, dt.datetime]] = ()
+
+    @property
+    def entries(self) -> list[dt.datetime]:
+        return [when for kind, when in self.scans if kind == "entry"]
+
+
+@dataclass
+class RuleVars(Mapping[str, Any]):
+    """The variables of one scan, computed when a rule first asks for them."""
+
+    now: dt.datetime
+    dates: EventDates
+    product: int
+    variation: int | None
+    gate: int | None
+    history: History
+    _cache: dict[str, Any] = field(default_factory=dict)
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in VARIABLES:
+            raise KeyError(name)
+        if name not in self._cache:
+            self._cache[name] = self._compute(name)
+        return self._cache[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(VARIABLES)
+
+    def __len__(self) -> int:
+        return len(VARIABLES)
+
+    def _compute(self, name: str) -> Any:
+        if name in ("now", "product", "variation", "gate"):
+            return getattr(self, name)
+        local_now = self.now.astimezone(self.dates.tz)
+        if name == "now_isoweekday":
+            return local_now.isoweekday()
+        entries = self.history.entries
+        if name == "entries_number":
+            return len(entries)
+        if name == "entries_today":
+            midnight = local_now.replace(hour=0, minute=0, second=0, microsecond=0)
+            return sum(1 for e in entries if e >= midnight)
+        if name == "entries_days":
+            return len({e.astimezone(self.dates.tz).date() for e in entries})
+        if not entries:
+            return -1
+        since = entries[-1] if name == "minutes_since_last_entry" else entries[0]
+        return math.floor((self.now - since).total_seconds() / 60)
+
+
+# -- validation -----------------------------------------------------------------------------
+
+
+def validate(rules: Any) -> None:
+    """Raises RuleError with a message for a rule this module could not evaluate."""
+    if rules in ({}, None):
+        return
+    if not isinstance(rules, dict):
+        raise RuleError("Rules must be a JSON object.")
+    counter = [0]
+    _check(rules, 0, counter)
+
+
+def _check(node: Any, depth: int, counter: list[int]) -> None:
+    counter[0] += 1
+    if depth > MAX_DEPTH or counter[0] > MAX_NODES:
+        raise RuleError("The rule is too large.")
+    if isinstance(node, list):
+        for child in node:
+            _check(child, depth + 1, counter)
+        return
+    if isinstance(node, dict):
+        parsed = operator_of(node)
+        if parsed is None:
+            raise RuleError("A rule object must have exactly one operator.")
+        name, args = parsed
+        if name not in OPERATORS:
+            raise RuleError(f'Unknown operator "{name}".')
+        if name == "var":
+            if not args or not isinstance(args[0], str) or args[0] not in VARIABLES:
+                shown = args[0] if args else ""
+                raise RuleError(f'Unknown variable "{shown}".')
+            return
+        if name == "buildTime":
+            _check_build_time(args)
+            return
+        if name == "lookup":
+            if len(args) < 2 or not str(args[1]).strip().lstrip("-").isdigit():
+                raise RuleError('"lookup" needs a type and a numeric id.')
+            return
+        for child in args:
+            _check(child, depth + 1, counter)
+        return
+    if not (node is None or isinstance(node, bool | int | float | str)):
+        raise RuleError("Unsupported value in rule.")
+
+
+def _check_build_time(args: list[Any]) -> None:
+    if not args or args[0] not in TIME_TYPES:
+        shown = args[0] if args else ""
+        raise RuleError(f'Unknown time type "{shown}".')
+    try:
+        if args[0] == "custom":
+            parse_datetime(str(args[1]))
+        elif args[0] == "customtime":
+            parse_time(str(args[1]))
+    except (IndexError, ValueError):
+        raise RuleError(f'Invalid value for time type "{args[0]}".') from None
+
+
+# -- evaluation and explanation ---------------------------------------------------------------
+
+
+@dataclass
+class Condition:
+    """One comparison of the rule, with its outcome."""
+
+    node: dict[str, Any]
+    passed: bool
+    text: str = ""
+    weight: tuple[float, float] = (0.0, 0.0)
+
+
+# How hard a condition is for the attendee to change (higher: harder).
+RIGIDITY = {
+    "product": 1000,
+    "variation": 1000,
+    "gate": 900,
+    "now_isoweekday": 210,
+    "now": 200,
+    "entries_today": 140,
+    "entries_number": 120,
+    "entries_days": 100,
+    "minutes_since_last_entry": 90,
+    "minutes_since_first_entry": 80,
+}
+LABELS = {
+    "entries_number": "number of entries",
+    "entries_today": "number of entries today",
+    "entries_days": "number of days with an entry",
+    "minutes_since_last_entry": "time since last entry",
+    "minutes_since_first_entry": "time since first entry",
+    "now_isoweekday": "week day",
+}
+MAX_PATHS = 256
+
+
+def evaluate(rules: Any, variables: RuleVars) -> tuple[bool, str | None]:
+    """Whether the scan passes the rules and, when it does not, why (or None if no rule)."""
+    if not rules:
+        return True, None
+    logic = logic_for(variables.dates, variables.now)
+    if truthy(logic.apply(rules, variables)):
+        return True, None
+    return False, explain(rules, variables, logic)
+
+
+def explain(rules: Any, variables: RuleVars, logic: Logic) -> str:
+    paths = _paths(rules, variables, logic)
+    failing = [[c for c in path if not c.passed] for path in paths]
+    failing = [f for f in failing if f] or [[Condition({}, False, "Rule not met", (1e9, 0))]]
+
+    def weight(conditions: list[Condition]) -> tuple[float, float, int]:
+        hardest = max(c.weight for c in conditions)
+        return (hardest[0], sum(c.weight[1] for c in conditions), len(conditions))
+
+    best = min(failing, key=weight)
+    texts = list(dict.fromkeys(c.text for c in best))
+    return ", ".join(texts)
+
+
+def _paths(node: Any, variables: RuleVars, logic: Logic) -> list[list[Condition]]:
+    """The rule as alternatives (disjunctive normal form) of evaluated conditions."""
+    parsed = operator_of(node)
+    if parsed is not None and parsed[0] in ("and", "or"):
+        name, args = parsed
+        children = [_paths(a, variables, logic) for a in args]
+        if name == "or":
+            return [p for c in children for p in c][:MAX_PATHS]
+        combined: list[list[Condition]] = [[]]
+        for alternatives in children:
+            combined = [a + b for a in combined for b in alternatives][:MAX_PATHS]
+        return combined
+    return [[_condition(node, variables, logic)]]
+
+
+def _condition(node: Any, variables: RuleVars, logic: Logic) -> Condition:
+    passed = truthy(logic.apply(node, variables))
+    condition = Condition(node if isinstance(node, dict) else {}, passed)
+    if not passed:
+        condition.text, condition.weight = _describe(node, variables, logic)
+    return condition
+
+
+def _variable(node: Any) -> str | None:
+    parsed = operator_of(node)
+    if parsed and parsed[0] == "var" and parsed[1]:
+        name = parsed[1][0]
+        return name if isinstance(name, str) else None
+    return None
+
+
+def _format_time(moment: dt.datetime, now: dt.datetime, tz: dt.tzinfo) -> str:
+    local = moment.astimezone(tz)
+    if abs(moment - now) < dt.timedelta(hours=12):
+        return local.strftime("%H:%M")
+    return local.strftime("%Y-%m-%d %H:%M")
+
+
+def _describe(node: Any, variables: RuleVars, logic: Logic) -> tuple[str, tuple[float, float]]:
+    parsed = operator_of(node)
+    if parsed is None:
+        return "Rule not met", (500.0, 0.0)
+    op, args = parsed
+    var = _variable(args[0]) if args else None
+    if op in ("isBefore", "isAfter") and var == "now" and len(args) > 1:
+        try:
+            target = logic.apply(args[1], variables)
+            tolerance = _tolerance(logic.apply(args[2], variables) if len(args) > 2 else None)
+        except (RuleError, ValueError, TypeError):
+            return "Rule not met", (500.0, 0.0)
+        if not isinstance(target, dt.datetime):
+            return "Rule not met", (500.0, 0.0)
+        limit = target + tolerance if op == "isBefore" else target - tolerance
+        shown = _format_time(limit, variables.now, variables.dates.tz)
+        distance = abs((variables.now - limit).total_seconds())
+        word = "before" if op == "isBefore" else "after"
+        return f"Only allowed {word} {shown}", (RIGIDITY["now"], distance)
+    if var in ("product", "variation"):
+        return "Ticket type not allowed", (RIGIDITY[var], 0.0)
+    if var == "gate":
+        return "Entry not allowed at this gate", (RIGIDITY["gate"], 0.0)
+    if var in LABELS and len(args) > 1:
+        label = LABELS[var]
+        expected = logic.apply(args[1], variables)
+        actual = variables[var]
+        try:
+            distance = abs(float(expected) - float(actual))
+        except (TypeError, ValueError):
+            distance = 0.0
+        weight = (float(RIGIDITY[var]), distance)
+        if op in ("<", "<="):
+            return f"Maximum {label} exceeded", weight
+        if op in (">", ">="):
+            return f"Minimum {label} not reached", weight
+        if op in ("==", "==="):
+            return f"{label.capitalize()} is not {expected}", weight
+        if op in ("!=", "!=="):
+            return f"{label.capitalize()} is {expected}", weight
+        return f"{label.capitalize()} not allowed", weight
+    return "Rule not met", (500.0, 0.0)

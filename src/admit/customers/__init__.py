@@ -1,0 +1,1 @@
+"""Customer accounts, membership types and memberships of an organizer."""

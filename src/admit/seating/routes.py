@@ -1,0 +1,219 @@
+"""Seats of an event (``E/seats/``) or of one date of a series (``E/subevents/{id}/seats/``):
+list, detail, PATCH of ``blocked``, ``bulk_block`` and ``bulk_unblock``.
+
+The variant must match the event: the plain one for a single event, the date one for a series;
+the other answers 404, as does a date of another event. Reading needs event access, writing
+``event.settings.general:write``; ``expand`` needs the permission to read what it expands.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from fastapi import APIRouter, Depends, Path
+from sqlalchemy import Select, select, update
+from starlette.responses import Response
+
+from admit.db import utcnow
+from admit.kit.body import read_object
+from admit.kit.context import EventAccess, EventContext
+from admit.kit.crud import Page, flush_guard, parse_pk, validate_input
+from admit.kit.errors import FieldErrors, not_found
+from admit.kit.filtering import Filter, FilterSet, parse_bool
+from admit.kit.openapi import json_body
+from admit.kit.pagination import paginate
+from admit.kit.responses import JSONResponse
+from admit.kit.routing import api_router
+from admit.models import Seat, SubEvent
+from admit.seating.claim import lock_seats
+from admit.seating.expand import Expansion, expansion
+from admit.seating.holders import available
+from admit.seating.schemas import BulkSeatsIn, SeatOut, SeatPatch
+
+WRITE = "event.settings.general:write"
+E = "/organizers/{organizer}/events/{event}"
+PREFIXES = ((f"{E}/seats", False), (f"{E}/subevents/{{subevent_id}}/seats", True))
+BULK_CHUNK = 5000
+
+router = api_router()
+
+FILTERS = FilterSet(
+    (
+        *(
+            Filter.eq(name, getattr(Seat, name))
+            for name in ("zone_name", "row_name", "row_label", "seat_number", "seat_label")
+        ),
+        Filter.eq("seat_guid", Seat.seat_guid),
+        Filter.boolean("blocked", Seat.blocked),
+        Filter(
+            "is_available",
+            parse_bool,
+            lambda q, v: q.where(available(utcnow()) if v else ~available(utcnow())),
+        ),
+    )
+)
+
+
+async def _scope(ctx: EventContext, subevent_id: str | None) -> Select[Any]:
+    """Seats of the event or date named by the URL; 404 for the wrong variant."""
+    if subevent_id is None:
+        if ctx.event.has_subevents:
+            raise not_found()
+        return select(Seat).where(Seat.event_id == ctx.event.id, Seat.subevent_id.is_(None))
+    if not ctx.event.has_subevents:
+        raise not_found()
+    pk = parse_pk(subevent_id)
+    found = await ctx.session.scalar(
+        select(SubEvent.id).where(SubEvent.id == pk, SubEvent.event_id == ctx.event.id)
+    )
+    if found is None:
+        raise not_found()
+    return select(Seat).where(Seat.event_id == ctx.event.id, Seat.subevent_id == pk)
+
+
+async def _seat(ctx: EventContext, subevent_id: str | None, raw_pk: str) -> Seat:
+    query = await _scope(ctx, subevent_id)
+    seat = await ctx.session.scalar(
+        query.where(Seat.id == parse_pk(raw_pk)).execution_options(populate_existing=True)
+    )
+    if seat is None:
+        raise not_found()
+    return seat
+
+
+async def list_seats(ctx: EventContext, subevent_id: str | None, _: dict[str, str]) -> Response:
+    query = await _scope(ctx, subevent_id)
+    expand = expansion(ctx)
+    query = FILTERS.apply(query, ctx.request.query_params)
+    query = query.order_by(Seat.sorting_rank, Seat.id)
+    body = await paginate(ctx.request, ctx.session, query, list)
+    body["results"] = await expand.render(body["results"])
+    return JSONResponse(body)
+
+
+async def retrieve_seat(ctx: EventContext, subevent_id: str | None, params: dict) -> Response:
+    expand: Expansion = expansion(ctx)
+    seat = await _seat(ctx, subevent_id, params["id"])
+    return JSONResponse((await expand.render([seat]))[0])
+
+
+async def patch_seat(ctx: EventContext, subevent_id: str | None, params: dict) -> Response:
+    seat = await _seat(ctx, subevent_id, params["id"])
+    raw = await read_object(ctx.request)
+    data = validate_input(SeatPatch, raw)
+    assert isinstance(data, SeatPatch)
+    if data.blocked is not None and data.blocked != seat.blocked:
+        seat.blocked = data.blocked
+        await flush_guard(ctx.session.flush())
+    return JSONResponse((await expansion(ctx).render([seat]))[0])
+
+
+def _bulk(blocked: bool) -> Callable[[EventContext, str | None, dict], Awaitable[Response]]:
+    async def handler(ctx: EventContext, subevent_id: str | None, _: dict) -> Response:
+        query = await _scope(ctx, subevent_id)
+        data = validate_input(BulkSeatsIn, await read_object(ctx.request))
+        assert isinstance(data, BulkSeatsIn)
+        ids = await _resolve(ctx, query, data)
+        # Locked in id order first: an UPDATE alone locks in scan order and could deadlock
+        # against a sale holding some of these seats.
+        await lock_seats(ctx.session, ids)
+        for start in range(0, len(ids), BULK_CHUNK):
+            await ctx.session.execute(
+                update(Seat)
+                .where(Seat.id.in_(ids[start : start + BULK_CHUNK]))
+                .values(blocked=blocked)
+                .execution_options(synchronize_session=False)
+            )
+        return JSONResponse({})
+
+    return handler
+
+
+async def _resolve(ctx: EventContext, query: Select[Any], data: BulkSeatsIn) -> list[int]:
+    """The ids of the named seats of this event / date; 400 naming those that do not exist."""
+    field = "ids" if data.ids is not None else "seat_guids"
+    wanted: list[Any] = list(dict.fromkeys(data.ids if data.ids is not None else data.seat_guids))
+    column = Seat.id if field == "ids" else Seat.seat_guid
+    found: dict[Any, int] = {}
+    for start in range(0, len(wanted), BULK_CHUNK):
+        chunk = wanted[start : start + BULK_CHUNK]
+        rows = await ctx.session.execute(
+            query.with_only_columns(column, Seat.id).where(column.in_(chunk))
+        )
+        found.update({key: seat_id for key, seat_id in rows})
+    missing = [w for w in wanted if w not in found]
+    if missing:
+        shown = ", ".join(str(m) for m in missing[:20])
+        more = f" and {len(missing) - 20} more" if len(missing) > 20 else ""
+        raise FieldErrors.single(field, f"These seats do not exist: {shown}{more}.")
+    return sorted(set(found.values()))
+
+
+def _endpoint(handler: Any, access: EventAccess, with_subevent: bool, extra: list[str]) -> Any:
+    """An endpoint declaring the access check and the path parameters of its variant."""
+
+    async def endpoint(**kwargs: Any) -> Response:
+        ctx = kwargs.pop("ctx")
+        return await handler(ctx, kwargs.pop("subevent_id", None), kwargs)
+
+    names = (["subevent_id"] if with_subevent else []) + extra
+    endpoint.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [
+            inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, default=Depends(access)),
+            *(
+                inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, annotation=str, default=Path())
+                for n in names
+            ),
+        ]
+    )
+    return endpoint
+
+
+def _mount(target: APIRouter, prefix: str, with_subevent: bool) -> None:
+    suffix = "-subevent" if with_subevent else ""
+    read, write = EventAccess(), EventAccess(WRITE)
+    tags: list[Any] = ["seats"]
+    for action, blocked in (("bulk_block", True), ("bulk_unblock", False)):
+        # POST as documented; PATCH as the reference's examples send it. Mounted before the
+        # detail routes, which would otherwise take "bulk_block" for a seat id.
+        for method in ("POST", "PATCH"):
+            target.add_api_route(
+                f"{prefix}/{action}/",
+                _endpoint(_bulk(blocked), write, with_subevent, []),
+                methods=[method],
+                name=f"seats-{action}{suffix}-{method.lower()}",
+                tags=tags,
+                openapi_extra=json_body(BulkSeatsIn),
+            )
+
+    target.add_api_route(
+        f"{prefix}/",
+        _endpoint(list_seats, read, with_subevent, []),
+        methods=["GET"],
+        name=f"seats-list{suffix}",
+        tags=tags,
+        response_model=Page[SeatOut],  # type: ignore[name-defined]
+    )
+    target.add_api_route(
+        f"{prefix}/{{id}}/",
+        _endpoint(retrieve_seat, read, with_subevent, ["id"]),
+        methods=["GET"],
+        name=f"seats-detail{suffix}",
+        tags=tags,
+        response_model=SeatOut,
+    )
+    target.add_api_route(
+        f"{prefix}/{{id}}/",
+        _endpoint(patch_seat, write, with_subevent, ["id"]),
+        methods=["PATCH"],
+        name=f"seats-patch{suffix}",
+        tags=tags,
+        response_model=SeatOut,
+        openapi_extra=json_body(SeatPatch),
+    )
+
+
+for _prefix, _with_subevent in PREFIXES:
+    _mount(router, _prefix, _with_subevent)

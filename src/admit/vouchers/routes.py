@@ -1,0 +1,233 @@
+"""Vouchers ``E/vouchers/`` (CRUD) and ``E/vouchers/batch_create/`` (atomic).
+
+Reading needs ``event.vouchers:read``, writing ``event.vouchers:write``. A voucher being
+changed or deleted is locked (PostgreSQL ``FOR UPDATE``) so a concurrent sale redeeming it
+runs before or after, never in between. Importing this module registers the blocking-voucher
+quota counter and the seats vouchers hold.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from decimal import Decimal
+from typing import Annotated, Any
+
+from fastapi import Depends
+from pydantic import BaseModel, ValidationError
+from sqlalchemy import text
+from sqlalchemy.exc import DBAPIError
+from starlette.responses import Response
+
+from admit.kit.body import read_list, read_object
+from admit.kit.context import EventAccess, EventContext, OrgContext
+from admit.kit.crud import Resource, flush_guard, mount_crud, parse_pk, validate_input
+from admit.kit.errors import NON_FIELD, APIError, FieldErrors, errors_from_pydantic, not_found
+from admit.kit.filtering import (
+    Filter,
+    FilterSet,
+    Ordering,
+    parse_decimal,
+    parse_int,
+)
+from admit.kit.openapi import json_body
+from admit.kit.pagination import paginate
+from admit.kit.responses import JSONResponse, no_content
+from admit.kit.routing import api_router
+from admit.kit.transaction import SAFE_METHODS
+from admit.models import Voucher
+from admit.vouchers import blocking, seats, service
+from admit.vouchers.schemas import VoucherIn, VoucherOut
+
+READ = "event.vouchers:read"
+WRITE = "event.vouchers:write"
+PATH = "/organizers/{organizer}/events/{event}/vouchers"
+LOCK_TIMEOUT = "5s"
+
+router = api_router()
+
+MONEY_DIGITS = 11  # digits before the point that a Numeric(13, 2) column holds
+
+
+def parse_value(raw: str) -> Decimal:
+    """A decimal that can be compared with the ``value`` column (no 1e999999)."""
+    value = parse_decimal(raw)
+    if value.adjusted() >= MONEY_DIGITS:
+        raise ValueError("Enter a valid number.")
+    return value
+
+
+FILTERS = FilterSet(
+    (
+        Filter.eq("code", Voucher.code),
+        Filter.eq("max_usages", Voucher.max_usages, parse_int),
+        Filter.eq("redeemed", Voucher.redeemed, parse_int),
+        Filter.boolean("block_quota", Voucher.block_quota),
+        Filter.boolean("allow_ignore_quota", Voucher.allow_ignore_quota),
+        Filter.eq("price_mode", Voucher.price_mode),
+        Filter.eq("value", Voucher.value, parse_value),
+        Filter.eq("item", Voucher.item_id, parse_int),
+        Filter.eq("variation", Voucher.variation_id, parse_int),
+        Filter.eq("quota", Voucher.quota_id, parse_int),
+        Filter.eq("tag", Voucher.tag),
+        Filter.eq("subevent", Voucher.subevent_id, parse_int),
+    )
+)
+ORDERING = Ordering(
+    fields={
+        "id": Voucher.id,
+        "code": Voucher.code,
+        "max_usages": Voucher.max_usages,
+        "valid_until": Voucher.valid_until,
+        "value": Voucher.value,
+    },
+    default=("id",),
+    pk=Voucher.id,
+)
+
+
+def _busy() -> APIError:
+    return APIError(
+        409, "The voucher is busy right now. Please try again.", headers={"Retry-After": "1"}
+    )
+
+
+class VoucherResource(Resource[Voucher]):
+    name = "vouchers"
+    path = PATH
+    model = Voucher
+    read_schema = VoucherOut
+    write_schema = VoucherIn
+    read_permission = READ
+    write_permission = WRITE
+    filters = FILTERS
+    ordering = ORDERING
+    # Creation is its own route below (same shape as batch_create).
+    actions = frozenset({"list", "retrieve", "update", "delete"})
+
+    async def get_object(self, ctx: OrgContext, raw_pk: str) -> Voucher:
+        """Writers get the row locked until commit (409 when the lock takes too long)."""
+        pk = parse_pk(raw_pk)
+        query = (
+            self.base_query(ctx).where(Voucher.id == pk).execution_options(populate_existing=True)
+        )
+        writing = ctx.request.method not in SAFE_METHODS
+        if writing and ctx.session.bind.dialect.name == "postgresql":  # type: ignore[union-attr]
+            query = query.with_for_update()
+            try:
+                await ctx.session.execute(text(f"SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'"))
+                obj = (await ctx.session.execute(query)).scalars().first()
+            except DBAPIError as exc:
+                if "lock timeout" in str(exc.orig).lower() or "LockNotAvailable" in repr(exc.orig):
+                    raise _busy() from None
+                raise
+        else:
+            obj = (await ctx.session.execute(query)).scalars().first()
+        if obj is None:
+            raise not_found()
+        return obj
+
+    def serialize(self, ctx: OrgContext, obj: Voucher) -> dict[str, Any]:
+        # Only used for the PATCH merge; responses are rendered by ``service.render``.
+        return ctx.extra["rendered"][obj.id]
+
+    async def _render(self, ctx: OrgContext, objs: Sequence[Voucher]) -> list[dict[str, Any]]:
+        bodies = await service.render(ctx.session, objs)
+        ctx.extra["rendered"] = {b["id"]: b for b in bodies}
+        return bodies
+
+    async def handle_list(self, ctx: OrgContext) -> Response:
+        body = await paginate(ctx.request, ctx.session, self.list_query(ctx), list)
+        body["results"] = await self._render(ctx, body["results"])
+        return JSONResponse(body)
+
+    async def handle_retrieve(self, ctx: OrgContext, pk: str) -> Response:
+        [body] = await self._render(ctx, [await self.get_object(ctx, pk)])
+        return JSONResponse(body)
+
+    async def handle_update(self, ctx: OrgContext, pk: str, partial: bool) -> Response:
+        obj = await self.get_object(ctx, pk)
+        await self._render(ctx, [obj])
+        return await super().handle_update(ctx, pk, partial)
+
+    async def reload(self, ctx: OrgContext, obj: Voucher) -> Voucher:
+        await self._render(ctx, [obj])
+        return obj
+
+    async def validate(
+        self, ctx: OrgContext, data: BaseModel, obj: Voucher | None, supplied: set[str]
+    ) -> None:
+        """Everything is checked in ``perform_*`` (the rules need the quota lock)."""
+
+    async def perform_update(
+        self, ctx: OrgContext, obj: Voucher, data: BaseModel, supplied: set[str]
+    ) -> None:
+        assert isinstance(data, VoucherIn) and isinstance(ctx, EventContext)
+        await service.write(ctx.session, ctx.event, [data], [obj])
+
+    async def perform_delete(self, ctx: OrgContext, obj: Voucher) -> Response:
+        await service.delete_voucher(ctx.session, obj)
+        return no_content()
+
+
+vouchers = VoucherResource()
+
+
+def _parse_entries(raw: list[Any]) -> list[VoucherIn]:
+    """Every entry parsed; the 400 body lists one error object per entry ({} when fine)."""
+    parsed: list[VoucherIn | None] = []
+    errors: list[Any] = []
+    for entry in raw:
+        if not isinstance(entry, dict):
+            kind = "list" if isinstance(entry, list) else type(entry).__name__
+            errors.append({NON_FIELD: [f"Invalid data. Expected a dictionary, but got {kind}."]})
+            parsed.append(None)
+            continue
+        try:
+            parsed.append(VoucherIn.model_validate(entry))
+            errors.append({})
+        except ValidationError as exc:
+            errors.append(errors_from_pydantic(exc.errors(include_url=False)))
+            parsed.append(None)
+    if any(errors):
+        raise FieldErrors(errors)
+    return [p for p in parsed if p is not None]
+
+
+@router.post(
+    f"{PATH}/",
+    name="vouchers-create",
+    tags=["vouchers"],
+    status_code=201,
+    response_model=VoucherOut,
+    openapi_extra=json_body(VoucherIn),
+)
+async def create(ctx: Annotated[EventContext, Depends(EventAccess(WRITE))]) -> Response:
+    """One voucher; 409 with ``Retry-After`` when the quota it blocks is locked too long."""
+    data = validate_input(VoucherIn, await read_object(ctx.request))
+    assert isinstance(data, VoucherIn)
+    [voucher] = await flush_guard(service.write(ctx.session, ctx.event, [data], [None]))
+    [body] = await service.render(ctx.session, [voucher])
+    return JSONResponse(body, status_code=201)
+
+
+@router.post(
+    f"{PATH}/batch_create/",
+    name="vouchers-batch-create",
+    tags=["vouchers"],
+    status_code=201,
+    response_model=list[VoucherOut],
+    openapi_extra=json_body(VoucherIn, many=True),
+)
+async def batch_create(ctx: Annotated[EventContext, Depends(EventAccess(WRITE))]) -> Response:
+    """All vouchers or none; duplicate codes inside the batch are refused."""
+    entries = _parse_entries(await read_list(ctx.request))
+    created = await flush_guard(
+        service.write(ctx.session, ctx.event, entries, [None] * len(entries), many=True)
+    )
+    return JSONResponse(await service.render(ctx.session, created), status_code=201)
+
+
+mount_crud(router, vouchers)
+
+blocking.register()
+seats.register(service.render_by_id)

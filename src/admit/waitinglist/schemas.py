@@ -1,0 +1,95 @@
+"""Waiting list schemas: entries (field rules only; references live in ``service.py``) and the
+per-event waiting list settings (an Admit extension)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Annotated, Any
+
+from email_validator import EmailNotValidError, validate_email
+from pydantic import AfterValidator, BeforeValidator, Field, model_validator
+
+from admit.catalog.questions.answers import PHONE_RE
+from admit.kit.schema import Pk, ReadModel, WriteModel
+
+EMAIL_MAX_LENGTH = 254
+MAX_VOUCHER_HOURS = 24 * 365
+
+
+def _email(value: str) -> str:
+    try:
+        address = validate_email(value.strip(), check_deliverability=False).normalized
+    except EmailNotValidError:
+        raise ValueError("Enter a valid email address.") from None
+    if len(address) > EMAIL_MAX_LENGTH:
+        raise ValueError(f"Ensure this field has no more than {EMAIL_MAX_LENGTH} characters.")
+    return address
+
+
+def _phone(value: str | None) -> str | None:
+    if value is None or not value.strip():
+        return None
+    if not PHONE_RE.match(value.strip()):
+        raise ValueError("Enter a valid phone number.")
+    return value.strip()
+
+
+def _int_input(value: Any) -> Any:
+    if isinstance(value, bool):
+        raise ValueError("A valid integer is required.")
+    return value
+
+
+NamePart = Annotated[str, Field(max_length=255)]
+
+
+class WaitingListEntryIn(WriteModel):
+    name: Annotated[str, Field(max_length=255)] | None = None
+    name_parts: dict[str, NamePart] | None = None
+    email: Annotated[str, AfterValidator(_email)]
+    phone: Annotated[Annotated[str, Field(max_length=64)] | None, AfterValidator(_phone)] = None
+    item: Pk
+    variation: Pk | None = None
+    locale: Annotated[str, Field(min_length=1, max_length=32)] = "en"
+    subevent: Pk | None = None
+
+    @model_validator(mode="after")
+    def _one_name(self) -> WaitingListEntryIn:
+        if self.name and self.name_parts:
+            raise ValueError("Do not specify name if you specified name_parts.")
+        return self
+
+    def parts(self) -> dict[str, str]:
+        if self.name_parts:
+            return dict(self.name_parts)
+        if self.name:
+            return {"_legacy": self.name}
+        return {}
+
+
+class WaitingListEntryOut(ReadModel):
+    id: int
+    created: dt.datetime
+    name: str | None
+    name_parts: dict[str, str] | None
+    email: str
+    phone: str | None
+    voucher: int | None
+    item: int
+    variation: int | None
+    locale: str
+    subevent: int | None
+
+
+class WaitingListSettingsIn(WriteModel):
+    # Send vouchers automatically (periodic job) as soon as quota frees up.
+    auto_assign: bool = False
+    # How long a voucher sent from the waiting list stays valid.
+    voucher_hours: Annotated[
+        int, BeforeValidator(_int_input), Field(ge=1, le=MAX_VOUCHER_HOURS)
+    ] = 48
+
+
+class WaitingListSettingsOut(ReadModel):
+    auto_assign: bool
+    voucher_hours: int

@@ -1,0 +1,134 @@
+"""Vouchers and the waiting list under concurrency, against a real server process with two
+workers (PostgreSQL only): only the row locks keep the requests of different processes apart.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from admit.db import utcnow
+from admit.models import WaitingListEntry
+from tests.factories import auth
+from tests.live import LiveServer, gather_limited
+from tests.vouchers import helpers as h
+
+CLIENTS = 50
+
+
+def _url(live: LiveServer, suffix: str) -> str:
+    return f"/api/v1/organizers/{live.world.org.slug}/events/{live.world.event.slug}/{suffix}"
+
+
+async def _statuses(live: LiveServer, calls: list) -> Counter:
+    return Counter(r.status_code for r in await gather_limited(calls, CLIENTS))
+
+
+async def test_50_orders_on_a_voucher_for_10_redeem_it_exactly_10_times(live_server: LiveServer):
+    live = live_server
+    ticket = await h.item(live.factory, live.world.event)
+    await h.quota(live.factory, live.world.event, 1000, [ticket])
+    v = await h.voucher(live.factory, live.world.event, "RUSH10", max_usages=10)
+    headers = auth(live.world.admin)
+    async with live.client(connections=CLIENTS) as client:
+        body = h.order_body(ticket.id, voucher="RUSH10")
+        calls = [lambda: client.post(_url(live, "orders/"), json=body, headers=headers)] * 50
+        statuses = await _statuses(live, calls)
+    assert statuses == {201: 10, 400: 40}, statuses
+    assert (await h.fetch(live.factory, v.id)).redeemed == 10
+    used = await live.scalar("SELECT count(*) FROM order_positions WHERE voucher_id = :v", v=v.id)
+    assert used == 10
+
+
+async def test_50_cart_positions_on_a_voucher_for_10_hold_it_exactly_10_times(
+    live_server: LiveServer,
+):
+    live = live_server
+    ticket = await h.item(live.factory, live.world.event)
+    await h.quota(live.factory, live.world.event, 1000, [ticket])
+    v = await h.voucher(live.factory, live.world.event, "CART10", max_usages=10)
+    headers = auth(live.world.admin)
+    async with live.client(connections=CLIENTS) as client:
+        body = {"item": ticket.id, "price": "5.00", "voucher": "CART10"}
+        calls = [lambda: client.post(_url(live, "cartpositions/"), json=body, headers=headers)] * 50
+        statuses = await _statuses(live, calls)
+        assert statuses == {201: 10, 400: 40}, statuses
+        # Orders now find the voucher used up by the carts.
+        r = await client.post(
+            _url(live, "orders/"), json=h.order_body(ticket.id, voucher="CART10"), headers=headers
+        )
+        assert r.status_code == 400
+    held = await live.scalar("SELECT count(*) FROM cart_positions WHERE voucher_id = :v", v=v.id)
+    assert held == 10
+
+
+async def test_concurrent_send_voucher_assigns_exactly_one(live_server: LiveServer):
+    live = live_server
+    ticket = await h.item(live.factory, live.world.event)
+    await h.quota(live.factory, live.world.event, 5, [ticket])
+    entry = await live.factory._add(
+        WaitingListEntry(
+            event_id=live.world.event.id, item_id=ticket.id, email="w@example.org", created=utcnow()
+        )
+    )
+    headers = auth(live.world.admin)
+    async with live.client(connections=CLIENTS) as client:
+        url = _url(live, f"waitinglistentries/{entry.id}/send_voucher/")  # type: ignore[attr-defined]
+        statuses = await _statuses(live, [lambda: client.post(url, headers=headers)] * 30)
+    assert statuses == {204: 1, 400: 29}, statuses
+    assert await live.scalar("SELECT count(*) FROM vouchers") == 1
+    assert await live.scalar("SELECT count(*) FROM outgoing_mails") == 1
+
+
+async def test_concurrent_blocking_vouchers_and_orders_never_over_block(live_server: LiveServer):
+    """Vouchers blocking quota, created in parallel with orders for the same quota: together
+    they never take more than the quota holds."""
+    live = live_server
+    ticket = await h.item(live.factory, live.world.event)
+    quota = await h.quota(live.factory, live.world.event, 20, [ticket])
+    headers = auth(live.world.admin)
+    async with live.client(connections=CLIENTS) as client:
+
+        def call(i: int):
+            if i % 2:
+                body = {"item": ticket.id, "block_quota": True, "max_usages": 1}
+                return lambda: client.post(_url(live, "vouchers/"), json=body, headers=headers)
+            return lambda: client.post(
+                _url(live, "orders/"), json=h.order_body(ticket.id), headers=headers
+            )
+
+        statuses = await _statuses(live, [call(i) for i in range(60)])
+        assert statuses[201] == 20 and statuses[400] == 40, statuses
+        r = await client.get(_url(live, f"quotas/{quota.id}/availability/"), headers=headers)
+    state = r.json()
+    assert state["available_number"] == 0
+    assert state["blocking_vouchers"] + state["pending_orders"] == 20
+    vouchers = await live.scalar("SELECT count(*) FROM vouchers WHERE block_quota")
+    orders = await live.scalar("SELECT count(*) FROM order_positions")
+    assert vouchers + orders == 20
+
+
+async def test_orders_redeeming_a_blocking_voucher_alongside_a_sellout(live_server: LiveServer):
+    """A voucher holding 10 units, 50 holders and 50 buyers without it at once: the holders
+    get exactly 10, the others exactly the 10 units left, the quota is never oversold."""
+    live = live_server
+    ticket = await h.item(live.factory, live.world.event)
+    quota = await h.quota(live.factory, live.world.event, 20, [ticket])
+    await h.voucher(
+        live.factory, live.world.event, "HOLD10", item_id=ticket.id, block_quota=True, max_usages=10
+    )
+    headers = auth(live.world.admin)
+    async with live.client(connections=CLIENTS) as client:
+
+        def call(i: int):
+            body = h.order_body(ticket.id, voucher="HOLD10" if i % 2 else None)
+            return lambda: client.post(_url(live, "orders/"), json=body, headers=headers)
+
+        responses = await gather_limited([call(i) for i in range(100)], CLIENTS)
+        r = await client.get(_url(live, f"quotas/{quota.id}/availability/"), headers=headers)
+    with_voucher = Counter(r.status_code for i, r in enumerate(responses) if i % 2)
+    without = Counter(r.status_code for i, r in enumerate(responses) if not i % 2)
+    assert with_voucher == {201: 10, 400: 40}, with_voucher
+    assert without == {201: 10, 400: 40}, without
+    state = r.json()
+    assert state["pending_orders"] == 20 and state["blocking_vouchers"] == 0
+    assert state["available_number"] == 0
