@@ -30,7 +30,9 @@ async def test_device_scans_record_device_and_gate_and_annul(client, world: Worl
     assert checkin["gate"] == device.gate_id is not None
 
     # Another device, a team token: not theirs to annul.
-    response = await _annul(client, world, h.device_auth(other_token), nonce="turn-1", lists=[clist.id])
+    response = await _annul(
+        client, world, h.device_auth(other_token), nonce="turn-1", lists=[clist.id]
+    )
     assert response.status_code == 400
     response = await _annul(client, world, auth(world.admin), nonce="turn-1", lists=[clist.id])
     assert response.status_code == 400
@@ -56,14 +58,18 @@ async def test_device_scans_record_device_and_gate_and_annul(client, world: Worl
     assert notes == ["service.event.checkin", "service.event.checkin.reverted"]
 
     # The ticket is no longer inside: it may enter again.
-    assert (await h.redeem(client, world, pos.secret, [clist.id], headers=headers)).status_code == 201
+    assert (
+        await h.redeem(client, world, pos.secret, [clist.id], headers=headers)
+    ).status_code == 201
 
 
 async def test_annul_validation(client, world: World, factory):
     clist = await h.checkin_list(factory, world.event)
     foreign = await h.checkin_list(factory, world.other_event)
     headers = auth(world.admin)
-    assert_field_errors(await _annul(client, world, headers, nonce="x", lists=[foreign.id]), "lists")
+    assert_field_errors(
+        await _annul(client, world, headers, nonce="x", lists=[foreign.id]), "lists"
+    )
     assert_field_errors(await _annul(client, world, headers, lists=[clist.id]), "nonce")
     assert_field_errors(await _annul(client, world, headers, nonce="x"), "lists")
     # failed scans cannot be annulled

@@ -70,7 +70,9 @@ async def test_rules_crud(client, world: World, factory):
 
 async def _order(client, world: World, item, **kw) -> dict:
     body = {"email": "a@example.org", "positions": [{"item": item.id}], **kw}
-    response = await client.post(h.event_url(world, "orders/"), json=body, headers=auth(world.admin))
+    response = await client.post(
+        h.event_url(world, "orders/"), json=body, headers=auth(world.admin)
+    )
     assert response.status_code == 201, response.text
     return response.json()
 

@@ -36,7 +36,10 @@ async def test_32_scanners_one_ticket_100_rounds(live_server: LiveServer):
         for pos in positions:
             body = {"secret": pos.secret, "lists": [clist.id]}
             responses = await asyncio.gather(
-                *(client.post(_redeem_url(live), json=body, headers=headers) for _ in range(SCANNERS))
+                *(
+                    client.post(_redeem_url(live), json=body, headers=headers)
+                    for _ in range(SCANNERS)
+                )
             )
             outcomes = Counter(_outcome(r) for r in responses)
             assert outcomes == {"ok": 1, "already_redeemed": SCANNERS - 1}, outcomes
@@ -56,7 +59,10 @@ async def test_repeated_nonce_creates_one_checkin(live_server: LiveServer):
         for n, pos in enumerate(positions):
             body = {"secret": pos.secret, "lists": [clist.id], "nonce": f"retry-{n}"}
             responses = await asyncio.gather(
-                *(client.post(_redeem_url(live), json=body, headers=headers) for _ in range(SCANNERS))
+                *(
+                    client.post(_redeem_url(live), json=body, headers=headers)
+                    for _ in range(SCANNERS)
+                )
             )
             assert Counter(_outcome(r) for r in responses) == {"ok": SCANNERS}
             assert {r.status_code for r in responses} == {201}
@@ -84,7 +90,9 @@ async def test_ticket_admitted_once_per_list_in_multi_event_scans(live_server: L
             responses = await asyncio.gather(*calls)
             by_list: dict[int, Counter] = {}
             for response in responses:
-                by_list.setdefault(response.json()["list"]["id"], Counter())[_outcome(response)] += 1
+                by_list.setdefault(response.json()["list"]["id"], Counter())[
+                    _outcome(response)
+                ] += 1
             half = SCANNERS // 2
             assert by_list == {
                 door.id: Counter({"ok": 1, "already_redeemed": half - 1}),

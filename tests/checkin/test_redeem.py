@@ -197,10 +197,17 @@ async def test_lists_are_validated(client, world: World, factory):
     for lists in ([], [clist.id, second.id], [foreign.id], [999999], [2**40], ["x"], [True]):
         response = await h.redeem(client, world, "s", lists)
         assert_field_errors(response, "lists")
-    response = await client.post(h.rpc_url(world, "redeem"), json={"lists": [clist.id]}, headers=auth(world.admin))
+    response = await client.post(
+        h.rpc_url(world, "redeem"), json={"lists": [clist.id]}, headers=auth(world.admin)
+    )
     assert_field_errors(response, "secret")
-    for body in ({"secret": "s", "lists": [clist.id], "type": "in"}, {"secret": "s", "lists": [clist.id], "datetime": "x"}):
-        response = await client.post(h.rpc_url(world, "redeem"), json=body, headers=auth(world.admin))
+    for body in (
+        {"secret": "s", "lists": [clist.id], "type": "in"},
+        {"secret": "s", "lists": [clist.id], "datetime": "x"},
+    ):
+        response = await client.post(
+            h.rpc_url(world, "redeem"), json=body, headers=auth(world.admin)
+        )
         assert response.status_code == 400
     async with factory.sessionmaker() as s:
         assert await s.scalar(select(func.count()).select_from(Checkin)) == 0

@@ -65,9 +65,7 @@ async def test_questions_flow(client, world: World, factory):
 async def test_rules_refuse_with_explanation(client, world: World, factory):
     item = await h.ticket(factory, world.event)
     rules = {"<": [{"var": "entries_number"}, 2]}
-    clist = await h.checkin_list(
-        factory, world.event, allow_multiple_entries=True, rules=rules
-    )
+    clist = await h.checkin_list(factory, world.event, allow_multiple_entries=True, rules=rules)
     _, (pos,) = await h.order(factory, world.event, item)
     for _ in range(2):
         assert (await h.redeem(client, world, pos.secret, [clist.id])).status_code == 201
@@ -91,9 +89,7 @@ async def test_time_rule_uses_the_scan_datetime(client, world: World, factory):
     early = await h.redeem(client, world, pos.secret, [clist.id], datetime="2030-05-01T09:00:00Z")
     assert early.json()["reason"] == "rules"
     assert early.json()["reason_explanation"] == "Only allowed after 09:30"
-    on_time = await h.redeem(
-        client, world, pos.secret, [clist.id], datetime="2030-05-01T09:45:00Z"
-    )
+    on_time = await h.redeem(client, world, pos.secret, [clist.id], datetime="2030-05-01T09:45:00Z")
     assert on_time.status_code == 201
 
 
@@ -161,7 +157,9 @@ async def test_expand_and_order_rendering(client, world: World, factory):
     )
     assert bad.status_code == 400
 
-    detail = await client.get(h.event_url(world, f"orders/{order.code}/"), headers=auth(world.admin))
+    detail = await client.get(
+        h.event_url(world, f"orders/{order.code}/"), headers=auth(world.admin)
+    )
     (checkin,) = detail.json()["positions"][0]["checkins"]
     assert checkin["list"] == clist.id and checkin["type"] == "entry"
     assert checkin["auto_checked_in"] is False

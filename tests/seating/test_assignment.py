@@ -202,3 +202,23 @@ async def test_dates_have_their_own_seats(client, world, factory):
         headers=auth(world.admin),
     )
     assert_field_errors(bad, "seat_category_mapping")
+
+
+async def test_a_deleted_item_does_not_block_unrelated_edits(client, world, factory):
+    from sqlalchemy import delete
+
+    from admit.models import Item
+
+    stalls = await h.ticket(factory, world.event, "Stalls", quota=None)
+    await h.seated_event(factory, world.event, {"Stalls": stalls.id})
+    async with factory.sessionmaker() as session:
+        await session.execute(delete(Item).where(Item.id == stalls.id))
+        await session.commit()
+    assert {s.product_id for s in await h.seats(factory, world.event)} == {None}
+    response = await _patch_event(client, world, name={"en": "Renamed"})
+    assert response.status_code == 200, response.text
+    # Changing the mapping checks it again.
+    response = await _patch_event(
+        client, world, seat_category_mapping={"Stalls": stalls.id, "Balcony": None}
+    )
+    assert_field_errors(response, "seat_category_mapping")

@@ -32,6 +32,11 @@ async def test_seat_voucher_rules_and_rendering(client, world: World, factory):
     seat = await seating.seat_by_guid(factory, world.event, "1-1")
     r = await client.get(seating.seats_url(world, f"{seat.id}/"), headers=auth(world.admin))
     assert r.json()["voucher"] is not None
+    r = await client.get(
+        seating.seats_url(world, f"{seat.id}/?expand=voucher"), headers=auth(world.admin)
+    )
+    assert r.status_code == 200, r.text
+    assert r.json()["voucher"]["code"] == "SEAT11" and r.json()["voucher"]["seat"] == "1-1"
 
 
 async def test_only_the_voucher_buys_its_seat(client, world: World, factory):

@@ -13,10 +13,12 @@ from admit.checkin import annul as annul_module
 from admit.checkin import exits, positions, revocation
 from admit.checkin.access import READ, AnyEventPermission, ScanAccess
 from admit.checkin.autocheckin import auto_checkin_rules
+from admit.checkin.cloning import copy_checkin
 from admit.checkin.history import history
 from admit.checkin.lists import checkin_lists, status_response
 from admit.checkin.redeem import Redeem
 from admit.checkin.schemas import AnnulIn, RedeemIn
+from admit.events.cloning import extra_copiers
 from admit.kit.body import read_object
 from admit.kit.context import EventContext, OrgContext
 from admit.kit.crud import mount_crud, validate_input
@@ -32,6 +34,8 @@ mount_crud(router, history)
 mount_crud(router, auto_checkin_rules)
 exits.register()
 revocation.register()
+if copy_checkin not in extra_copiers:
+    extra_copiers.append(copy_checkin)
 
 
 @router.get(f"{E}/checkinlists/{{id}}/status/", name="checkinlists-status")

@@ -27,7 +27,9 @@ IDENTIFIER_LENGTH = 7
 
 async def lock_organizer(session: AsyncSession, organizer_id: int) -> None:
     await session.execute(
-        select(Organizer.id).where(Organizer.id == organizer_id).with_for_update()
+        # FOR NO KEY UPDATE: serialises these writers without blocking inserts elsewhere
+        # that merely reference the organizer (foreign keys take FOR KEY SHARE).
+        select(Organizer.id).where(Organizer.id == organizer_id).with_for_update(key_share=True)
     )
 
 

@@ -82,7 +82,9 @@ def device_to_read(device: Device) -> dict[str, Any]:
 async def _lock_organizer(session: AsyncSession, organizer_id: int) -> None:
     """Serialises device numbering per organizer (SQLite writers are serial already)."""
     await session.execute(
-        select(Organizer.id).where(Organizer.id == organizer_id).with_for_update()
+        # FOR NO KEY UPDATE: serialises these writers without blocking inserts elsewhere
+        # that merely reference the organizer (foreign keys take FOR KEY SHARE).
+        select(Organizer.id).where(Organizer.id == organizer_id).with_for_update(key_share=True)
     )
 
 

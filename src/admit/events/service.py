@@ -88,6 +88,7 @@ async def validate_event(
             event.id if event is not None else None,
             data.seating_plan,
             data.seat_category_mapping,
+            (event.seating_plan, event.seat_category_mapping) if event is not None else None,
         )
     )
     if event is None and not errors:

@@ -47,13 +47,16 @@ FILTERS = FilterSet(
         ),
         Filter.eq("seat_guid", Seat.seat_guid),
         Filter.boolean("blocked", Seat.blocked),
-        Filter(
-            "is_available",
-            parse_bool,
-            lambda q, v: q.where(available(utcnow()) if v else ~available(utcnow())),
-        ),
     )
 )
+
+
+def _availability_filter(event_id: int) -> Filter:
+    def apply(query: Select[Any], wanted: bool) -> Select[Any]:
+        clause = available(utcnow(), event_id)
+        return query.where(clause if wanted else ~clause)
+
+    return Filter("is_available", parse_bool, apply)
 
 
 async def _scope(ctx: EventContext, subevent_id: str | None) -> Select[Any]:
@@ -86,7 +89,8 @@ async def _seat(ctx: EventContext, subevent_id: str | None, raw_pk: str) -> Seat
 async def list_seats(ctx: EventContext, subevent_id: str | None, _: dict[str, str]) -> Response:
     query = await _scope(ctx, subevent_id)
     expand = expansion(ctx)
-    query = FILTERS.apply(query, ctx.request.query_params)
+    filters = FilterSet((*FILTERS.filters, _availability_filter(ctx.event.id)))
+    query = filters.apply(query, ctx.request.query_params)
     query = query.order_by(Seat.sorting_rank, Seat.id)
     body = await paginate(ctx.request, ctx.session, query, list)
     body["results"] = await expand.render(body["results"])

@@ -47,9 +47,16 @@ async def assignment_errors(
     event_id: int | None,
     plan_id: int | None,
     mapping: Mapping[str, int | None],
+    current: tuple[int | None, Any] | None = None,
 ) -> dict[str, list[str]]:
     """What is wrong with a plan / mapping pair: the plan must be one of the organizer's, the
-    mapping's keys categories of that plan and its values items of this event."""
+    mapping's keys categories of that plan and its values items of this event.
+
+    ``current`` is the stored pair: an unchanged pair is not checked again, so an item deleted
+    since (its seats lost their product) does not block unrelated edits of the event or date.
+    """
+    if current is not None and not _changed(current, plan_id, mapping):
+        return {}
     errors: dict[str, list[str]] = {}
     plan = None
     if plan_id is not None:

@@ -155,6 +155,7 @@ class SubEventResource(_SubEvents):
             data,
             properties,
             check_meta=check_meta,
+            current=obj,
         )
 
     def apply(self, ctx: OrgContext, obj: SubEvent, data: BaseModel, supplied: set[str]) -> None:

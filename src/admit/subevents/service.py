@@ -127,8 +127,10 @@ async def validate_subevent(
     properties: Mapping[str, EventMetaProperty],
     *,
     check_meta: bool,
+    current: SubEvent | None = None,
 ) -> None:
-    """Rules on the full (merged) state; ``check_meta`` when ``meta_data`` is being written."""
+    """Rules on the full (merged) state; ``check_meta`` when ``meta_data`` is being written;
+    ``current``: the date as stored (None when creating one)."""
     errors: dict[str, Any] = {}
     if data.date_to is not None and data.date_to < data.date_from:
         errors["date_to"] = ["The end of the date has to be later than its start."]
@@ -136,7 +138,12 @@ async def validate_subevent(
         errors["presale_end"] = ["The end of the presale period has to be later than its start."]
     errors.update(
         await seating_sync.assignment_errors(
-            session, event.organizer_id, event.id, data.seating_plan, data.seat_category_mapping
+            session,
+            event.organizer_id,
+            event.id,
+            data.seating_plan,
+            data.seat_category_mapping,
+            (current.seating_plan, current.seat_category_mapping) if current else None,
         )
     )
     if check_meta:

@@ -20,10 +20,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import and_, case, func, or_, select, union_all
+from sqlalchemy import and_, bindparam, case, func, or_, select, union_all
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from admit.db import utcnow
+from admit.db import UTCDateTime, utcnow
 from admit.kit.errors import NON_FIELD
 from admit.models import CartPosition, Item, ItemVariation, Quota, Voucher, quota_items
 from admit.models import quota_variations as qv
@@ -43,9 +43,10 @@ NEEDS_VARIATION = (
 NEEDS_DATE = "If you want this voucher to block quota, you need to select a specific date."
 
 
-def _blocking_vouchers(event_ids: set[int], now: dt.datetime) -> Any:
-    """The valid blocking vouchers of the events with what each still holds (``free``): few
-    rows, found through the ``(event_id, block_quota)`` index."""
+def _build_count_query() -> Any:
+    """The blocking-voucher count, built once (statement construction costs more than running
+    it); parameters ``events``, ``ids`` (quota ids) and ``now``."""
+    now = bindparam("now", type_=UTCDateTime())
     carts = (
         select(func.count())
         .select_from(CartPosition)
@@ -53,7 +54,9 @@ def _blocking_vouchers(event_ids: set[int], now: dt.datetime) -> Any:
         .correlate(Voucher)
         .scalar_subquery()
     )
-    return (
+    # The valid blocking vouchers with what each still holds: few rows, found through the
+    # ``(event_id, block_quota)`` index however many other vouchers the event has.
+    b = (
         select(
             Voucher.quota_id,
             Voucher.item_id,
@@ -62,25 +65,13 @@ def _blocking_vouchers(event_ids: set[int], now: dt.datetime) -> Any:
             (Voucher.max_usages - Voucher.redeemed - carts).label("free"),
         )
         .where(
-            Voucher.event_id.in_(event_ids),
+            Voucher.event_id.in_(bindparam("events", expanding=True)),
             Voucher.block_quota.is_(True),
             or_(Voucher.valid_until.is_(None), Voucher.valid_until >= now),
         )
         .cte("blocking")
     )
-
-
-async def count_blocking(
-    session: AsyncSession, quotas: list[Quota], now: dt.datetime
-) -> dict[int, int]:
-    """Units each quota loses to blocking vouchers (registered as ``blocking_vouchers``).
-
-    One statement for any number of quotas; its cost grows with the blocking vouchers of the
-    event, not with all of its vouchers."""
-    if not quotas:
-        return {}
-    ids = [q.id for q in quotas]
-    b = _blocking_vouchers({q.event_id for q in quotas}, now)
+    ids = bindparam("ids", expanding=True)
     by_quota = select(b.c.quota_id.label("quota_id"), b.c.free).where(b.c.quota_id.in_(ids))
     in_variations = (
         select(qv.c.variation_id)
@@ -105,7 +96,27 @@ async def count_blocking(
     )
     both = union_all(by_quota, by_product).subquery()
     held = case((both.c.free > 0, both.c.free), else_=0)
-    rows = await session.execute(select(both.c.quota_id, func.sum(held)).group_by(both.c.quota_id))
+    return select(both.c.quota_id, func.sum(held)).group_by(both.c.quota_id)
+
+
+_COUNT_QUERY = _build_count_query()
+
+
+async def count_blocking(
+    session: AsyncSession, quotas: list[Quota], now: dt.datetime
+) -> dict[int, int]:
+    """Units each quota loses to blocking vouchers (registered as ``blocking_vouchers``).
+
+    One statement for any number of quotas; its cost grows with the blocking vouchers of the
+    event, not with all of its vouchers."""
+    if not quotas:
+        return {}
+    params = {
+        "events": sorted({q.event_id for q in quotas}),
+        "ids": [q.id for q in quotas],
+        "now": now,
+    }
+    rows = await session.execute(_COUNT_QUERY, params)
     return {quota_id: int(total or 0) for quota_id, total in rows}
 
 

@@ -27,11 +27,9 @@ from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
-from sqlalchemy import func, select, text
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from admit.kit.errors import APIError
 from admit.models import (
     CartPosition,
     Item,
@@ -45,7 +43,6 @@ from admit.models import (
 from admit.quotas import availability
 from admit.quotas.availability import ProductKey
 
-LOCK_TIMEOUT = "5s"
 HUNDRED = Decimal(100)
 ZERO = Decimal("0.00")
 
@@ -72,12 +69,6 @@ def budget_message(remaining: Decimal, wanted: Decimal) -> str:
     )
 
 
-def busy() -> APIError:
-    return APIError(
-        409, "The voucher is busy right now. Please try again.", headers={"Retry-After": "1"}
-    )
-
-
 def blocks_quota(voucher: Voucher, now: dt.datetime) -> bool:
     """Whether the voucher currently holds quota of its own."""
     return voucher.block_quota and (voucher.valid_until is None or voucher.valid_until >= now)
@@ -87,16 +78,10 @@ def blocks_quota(voucher: Voucher, now: dt.datetime) -> bool:
 
 
 async def _locked(session: AsyncSession, query: Any) -> list[Voucher]:
-    query = query.order_by(Voucher.id).execution_options(populate_existing=True)
-    if session.bind.dialect.name != "postgresql":  # type: ignore[union-attr]
-        return list((await session.scalars(query)).all())
-    try:
-        await session.execute(text(f"SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'"))
-        return list((await session.scalars(query.with_for_update())).all())
-    except DBAPIError as exc:
-        if "lock timeout" in str(exc.orig).lower() or "LockNotAvailable" in repr(exc.orig):
-            raise busy() from None
-        raise
+    """The vouchers, locked in id order until commit (PostgreSQL; SQLite serialises writers
+    anyway). A wait past the connection's lock timeout answers 409 (``kit.errors``)."""
+    query = query.order_by(Voucher.id).with_for_update().execution_options(populate_existing=True)
+    return list((await session.scalars(query)).all())
 
 
 async def lock_codes(session: AsyncSession, event_id: int, codes: Iterable[str | None]) -> None:

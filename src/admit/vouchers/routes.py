@@ -14,14 +14,12 @@ from typing import Annotated, Any
 
 from fastapi import Depends
 from pydantic import BaseModel, ValidationError
-from sqlalchemy import text
-from sqlalchemy.exc import DBAPIError
 from starlette.responses import Response
 
 from admit.kit.body import read_list, read_object
 from admit.kit.context import EventAccess, EventContext, OrgContext
 from admit.kit.crud import Resource, flush_guard, mount_crud, parse_pk, validate_input
-from admit.kit.errors import NON_FIELD, APIError, FieldErrors, errors_from_pydantic, not_found
+from admit.kit.errors import NON_FIELD, FieldErrors, errors_from_pydantic, not_found
 from admit.kit.filtering import (
     Filter,
     FilterSet,
@@ -41,7 +39,6 @@ from admit.vouchers.schemas import VoucherIn, VoucherOut
 READ = "event.vouchers:read"
 WRITE = "event.vouchers:write"
 PATH = "/organizers/{organizer}/events/{event}/vouchers"
-LOCK_TIMEOUT = "5s"
 
 router = api_router()
 
@@ -85,12 +82,6 @@ ORDERING = Ordering(
 )
 
 
-def _busy() -> APIError:
-    return APIError(
-        409, "The voucher is busy right now. Please try again.", headers={"Retry-After": "1"}
-    )
-
-
 class VoucherResource(Resource[Voucher]):
     name = "vouchers"
     path = PATH
@@ -110,18 +101,9 @@ class VoucherResource(Resource[Voucher]):
         query = (
             self.base_query(ctx).where(Voucher.id == pk).execution_options(populate_existing=True)
         )
-        writing = ctx.request.method not in SAFE_METHODS
-        if writing and ctx.session.bind.dialect.name == "postgresql":  # type: ignore[union-attr]
+        if ctx.request.method not in SAFE_METHODS:
             query = query.with_for_update()
-            try:
-                await ctx.session.execute(text(f"SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'"))
-                obj = (await ctx.session.execute(query)).scalars().first()
-            except DBAPIError as exc:
-                if "lock timeout" in str(exc.orig).lower() or "LockNotAvailable" in repr(exc.orig):
-                    raise _busy() from None
-                raise
-        else:
-            obj = (await ctx.session.execute(query)).scalars().first()
+        obj = (await ctx.session.execute(query)).scalars().first()
         if obj is None:
             raise not_found()
         return obj

@@ -9,11 +9,11 @@ the quota lock through :func:`admit.vouchers.blocking.ensure_capacity`.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import and_, func, or_, select, text
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy import Integer, bindparam, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.db import utcnow
@@ -40,7 +40,6 @@ from admit.waitinglist.schemas import WaitingListEntryIn
 
 VOUCHER_TAG = "waiting-list"
 NOTIFICATION = "service.event.orders.waitinglist.voucher_assigned"
-LOCK_TIMEOUT = "5s"
 
 NOT_ALLOWED = "Waiting list entries cannot be created for this product at this time."
 AVAILABLE = "This product is currently available."
@@ -212,25 +211,13 @@ class NotAvailable(Exception):
 
 
 async def lock_entry(session: AsyncSession, entry_id: int, event_id: int) -> WaitingListEntry:
+    """The entry, locked until commit (409 past the lock timeout, see ``kit.errors``)."""
     query = (
         select(WaitingListEntry)
         .where(WaitingListEntry.id == entry_id, WaitingListEntry.event_id == event_id)
         .execution_options(populate_existing=True)
     )
-    if session.bind.dialect.name == "postgresql":  # type: ignore[union-attr]
-        try:
-            await session.execute(text(f"SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'"))
-            found = (await session.scalars(query.with_for_update())).first()
-        except DBAPIError as exc:
-            if "lock timeout" in str(exc.orig).lower() or "LockNotAvailable" in repr(exc.orig):
-                raise APIError(
-                    409,
-                    "The waiting list entry is busy right now. Please try again.",
-                    headers={"Retry-After": "1"},
-                ) from None
-            raise
-    else:
-        found = (await session.scalars(query)).first()
+    found = (await session.scalars(query.with_for_update())).first()
     if found is None:
         raise APIError(404, "Not found.")
     return found
@@ -332,25 +319,40 @@ async def send_voucher(session: AsyncSession, event: Event, entry_id: int) -> No
 # -- the per-quota waiting count -----------------------------------------------------------
 
 
-def _waiting_for(quota: Quota) -> Any:
-    """How many wait for the quota's products: a count over the covering index range."""
+def _waiting_for(n: int, dated: bool) -> Any:
+    """How many wait for the products of quota number ``n`` of a statement (parameters
+    ``q<n>``, ``e<n>`` and, for a quota of a date, ``s<n>``): a count over a range of the
+    covering index."""
     entry = WaitingListEntry
-    items = select(quota_items.c.item_id).where(quota_items.c.quota_id == quota.id)
+    quota_id = bindparam(f"q{n}", type_=Integer)
+    items = select(quota_items.c.item_id).where(quota_items.c.quota_id == quota_id)
     variations = select(quota_variations.c.variation_id).where(
-        quota_variations.c.quota_id == quota.id
+        quota_variations.c.quota_id == quota_id
+    )
+    date = (
+        entry.subevent_id == bindparam(f"s{n}", type_=Integer)
+        if dated
+        else entry.subevent_id.is_(None)
     )
     return (
         select(func.count())
         .select_from(entry)
         .where(
-            entry.event_id == quota.event_id,
+            entry.event_id == bindparam(f"e{n}", type_=Integer),
             entry.item_id.in_(items),
             or_(entry.variation_id.is_(None), entry.variation_id.in_(variations)),
-            _same(entry.subevent_id, quota.subevent_id),
+            date,
             entry.voucher_id.is_(None),
         )
         .scalar_subquery()
     )
+
+
+@functools.lru_cache(maxsize=64)
+def _waiting_query(shape: tuple[bool, ...]) -> Any:
+    """One statement for quotas of this shape (which of them belong to a date), built once:
+    building a statement costs more than running this one."""
+    return select(*(_waiting_for(n, dated) for n, dated in enumerate(shape)))
 
 
 async def count_waiting(
@@ -360,8 +362,14 @@ async def count_waiting(
     trip; each count reads the covering index only, never the entries themselves."""
     if not quotas:
         return {}
-    row = (await session.execute(select(*(_waiting_for(q) for q in quotas)))).one()
-    return {quota.id: int(n or 0) for quota, n in zip(quotas, row, strict=True)}
+    shape = tuple(q.subevent_id is not None for q in quotas)
+    params: dict[str, int | None] = {}
+    for n, quota in enumerate(quotas):
+        params.update({f"q{n}": quota.id, f"e{n}": quota.event_id})
+        if quota.subevent_id is not None:
+            params[f"s{n}"] = quota.subevent_id
+    row = (await session.execute(_waiting_query(shape), params)).one()
+    return {quota.id: int(count or 0) for quota, count in zip(quotas, row, strict=True)}
 
 
 def register() -> None:
