@@ -255,3 +255,10 @@ async def test_seat_input_must_be_a_string(client, world, stalls):
     assert_field_errors(response, "seat")
     response = await h.order(client, world, [{"item": stalls.id, "seat": ["1-1"]}])
     assert response.status_code == 400
+
+
+async def test_simulated_order_shows_the_seat_but_keeps_it_free(client, world, stalls):
+    response = await h.order(client, world, [{"item": stalls.id, "seat": "1-1"}], simulate=True)
+    assert response.status_code == 201, response.text
+    assert response.json()["positions"][0]["seat"]["seat_guid"] == "1-1"
+    assert (await h.cart(client, world, stalls, "1-1")).status_code == 201

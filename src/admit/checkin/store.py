@@ -14,7 +14,7 @@ trip per statement on the native pool. Failed scans carry no ``seq`` and never c
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import insert
@@ -104,7 +104,7 @@ async def insert_scan(
     """Stores the scan outside the request's transaction on PostgreSQL (one autocommit
     statement), inside it on SQLite. None when its ``seq`` was taken meanwhile."""
     fast = session.info["fast"]
-    values = asdict(new)
+    values = {name: getattr(new, name) for name in _COLUMNS}  # asdict() would deep-copy
     if fast.native:
         pool = await fast._get_pool()  # the fast path's native pool
         args = [values[c] for c in _COLUMNS]

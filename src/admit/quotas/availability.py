@@ -119,14 +119,23 @@ async def _taken(session: AsyncSession, quota: Quota, now: dt.datetime) -> tuple
 
 
 async def count(
-    session: AsyncSession, quotas: Iterable[Quota], now: dt.datetime | None = None
+    session: AsyncSession,
+    quotas: Iterable[Quota],
+    now: dt.datetime | None = None,
+    *,
+    informational: bool = True,
 ) -> dict[int, Availability]:
-    """Availability of each quota, counted from the database as it is now."""
+    """Availability of each quota, counted from the database as it is now.
+
+    ``informational=False`` skips the counts that do not change availability (the waiting
+    list): a sale's check under the quota lock needs only what takes from the quota.
+    """
     now = now or utcnow()
     quotas = list(quotas)
     result: dict[int, Availability] = {}
     extra: dict[str, dict[int, int]] = {}
-    for name, counter in {**blocking_counters, **informational_counters}.items():
+    counters = {**blocking_counters, **(informational_counters if informational else {})}
+    for name, counter in counters.items():
         extra[name] = await counter(session, quotas, now)
     for quota in quotas:
         pending, paid, carts = await _taken(session, quota, now)
@@ -229,7 +238,7 @@ async def reserve(
     for key, number in wanted.items():
         for quota in by_key[key]:
             demand[quota.id] += number
-    numbers = await count(session, all_quotas.values(), now)
+    numbers = await count(session, all_quotas.values(), now, informational=False)
     for quota_id in sorted(demand):
         quota = all_quotas[quota_id]
         state = numbers[quota_id]

@@ -158,8 +158,6 @@ async def sync_seats(
     }
     wanted = {s.guid: s for s in specs}
     removed = [seat for guid, seat in existing.items() if guid not in wanted]
-    if removed:
-        await _delete_free(session, removed)
     updates: list[dict[str, Any]] = []
     inserts: list[dict[str, Any]] = []
     for spec in specs:
@@ -185,6 +183,12 @@ async def sync_seats(
             )
         elif any(getattr(seat, k) != v for k, v in values.items()):
             updates.append({"id": seat.id, **values})
+    # Every seat written is locked first, in id order like every sale locks them: updating in
+    # layout order could deadlock against a sale holding two of them.
+    updates.sort(key=lambda row: row["id"])
+    await lock_seats(session, [s.id for s in removed] + [row["id"] for row in updates])
+    if removed:
+        await _delete_free(session, removed)
     for start in range(0, len(updates), WRITE_CHUNK):
         await session.execute(update(Seat), updates[start : start + WRITE_CHUNK])
     for start in range(0, len(inserts), WRITE_CHUNK):
@@ -192,9 +196,9 @@ async def sync_seats(
 
 
 async def _delete_free(session: AsyncSession, removed: list[Any]) -> None:
-    """Deletes seats leaving the plan; refuses (400) when one of them is sold or reserved."""
+    """Deletes seats leaving the plan (locked by the caller); refuses (400) when one of them
+    is sold or reserved."""
     ids = [s.id for s in removed]
-    await lock_seats(session, ids)
     held = await holds(session, ids, utcnow())
     taken = [s for s in removed if s.id in held and held[s.id].taken()]
     if taken:

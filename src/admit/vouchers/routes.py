@@ -33,7 +33,7 @@ from admit.kit.responses import JSONResponse, no_content
 from admit.kit.routing import api_router
 from admit.kit.transaction import SAFE_METHODS
 from admit.models import Voucher
-from admit.vouchers import blocking, seats, service
+from admit.vouchers import blocking, render, seats, service
 from admit.vouchers.schemas import VoucherIn, VoucherOut
 
 READ = "event.vouchers:read"
@@ -109,11 +109,11 @@ class VoucherResource(Resource[Voucher]):
         return obj
 
     def serialize(self, ctx: OrgContext, obj: Voucher) -> dict[str, Any]:
-        # Only used for the PATCH merge; responses are rendered by ``service.render``.
+        # Only used for the PATCH merge; responses are rendered by ``render.render``.
         return ctx.extra["rendered"][obj.id]
 
     async def _render(self, ctx: OrgContext, objs: Sequence[Voucher]) -> list[dict[str, Any]]:
-        bodies = await service.render(ctx.session, objs)
+        bodies = await render.render(ctx.session, objs)
         ctx.extra["rendered"] = {b["id"]: b for b in bodies}
         return bodies
 
@@ -188,7 +188,7 @@ async def create(ctx: Annotated[EventContext, Depends(EventAccess(WRITE))]) -> R
     data = validate_input(VoucherIn, await read_object(ctx.request))
     assert isinstance(data, VoucherIn)
     [voucher] = await flush_guard(service.write(ctx.session, ctx.event, [data], [None]))
-    [body] = await service.render(ctx.session, [voucher])
+    [body] = await render.render(ctx.session, [voucher])
     return JSONResponse(body, status_code=201)
 
 
@@ -206,10 +206,10 @@ async def batch_create(ctx: Annotated[EventContext, Depends(EventAccess(WRITE))]
     created = await flush_guard(
         service.write(ctx.session, ctx.event, entries, [None] * len(entries), many=True)
     )
-    return JSONResponse(await service.render(ctx.session, created), status_code=201)
+    return JSONResponse(await render.render(ctx.session, created), status_code=201)
 
 
 mount_crud(router, vouchers)
 
 blocking.register()
-seats.register(service.render_by_id)
+seats.register(render.render_by_id)

@@ -1,5 +1,5 @@
 """Voucher rules: references into the event, the cross-field rules, codes, quota blocking,
-seats, deletion; and the voucher as the API shows it.
+seats, deletion (rendering: ``render.py``).
 
 Validation loads every reference of a request (one voucher or a whole batch) in a fixed number
 of queries. Writes that make a voucher hold more quota go through
@@ -32,7 +32,7 @@ from admit.models import (
     Voucher,
 )
 from admit.vouchers import blocking, codes, seats
-from admit.vouchers.schemas import MIN_OVER_MAX, PERCENT_OVER_100, VoucherIn, VoucherOut
+from admit.vouchers.schemas import MIN_OVER_MAX, PERCENT_OVER_100, VoucherIn
 
 CODE_TAKEN = "A voucher with this code already exists."
 CODE_REPEATED = "This code is used by another voucher in this request."
@@ -380,48 +380,3 @@ async def delete_voucher(session: AsyncSession, voucher: Voucher) -> None:
     for position in nested.all():
         await delete_position(session, position)
     await session.execute(delete(Voucher).where(Voucher.id == voucher.id))
-
-
-# -- rendering -----------------------------------------------------------------------------
-
-
-def _to_dict(voucher: Voucher, guid: str | None) -> dict[str, Any]:
-    return {
-        "id": voucher.id,
-        "created": voucher.created,
-        "code": voucher.code,
-        "max_usages": voucher.max_usages,
-        "redeemed": voucher.redeemed,
-        "min_usages": voucher.min_usages,
-        "valid_until": voucher.valid_until,
-        "block_quota": voucher.block_quota,
-        "allow_ignore_quota": voucher.allow_ignore_quota,
-        "price_mode": voucher.price_mode,
-        "value": voucher.value,
-        "item": voucher.item_id,
-        "variation": voucher.variation_id,
-        "quota": voucher.quota_id,
-        "seat": guid,
-        "tag": voucher.tag,
-        "comment": voucher.comment,
-        "subevent": voucher.subevent_id,
-        "show_hidden_items": voucher.show_hidden_items,
-        "all_addons_included": voucher.all_addons_included,
-        "all_bundles_included": voucher.all_bundles_included,
-        "budget": voucher.budget,
-        "budget_used": voucher.budget_used,
-    }
-
-
-async def render(session: AsyncSession, vouchers: Sequence[Voucher]) -> list[dict[str, Any]]:
-    """Vouchers as the API shows them (one extra query when some name a seat)."""
-    by_seat = await seats.guids(session, (v.seat_id for v in vouchers))
-    return [
-        VoucherOut.model_validate(_to_dict(v, by_seat.get(v.seat_id))).model_dump(mode="json")  # type: ignore[arg-type]
-        for v in vouchers
-    ]
-
-
-async def render_by_id(session: AsyncSession, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
-    rows = (await session.scalars(select(Voucher).where(Voucher.id.in_(list(ids))))).all()
-    return {body["id"]: body for body in await render(session, rows)}
