@@ -25,6 +25,14 @@ def may_scan(ctx: OrgContext, event_id: int) -> bool:
     return any(ctx.has_event_permission(event_id, p) for p in SCAN)
 
 
+def scan_events(ctx: OrgContext) -> list[int] | None:
+    """The events of the organizer the caller may scan on; None for all of them."""
+    scanning = [g for g in ctx.grants if any(g.has_event_permission(p) for p in SCAN)]
+    if any(g.all_events for g in scanning):
+        return None
+    return sorted({e for g in scanning for e in g.event_ids})
+
+
 class AnyEventPermission(EventAccess):
     """Event access with any one of several permissions."""
 

@@ -6,7 +6,7 @@ paid (created paid, marked paid, or approved free). It matches a ticket by sales
 product (all variations of a listed item, or listed variations) and payment method, and checks
 it in on its list, or on every list of the event the ticket is on. A ticket already checked in
 on a list is left alone there. The check-ins are ``auto_checked_in`` entries written in the
-order's transaction, each with its ``service.event.checkin`` notification.
+order's transaction (the check-ins table is the ``service.event.checkin`` outbox).
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.checkin.access import CONFIGURE
 from admit.checkin.schemas import AutoCheckinRuleIn, AutoCheckinRuleOut
-from admit.checkin.store import CHECKIN_ACTION, checkin_payload
 from admit.db import utcnow
 from admit.events.plugins import SALES_CHANNELS, canonical_plugin
 from admit.kit.context import EventContext, OrgContext
@@ -33,11 +32,9 @@ from admit.models import (
     Event,
     Item,
     ItemVariation,
-    Notification,
     Order,
     OrderPayment,
     OrderPosition,
-    Organizer,
     auto_checkin_rule_items,
     auto_checkin_rule_variations,
     checkin_list_items,
@@ -285,15 +282,13 @@ async def apply_rules(
                 if (position, clist) not in wanted:
                     wanted.append((position, clist))
     if wanted:
-        await _check_in(session, event, order, wanted)
+        await _check_in(session, event, wanted)
 
 
 async def _check_in(
-    session: AsyncSession,
-    event: Event,
-    order: Order,
-    wanted: list[tuple[OrderPosition, CheckinList]],
+    session: AsyncSession, event: Event, wanted: list[tuple[OrderPosition, CheckinList]]
 ) -> None:
+    """Auto check-ins (entries) for the pairs whose ticket has none on that list yet."""
     ids = {p.id for p, _ in wanted}
     taken: dict[tuple[int, int], int] = {}
     inside: set[tuple[int, int]] = set()
@@ -309,42 +304,22 @@ async def _check_in(
         taken[key] = max(taken.get(key, 0), seq)
         if successful:
             inside.add(key)
-    organizer = await session.get(Organizer, event.organizer_id)
     now = utcnow()
     for position, clist in wanted:
         key = (position.id, clist.id)
         if key in inside:
             continue
-        checkin = Checkin(
-            event_id=event.id,
-            list_id=clist.id,
-            position_id=position.id,
-            seq=taken.get(key, 0) + 1,
-            type="entry",
-            datetime=now,
-            created=now,
-            successful=True,
-            auto_checked_in=True,
-        )
-        session.add(checkin)
-        await session.flush()
-        payload = checkin_payload(
-            organizer.slug if organizer else "",
-            event.slug,
-            order.code,
-            {"id": position.id, "positionid": position.positionid},
-            clist.id,
-            "entry",
-            True,
-        )
-        payload["checkin_id"] = checkin.id
         session.add(
-            Notification(
-                organizer_id=event.organizer_id,
+            Checkin(
                 event_id=event.id,
-                action=CHECKIN_ACTION,
-                payload=payload,
+                list_id=clist.id,
+                position_id=position.id,
+                seq=taken.get(key, 0) + 1,
+                type="entry",
+                datetime=now,
                 created=now,
+                successful=True,
+                auto_checked_in=True,
             )
         )
     await session.flush()

@@ -233,8 +233,10 @@ def _answers(dialect: str) -> Any:
 
 
 def _missing_questions() -> Any:
-    answered = exists().where(
-        Answer.orderposition_id == OrderPosition.id, Answer.question_id == Question.id
+    answered = (
+        exists()
+        .where(Answer.orderposition_id == OrderPosition.id, Answer.question_id == Question.id)
+        .correlate_except(Answer)
     )
     return (
         select(func.count())
@@ -257,6 +259,13 @@ def _on_list() -> ColumnElement[bool]:
     )
 
 
+def _label(prefix: str, column: Any) -> Any:
+    """Stable, unique output names (``l_id``, ``p_id``, ...): the fast path refers to them."""
+    table = column.table.name if column.table is not None else ""
+    prefix = "e" if table == "events" else prefix
+    return column.label(f"{prefix}_{column.key}")
+
+
 def _build(dialect: str, n_lists: int) -> Select[Any]:
     list_ids = [bindparam(f"list_{i}") for i in range(n_lists)]
     parent_name = (
@@ -265,31 +274,37 @@ def _build(dialect: str, n_lists: int) -> Select[Any]:
         .correlate(OrderPosition)
         .scalar_subquery()
     )
+    columns = [
+        *(_label("l", c) for c in LIST_COLUMNS),
+        *(_label("p", c) for c in POSITION_COLUMNS),
+        *(
+            _label(prefix, c)
+            for prefix, c in (
+                ("o", Order.code),
+                ("o", Order.status),
+                ("o", Order.require_approval),
+                ("o", Order.valid_if_pending),
+                ("o", Order.locale),
+                ("o", Order.checkin_attention),
+                ("o", Order.checkin_text),
+                ("o", Order.invoice_address),
+                ("i", Item.checkin_attention),
+                ("i", Item.checkin_text),
+                ("v", ItemVariation.checkin_attention),
+                ("v", ItemVariation.checkin_text),
+                ("s", SubEvent.date_from),
+                ("s", SubEvent.date_to),
+                ("s", SubEvent.date_admission),
+            )
+        ),
+        _on_list().label("on_list"),
+        parent_name.label("parent_name"),
+        _scans(dialect).label("scans"),
+        _answers(dialect).label("answers"),
+        _missing_questions().label("missing"),
+    ]
     return (
-        select(
-            *LIST_COLUMNS,
-            *POSITION_COLUMNS,
-            Order.code,
-            Order.status,
-            Order.require_approval,
-            Order.valid_if_pending,
-            Order.locale,
-            Order.checkin_attention,
-            Order.checkin_text,
-            Order.invoice_address,
-            Item.checkin_attention,
-            Item.checkin_text,
-            ItemVariation.checkin_attention,
-            ItemVariation.checkin_text,
-            SubEvent.date_from,
-            SubEvent.date_to,
-            SubEvent.date_admission,
-            _on_list(),
-            parent_name,
-            _scans(dialect),
-            _answers(dialect),
-            _missing_questions(),
-        )
+        select(*columns)
         .select_from(CheckinList)
         .join(
             Event,
@@ -414,25 +429,30 @@ async def find(
     secret: str,
     list_ids: Sequence[int],
     nonce: str | None,
+    conn: Any = None,
 ) -> list[Found]:
-    """One row per requested list that exists in the organizer, in list id order."""
+    """One row per requested list that exists in the organizer, in list id order. ``conn``:
+    a native connection to run on (``store.scan_connection``)."""
     fast = session.info["fast"]
     stmt = statement(fast.engine.dialect.name, len(list_ids))
     params: dict[str, Any] = {"organizer": organizer_id, "secret": secret, "nonce": nonce}
     params.update({f"list_{i}": pk for i, pk in enumerate(list_ids)})
-    return [parse(r) for r in await fetch_all(session, stmt, params)]
+    return [parse(r) for r in await fetch_all(session, stmt, params, conn)]
 
 
 async def fetch_all(
-    session: AsyncSession, stmt: Any, params: dict[str, Any]
+    session: AsyncSession, stmt: Any, params: dict[str, Any], conn: Any = None
 ) -> list[tuple[Any, ...]]:
     """Every row of ``stmt`` (a module-level constant) on the fast path: the native pool on
     PostgreSQL (autocommit), the request's connection on SQLite."""
     fast = session.info["fast"]
     if not fast.native:
-        conn = await session.connection()
-        return [tuple(r) for r in (await conn.execute(stmt, params)).all()]
+        connection = await session.connection()
+        return [tuple(r) for r in (await connection.execute(stmt, params)).all()]
     sql, names = fast._compile(stmt)  # the fast reader's compiled-SQL cache
-    pool = await fast._get_pool()
     fast.executed += 1
-    return [tuple(r.values()) for r in await pool.fetch(sql, *(params[n] for n in names))]
+    args = [params[n] for n in names]
+    if conn is not None:
+        return [tuple(r.values()) for r in await conn.fetch(sql, *args)]
+    pool = await fast._get_pool()
+    return [tuple(r.values()) for r in await pool.fetch(sql, *args)]

@@ -15,37 +15,35 @@ Before the ticket is known (``decide.py`` takes over once it is):
 
 Every failed scan is stored as an unsuccessful check-in with its reason (unknown secrets with
 no position, on the first list). Statuses: ``ok`` 201, ``incomplete`` 400, ``invalid`` 404,
-any other error 200. A successful scan costs three statements on PostgreSQL: authentication,
-the lookup (``lookup.py``) and the insert (``store.py``).
+any other error 200. On PostgreSQL a first entry costs two statements (authentication and
+``fastpath.py``), any other successful scan three (authentication, the lookup of
+``lookup.py``, the insert of ``store.py``); all run on one native connection, autocommit.
 """
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import select
 from starlette.responses import Response
 
-from admit.checkin import lookup, questions
-from admit.checkin.access import may_scan
+from admit.checkin import fastpath, lookup, questions
+from admit.checkin.access import may_scan, scan_events
 from admit.checkin.decide import Verdict, decide
 from admit.checkin.expand import expand, requested
 from admit.checkin.lookup import Found, ListRow, Match
 from admit.checkin.render import checkin_texts, new_scan, position_body, require_attention
 from admit.checkin.schemas import RedeemIn
-from admit.checkin.store import (
-    NewCheckin,
-    NewNotification,
-    checkin_payload,
-    insert_scan,
-)
+from admit.checkin.store import NewCheckin, insert_scan, scan_connection
 from admit.db import utcnow
 from admit.kit.context import OrgContext
 from admit.kit.errors import FieldErrors
 from admit.kit.responses import JSONResponse
 from admit.models import Event, OrderPosition, RevokedSecret, checkin_list_items
 
+log = logging.getLogger("admit")
 STATUS_CODES = {"ok": 201, "incomplete": 400}
 # How often a redeem re-reads and decides again after losing a race for the same ticket.
 MAX_ATTEMPTS = 8
@@ -62,6 +60,10 @@ class Scanner:
     device_id: int | None
     device_number: int | None
     gate_id: int | None
+
+    @property
+    def triple(self) -> tuple[int | None, int | None, int | None]:
+        return (self.device_id, self.device_number, self.gate_id)
 
     @classmethod
     def of(cls, ctx: OrgContext) -> Scanner:
@@ -91,16 +93,46 @@ class Redeem:
         self.scanner = Scanner.of(ctx)
         self.now = utcnow()
         self.when = data.datetime or self.now
+        self.conn: Any = None  # the native connection of this redeem (PostgreSQL)
 
     async def find(self, secret: str, lists: list[int] | None = None) -> list[Found]:
         return await lookup.find(
             self.ctx.session, self.ctx.organizer_id, secret, lists or self.data.lists,
-            self.data.nonce,
+            self.data.nonce, self.conn,
         )  # fmt: skip
 
     async def run(self) -> Response:
-        found = await self.find(self.data.secret)
-        check_lists(self.ctx, self.data.lists, found)
+        async with scan_connection(self.ctx.session) as conn:
+            self.conn = conn
+            return await self.scan()
+
+    async def scan(self) -> Response:
+        data = self.data
+        if (
+            self.conn is not None
+            and len(data.lists) == 1
+            and data.type == "entry"
+            and not data.force
+        ):
+            found, admitted = await fastpath.find_and_admit(
+                self.ctx.session,
+                self.conn,
+                organizer_id=self.ctx.organizer_id,
+                secret=data.secret,
+                list_id=data.lists[0],
+                nonce=data.nonce,
+                allowed_events=scan_events(self.ctx),
+                when=self.when,
+                now=self.now,
+                device=self.scanner.triple,
+                source=data.source_type,
+                questions_supported=data.questions_supported,
+            )
+        else:
+            found, admitted = await self.find(data.secret), None
+        check_lists(self.ctx, data.lists, found)
+        if admitted is not None:
+            return await self.admitted(found[0], admitted)
         first = next(f.list for f in found if f.list.id == self.data.lists[0])
         matches = [f for f in found if f.match is not None]
         if len(matches) > 1:
@@ -108,6 +140,34 @@ class Redeem:
         if not matches:
             return await self.unknown(found, first)
         return await self.known(matches[0], forced_secret=False)
+
+    async def admitted(self, hit: Found, new_id: int) -> Response:
+        """The fast path wrote the first entry (``fastpath.py``); answer as the general path
+        would have."""
+        listed, match = hit.list, hit.match
+        assert match is not None
+        verdict = self.verdict(match, listed, unanswered=False)
+        if not (verdict.ok and verdict.store):  # cannot happen: the fast path is stricter
+            log.error("fast path admitted ticket %s that the decision refuses", match.id)
+            verdict = Verdict("ok", store=True)
+        match.scans.append(new_scan(new_id, "entry", self.when, self.scanner.triple, 1))
+        return await self.respond(listed, match, verdict)
+
+    def verdict(
+        self, match: Match, listed: ListRow, *, unanswered: bool, forced: bool = False
+    ) -> Verdict:
+        return decide(
+            match,
+            listed,
+            kind=self.data.type,
+            when=self.when,
+            force=self.data.force or forced,
+            ignore_unpaid=self.data.ignore_unpaid,
+            nonce=self.data.nonce,
+            device_id=self.scanner.device_id,
+            gate_id=self.scanner.gate_id,
+            unanswered=unanswered,
+        )
 
     async def unknown(self, found: list[Found], first: ListRow) -> Response:
         revoked = await self.ctx.session.execute(
@@ -156,17 +216,8 @@ class Redeem:
                     match = again[0].match
             open_questions = questions.unanswered(item_questions, match.answers, answered_now)
         for _attempt in range(MAX_ATTEMPTS):
-            verdict = decide(
-                match,
-                listed,
-                kind=self.data.type,
-                when=self.when,
-                force=self.data.force or forced_secret,
-                ignore_unpaid=self.data.ignore_unpaid,
-                nonce=self.data.nonce,
-                device_id=self.scanner.device_id,
-                gate_id=self.scanner.gate_id,
-                unanswered=bool(open_questions),
+            verdict = self.verdict(
+                match, listed, unanswered=bool(open_questions), forced=forced_secret
             )
             if verdict.status == "incomplete":
                 return await self.respond(listed, match, verdict, open_questions)
@@ -224,27 +275,11 @@ class Redeem:
     async def admit(self, listed: ListRow, match: Match, verdict: Verdict) -> Match | None:
         """Stores the check-in; None when the ticket's next ``seq`` was taken meanwhile."""
         seq = max((s.seq or 0 for s in match.scans), default=0) + 1
-        first = not any(s.successful and s.type == "entry" for s in match.scans)
         new = self.new_checkin(listed, match, seq=seq, successful=True, forced=verdict.forced)
-        note = NewNotification(
-            organizer_id=self.ctx.organizer_id,
-            event_id=listed.event_id,
-            action="service.event.checkin",
-            payload=checkin_payload(
-                self.ctx.organizer_slug,
-                listed.event_slug,
-                match.order_code,
-                match.position,
-                listed.id,
-                self.data.type,
-                first and self.data.type == "entry",
-            ),
-        )
-        new_id = await insert_scan(self.ctx.session, new, note)
+        new_id = await insert_scan(self.ctx.session, new, self.conn)
         if new_id is None:
             return None
-        scanner = (self.scanner.device_id, self.scanner.device_number, self.scanner.gate_id)
-        match.scans.append(new_scan(new_id, self.data.type, self.when, scanner, seq))
+        match.scans.append(new_scan(new_id, self.data.type, self.when, self.scanner.triple, seq))
         match.scans.sort(key=lambda s: (s.datetime, s.id))
         return match
 
@@ -267,7 +302,7 @@ class Redeem:
                 error_reason=verdict.reason,
                 error_explanation=verdict.explanation,
             )
-            await insert_scan(self.ctx.session, failed)
+            await insert_scan(self.ctx.session, failed, self.conn)
         return await self.respond(listed, match, verdict)
 
     async def respond(

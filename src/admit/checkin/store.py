@@ -1,5 +1,4 @@
-"""Writing a scan: one statement that inserts the check-in (and, when it admitted someone,
-its ``service.event.checkin`` notification), guarded against concurrent scans of one ticket.
+"""Writing a scan: one statement, guarded against concurrent scans of one ticket.
 
 Concurrency without locks: a successful check-in takes the next number ``seq`` in its
 ticket's sequence on the list (``1 + the highest the redeem saw``), and ``(position, list,
@@ -9,11 +8,18 @@ redeem reads the state again and decides once more (now seeing the winner's entr
 Annulling a check-in clears its ``seq``. The redeem is thus correct with any number of API
 processes, needs no transaction of its own (each statement is atomic) and costs one round
 trip per statement on the native pool. Failed scans carry no ``seq`` and never collide.
+
+The check-ins table is its own outbox for ``service.event.checkin``: successful rows, in id
+order, are the events a webhook sender announces (payload: :func:`checkin_payload`), so the
+hot path writes one row, not two. Annulments, which change a row instead of adding one,
+record ``service.event.checkin.reverted`` in ``notifications``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +27,7 @@ from sqlalchemy import insert
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from admit.models import Checkin, Notification
+from admit.models import Checkin
 
 CHECKIN_ACTION = "service.event.checkin"
 REVERTED_ACTION = "service.event.checkin.reverted"
@@ -55,22 +61,6 @@ _INSERT = (
     f"INSERT INTO checkins ({', '.join(_COLUMNS)}) VALUES ({_VALUES}) "
     "ON CONFLICT (position_id, list_id, seq) DO NOTHING RETURNING id"
 )
-_N = len(_COLUMNS)
-_INSERT_NOTIFIED = (
-    f"WITH ins AS ({_INSERT}), note AS ("
-    "INSERT INTO notifications (organizer_id, event_id, action, payload, created) "
-    f"SELECT ${_N + 1}::int, ${_N + 2}::int, ${_N + 3}::varchar, ${_N + 4}::jsonb || "
-    f"jsonb_build_object('checkin_id', ins.id), ${_N + 5}::timestamptz FROM ins) "
-    "SELECT id FROM ins"
-)
-
-
-@dataclass
-class NewNotification:
-    organizer_id: int
-    event_id: int | None
-    action: str
-    payload: dict[str, Any]
 
 
 def checkin_payload(
@@ -98,45 +88,37 @@ def checkin_payload(
     }
 
 
-async def insert_scan(
-    session: AsyncSession, new: NewCheckin, note: NewNotification | None = None
-) -> int | None:
+@contextlib.asynccontextmanager
+async def scan_connection(session: AsyncSession) -> AsyncIterator[Any]:
+    """One native pool connection for a redeem's statements (PostgreSQL), else None (the
+    request's session is used)."""
+    fast = session.info["fast"]
+    if not fast.native:
+        yield None
+        return
+    pool = await fast._get_pool()  # the fast path's native pool
+    async with pool.acquire() as conn:
+        yield conn
+
+
+async def insert_scan(session: AsyncSession, new: NewCheckin, conn: Any = None) -> int | None:
     """Stores the scan outside the request's transaction on PostgreSQL (one autocommit
-    statement), inside it on SQLite. None when its ``seq`` was taken meanwhile."""
+    statement on ``conn``), inside it on SQLite. None when its ``seq`` was taken meanwhile."""
     fast = session.info["fast"]
     values = {name: getattr(new, name) for name in _COLUMNS}  # asdict() would deep-copy
     if fast.native:
-        pool = await fast._get_pool()  # the fast path's native pool
-        args = [values[c] for c in _COLUMNS]
         fast.executed += 1
-        if note is None:
-            return await pool.fetchval(_INSERT, *args)
-        return await pool.fetchval(
-            _INSERT_NOTIFIED,
-            *args,
-            note.organizer_id,
-            note.event_id,
-            note.action,
-            note.payload,
-            new.created,
-        )
-    conn = await session.connection()
+        args = [values[c] for c in _COLUMNS]
+        if conn is not None:
+            return await conn.fetchval(_INSERT, *args)
+        pool = await fast._get_pool()
+        return await pool.fetchval(_INSERT, *args)
+    connection = await session.connection()
     try:
         async with session.begin_nested():
-            new_id = (
-                await conn.execute(insert(Checkin).values(**values).returning(Checkin.id))
-            ).scalar_one()
+            result = await connection.execute(
+                insert(Checkin).values(**values).returning(Checkin.id)
+            )
+            return result.scalar_one()
     except IntegrityError:
         return None
-    if note is not None:
-        payload = {**note.payload, "checkin_id": new_id}
-        await conn.execute(
-            insert(Notification).values(
-                organizer_id=note.organizer_id,
-                event_id=note.event_id,
-                action=note.action,
-                payload=payload,
-                created=new.created,
-            )
-        )
-    return new_id

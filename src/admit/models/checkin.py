@@ -20,6 +20,7 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    text,
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -76,10 +77,16 @@ class Checkin(Base):
     __tablename__ = "checkins"
     __table_args__ = (
         UniqueConstraint("position_id", "list_id", "seq"),
-        Index("ix_checkins_list_position", "list_id", "position_id"),
         Index("ix_checkins_event_datetime", "event_id", "datetime"),
         Index("ix_checkins_event_created", "event_id", "created"),
-        Index("ix_checkins_event_type_position", "event_id", "type", "position_id"),
+        # Exits only: entries (the redeem hot path) never touch it.
+        Index(
+            "ix_checkins_event_exits",
+            "event_id",
+            "position_id",
+            postgresql_where=text("type = 'exit'"),
+            sqlite_where=text("type = 'exit'"),
+        ),
         TABLE_OPTIONS,
     )
 

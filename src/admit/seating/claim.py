@@ -17,18 +17,17 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import select, text
+from sqlalchemy import select
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.kit.crud import PK_MAX
-from admit.kit.errors import APIError
+from admit.kit.errors import APIError, busy_error
 from admit.models import Event, Item, OrderPosition, Seat, SubEvent
 from admit.seating.holders import holds
 from admit.seating.render import seat_name
 
 SEAT_MISSING = "The specified seat does not exist."
-LOCK_TIMEOUT = "5s"
 LOCK_CHUNK = 5000
 
 
@@ -141,16 +140,13 @@ class LockedSeat:
 
 async def lock_seats(session: AsyncSession, seat_ids: Iterable[int]) -> dict[int, LockedSeat]:
     """Locks seat rows in id order until the transaction ends and returns their current state
-    (seats deleted meanwhile are absent). 409 with ``Retry-After`` when the lock takes too long.
+    (seats deleted meanwhile are absent). The wait is bounded by the connection's
+    ``lock_timeout``; past it (or on a deadlock) 409 with ``Retry-After``.
     """
     ids = sorted(set(seat_ids))
-    if not ids:
-        return {}
     postgres = session.bind.dialect.name == "postgresql"  # type: ignore[union-attr]
     locked: dict[int, LockedSeat] = {}
     try:
-        if postgres:
-            await session.execute(text(f"SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'"))
         for start in range(0, len(ids), LOCK_CHUNK):
             query = (
                 select(Seat.id, Seat.blocked, Seat.product_id)
@@ -162,11 +158,12 @@ async def lock_seats(session: AsyncSession, seat_ids: Iterable[int]) -> dict[int
             for row in await session.execute(query):
                 locked[row.id] = LockedSeat(row.id, row.blocked, row.product_id)
     except DBAPIError as exc:
-        if "lock timeout" in str(exc.orig).lower() or "LockNotAvailable" in repr(exc.orig):
-            raise APIError(
-                409, "The seat is busy right now. Please try again.", headers={"Retry-After": "1"}
-            ) from None
-        raise
+        busy = busy_error(exc)
+        if busy is None:
+            raise
+        raise APIError(
+            409, "The seat is busy right now. Please try again.", headers=busy.headers
+        ) from None
     return locked
 
 

@@ -273,9 +273,12 @@ def upgrade() -> None:
         batch_op.create_index("ix_checkins_event_created", ["event_id", "created"], unique=False)
         batch_op.create_index("ix_checkins_event_datetime", ["event_id", "datetime"], unique=False)
         batch_op.create_index(
-            "ix_checkins_event_type_position", ["event_id", "type", "position_id"], unique=False
+            "ix_checkins_event_exits",
+            ["event_id", "position_id"],
+            unique=False,
+            postgresql_where=sa.text("type = 'exit'"),
+            sqlite_where=sa.text("type = 'exit'"),
         )
-        batch_op.create_index("ix_checkins_list_position", ["list_id", "position_id"], unique=False)
         batch_op.create_index(batch_op.f("ix_checkins_nonce"), ["nonce"], unique=False)
 
     op.create_table(
@@ -317,8 +320,7 @@ def downgrade() -> None:
     op.drop_table("revoked_ticket_secrets")
     with op.batch_alter_table("checkins", schema=None) as batch_op:
         batch_op.drop_index(batch_op.f("ix_checkins_nonce"))
-        batch_op.drop_index("ix_checkins_list_position")
-        batch_op.drop_index("ix_checkins_event_type_position")
+        batch_op.drop_index("ix_checkins_event_exits")
         batch_op.drop_index("ix_checkins_event_datetime")
         batch_op.drop_index("ix_checkins_event_created")
 
