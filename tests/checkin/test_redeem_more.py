@@ -181,3 +181,61 @@ async def test_exit_all_at_is_applied_lazily(client, world: World, factory):
     ).status_code == 201
     # The job has not run yet, but everyone inside at exit_all_at counts as gone.
     assert (await h.redeem(client, world, pos.secret, [clist.id])).status_code == 201
+
+
+async def test_questions_are_per_ticket(client, world: World, factory):
+    item = await h.ticket(factory, world.event)
+    question = await h.question(factory, world.event, [item], "S", required=True)
+    clist = await h.checkin_list(factory, world.event)
+    _, (first, second) = await h.order(factory, world.event, item, n=2)
+    answered = await h.redeem(
+        client, world, first.secret, [clist.id], answers={str(question.id): "Hello"}
+    )
+    assert answered.status_code == 201, answered.text
+    # The other ticket's answer does not answer this one's question.
+    response = await h.redeem(client, world, second.secret, [clist.id])
+    assert response.status_code == 400 and response.json()["status"] == "incomplete"
+
+
+async def test_scanning_needs_permission_on_the_lists_event(client, world: World, factory):
+    elsewhere = await factory.event(world.org, "elsewhere")
+    item = await h.ticket(factory, world.event)
+    other_item = await h.ticket(factory, elsewhere)
+    here = await h.checkin_list(factory, world.event)
+    there = await h.checkin_list(factory, elsewhere)
+    team = await factory.team(
+        world.org,
+        all_events=False,
+        events=[world.event],
+        event_permissions=["event.orders:checkin"],
+    )
+    scanner = await factory.token(team)
+    _, (pos,) = await h.order(factory, world.event, item)
+    _, (other,) = await h.order(factory, elsewhere, other_item)
+    refused = await h.redeem(client, world, other.secret, [there.id], token=scanner)
+    assert refused.status_code == 400 and "lists" in refused.json()
+    assert (await h.redeem(client, world, pos.secret, [here.id], token=scanner)).status_code == 201
+    # A team that may only read orders cannot scan at all.
+    reader = await factory.token(
+        await factory.team(world.org, event_permissions=["event.orders:read"])
+    )
+    assert (await h.redeem(client, world, pos.secret, [here.id], token=reader)).status_code == 403
+    async with factory.sessionmaker() as s:
+        rows = list(await s.scalars(select(Checkin)))
+    assert [(r.position_id, r.successful) for r in rows] == [(pos.id, True)]
+
+
+async def test_general_path_admits_what_the_fast_path_leaves(client, world: World, factory):
+    """Pending orders that are valid, second entries, exits: admitted without the one-statement
+    first-entry path."""
+    item = await h.ticket(factory, world.event)
+    clist = await h.checkin_list(factory, world.event, allow_multiple_entries=True)
+    _, (pos,) = await h.order(factory, world.event, item, status="n", valid_if_pending=True)
+    for kind in ("entry", "entry", "exit"):
+        response = await h.redeem(client, world, pos.secret, [clist.id], type=kind)
+        assert response.status_code == 201, response.text
+    assert [c["type"] for c in response.json()["position"]["checkins"]] == [
+        "entry",
+        "entry",
+        "exit",
+    ]

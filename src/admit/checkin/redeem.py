@@ -41,6 +41,7 @@ from admit.db import utcnow
 from admit.kit.context import OrgContext
 from admit.kit.errors import FieldErrors
 from admit.kit.responses import JSONResponse
+from admit.kit.transaction import commit
 from admit.models import Event, OrderPosition, RevokedSecret, checkin_list_items
 
 log = logging.getLogger("admit")
@@ -210,7 +211,7 @@ class Redeem:
                     session, match.id, match.position["item_id"], item_questions, self.data.answers
                 )
                 # Kept whatever the scan's outcome; the lookup reads them on its own connection.
-                await session.commit()
+                await commit(session)
                 again = await self.find(match.position["secret"], [listed.id])
                 if again and again[0].match is not None:
                     match = again[0].match

@@ -31,6 +31,7 @@ from admit.models import (
     SubEvent,
     Voucher,
 )
+from admit.seating import claim as seat_claim
 from admit.vouchers import blocking, codes, seats
 from admit.vouchers.schemas import MIN_OVER_MAX, PERCENT_OVER_100, VoucherIn
 
@@ -296,6 +297,9 @@ async def take_capacity(
         errors[index].setdefault(NON_FIELD, []).append(message)
     if problems:
         return
+    # All the batch's seats at once, in id order: locking them one by one in batch order
+    # could deadlock against a concurrent sale of two of the same seats.
+    await seat_claim.lock_seats(session, [p.seat_id for p in planned if p.seat_id is not None])
     seen: dict[int, int] = {}
     for index, p in enumerate(planned):
         if p.seat_id is None:
