@@ -128,13 +128,21 @@ def test_entries_today_uses_the_event_time_zone():
     assert _vars([("entry", late)], now=NOW, tz="UTC")["entries_today"] == 0
 
 
-def test_products_with_lookup_and_object_list():
-    rule = {
+def _products(*ids: int) -> dict:
+    return {
         "inList": [
             {"var": "product"},
-            {"objectList": [{"lookup": ["product", "1", "Ticket"]}, {"lookup": ["product", "2", "VIP"]}]},
+            {"objectList": [{"lookup": ["product", str(i), f"Product {i}"]} for i in ids]},
         ]
-    }  # fmt: skip
+    }
+
+
+def _before(moment: str) -> dict:
+    return {"isBefore": [{"var": "now"}, {"buildTime": ["custom", moment]}]}
+
+
+def test_products_with_lookup_and_object_list():
+    rule = _products(1, 2)
     assert evaluate(rule, _vars(product=2)) == (True, None)
     assert evaluate(rule, _vars(product=3)) == (False, "Ticket type not allowed")
 
@@ -159,17 +167,7 @@ def test_time_rules_with_tolerance():
 def test_explanation_picks_the_closest_alternative():
     # VIPs always, others until 11:00: a regular ticket at 12:00 is told about the time,
     # not that it is not a VIP ticket.
-    rule = {
-        "or": [
-            {"inList": [{"var": "product"}, {"objectList": [{"lookup": ["product", "9", "VIP"]}]}]},
-            {
-                "and": [
-                    {"inList": [{"var": "product"}, {"objectList": [{"lookup": ["product", "1", "T"]}]}]},
-                    {"isBefore": [{"var": "now"}, {"buildTime": ["custom", "2030-05-01T11:00:00Z"]}]},
-                ]
-            },
-        ]
-    }  # fmt: skip
+    rule = {"or": [_products(9), {"and": [_products(1), _before("2030-05-01T11:00:00Z")]}]}
     assert evaluate(rule, _vars(product=1)) == (False, "Only allowed before 11:00")
     assert evaluate(rule, _vars(product=5)) == (False, "Ticket type not allowed")
 

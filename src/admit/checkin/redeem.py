@@ -95,6 +95,7 @@ class Redeem:
         self.now = utcnow()
         self.when = data.datetime or self.now
         self.conn: Any = None  # the native connection of this redeem (PostgreSQL)
+        self.expand = requested(ctx)  # validated before anything is stored
 
     async def find(self, secret: str, lists: list[int] | None = None) -> list[Found]:
         return await lookup.find(
@@ -326,11 +327,10 @@ class Redeem:
             item_id = match.position["item_id"] if match else 0
             body["questions"] = [questions.question_out(q, [item_id]) for q in open_questions or []]
         if match is not None and body["position"] is not None:
-            wanted = requested(self.ctx)
-            if wanted:
+            if self.expand:
                 event = await self.ctx.session.get(Event, listed.event_id)
                 assert event is not None
-                await expand(self.ctx, event, [body["position"]], wanted)
+                await expand(self.ctx, event, [body["position"]], self.expand)
         status = STATUS_CODES.get(verdict.status, 200)
         if verdict.reason == "invalid":
             status = 404

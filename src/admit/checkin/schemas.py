@@ -89,7 +89,6 @@ class RedeemIn(WriteModel):
     answers: dict[str, Annotated[str | None, BeforeValidator(_text)]] = Field(default_factory=dict)
     nonce: Annotated[str, Field(max_length=190)] | None = None
     use_order_locale: bool = False
-    canceled_supported: bool = True
 
     @field_validator("lists")
     @classmethod

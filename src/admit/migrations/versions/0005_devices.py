@@ -1,7 +1,7 @@
 """devices: devices, their event limits, gates
 
 Revision ID: 0005
-Revises: 0003
+Revises: 0004
 Create Date: 2026-11-22
 """
 
@@ -14,7 +14,7 @@ from sqlalchemy.dialects import postgresql
 import admit.db
 
 revision: str = "0005"
-down_revision: str | None = "0003"
+down_revision: str | None = "0004"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -1,7 +1,7 @@
 """customers: customer accounts, membership types, memberships
 
 Revision ID: 0006
-Revises: 0003
+Revises: 0005
 Create Date: 2026-11-22
 """
 
@@ -14,7 +14,7 @@ from sqlalchemy.dialects import postgresql
 import admit.db
 
 revision: str = "0006"
-down_revision: str | None = "0003"
+down_revision: str | None = "0005"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

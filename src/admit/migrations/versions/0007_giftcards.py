@@ -1,7 +1,7 @@
 """gift cards: cards, their transactions, acceptance between organizers
 
 Revision ID: 0007
-Revises: 0003
+Revises: 0006
 Create Date: 2026-11-28
 """
 
@@ -14,7 +14,7 @@ from sqlalchemy.dialects import postgresql
 import admit.db
 
 revision: str = "0007"
-down_revision: str | None = "0003"
+down_revision: str | None = "0006"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -1,7 +1,7 @@
 """vouchers, waiting list entries, waiting list settings
 
 Revision ID: 0008
-Revises: 0003
+Revises: 0007
 Create Date: 2026-11-24
 """
 
@@ -14,7 +14,7 @@ from sqlalchemy.dialects import postgresql
 import admit.db
 
 revision: str = "0008"
-down_revision: str | None = "0003"
+down_revision: str | None = "0007"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -1,7 +1,7 @@
 """seating: seating plans and the seats of events and dates
 
 Revision ID: 0009
-Revises: 0003
+Revises: 0008
 Create Date: 2026-11-24
 """
 
@@ -14,7 +14,7 @@ from sqlalchemy.dialects import postgresql
 import admit.db
 
 revision: str = "0009"
-down_revision: str | None = "0003"
+down_revision: str | None = "0008"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

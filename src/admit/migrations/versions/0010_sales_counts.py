@@ -1,7 +1,7 @@
 """Sales ledger: running totals per product for availability (and a backfill from the data).
 
 Revision ID: 0010
-Revises: 0003
+Revises: 0009
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0010"
-down_revision = "0003"
+down_revision = "0009"
 branch_labels = None
 depends_on = None
 
