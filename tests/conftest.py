@@ -19,7 +19,7 @@ from admit.app import create_app
 from admit.config import Settings
 from admit.db import Base
 from admit.migrate import upgrade
-from tests.factories import Factory, World
+from tests.factories import Factory, World, build_world
 from tests.live import live_database, live_process, live_server  # noqa: F401
 
 PG_URL = os.environ.get("ADMIT_TEST_DATABASE_URL")
@@ -133,14 +133,7 @@ def factory(clean_app) -> Factory:
 
 @pytest.fixture
 async def world(factory: Factory) -> World:
-    org = await factory.organizer("acme")
-    event = await factory.event(org, "summit")
-    other = await factory.organizer("rival")
-    other_event = await factory.event(other, "expo")
-    admin = await factory.admin_token(org)
-    nobody = await factory.token(await factory.team(org))
-    outsider = await factory.admin_token(other)
-    return World(org, event, other, other_event, admin, nobody, outsider)
+    return await build_world(factory)
 
 
 class QueryCounter:

@@ -151,6 +151,18 @@ class World:
     outsider: str  # every permission, but in the other organizer
 
 
+async def build_world(factory: Factory) -> World:
+    """The two tenants most tests start from (see :class:`World`)."""
+    org = await factory.organizer("acme")
+    event = await factory.event(org, "summit")
+    other = await factory.organizer("rival")
+    other_event = await factory.event(other, "expo")
+    admin = await factory.admin_token(org)
+    nobody = await factory.token(await factory.team(org))
+    outsider = await factory.admin_token(other)
+    return World(org, event, other, other_event, admin, nobody, outsider)
+
+
 def assert_field_errors(response: Any, *fields: str) -> dict:
     """A DRF-shaped 400: a dict of field -> list of strings, naming the given fields."""
     assert response.status_code == 400, response.text

@@ -25,7 +25,7 @@ import pytest
 from sqlalchemy import text
 
 from admit.db import Base, Database, create_database
-from tests.factories import Factory, World
+from tests.factories import Factory, World, build_world
 
 PG_URL = os.environ.get("ADMIT_TEST_DATABASE_URL")
 
@@ -127,19 +127,7 @@ async def live_server(live_database: str, live_process: str) -> AsyncIterator[Li
         tables = [t.name for t in reversed(Base.metadata.sorted_tables)]
         await raw.execute("; ".join(f'DELETE FROM "{n}"' for n in tables))
     factory = Factory(db.sessionmaker)
-    org = await factory.organizer("acme")
-    event = await factory.event(org, "summit")
-    other = await factory.organizer("rival")
-    other_event = await factory.event(other, "expo")
-    world = World(
-        org,
-        event,
-        other,
-        other_event,
-        await factory.admin_token(org),
-        await factory.token(await factory.team(org)),
-        await factory.admin_token(other),
-    )
+    world = await build_world(factory)
     try:
         yield LiveServer(live_process, db, factory, world)
     finally:

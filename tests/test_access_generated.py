@@ -10,8 +10,10 @@ route without credentials (device initialization) is skipped where credentials a
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from typing import Any
 
+import httpx
 import pytest
 from fastapi.routing import APIRoute
 
@@ -27,10 +29,43 @@ from admit.config import Settings
 from admit.devices.access import DeviceAccess, NoCredentials
 from admit.kit.context import Authenticated, EventAccess, OrganizerAccess, implied
 from admit.kit.routing import API_PREFIX
+from tests.conftest import _no_server_errors, _truncate
 from tests.devices.helpers import device_auth, make_device
-from tests.factories import World, auth
+from tests.factories import Factory, World, auth, build_world
 
 ACCESS_TYPES = (Authenticated, OrganizerAccess, EventAccess, NoCredentials)
+
+
+# Thousands of cases, none of which changes what the next one sees (an access check refuses
+# before any write): one database and one world per module and backend, not per case.
+@pytest.fixture(scope="module")
+async def factory(app) -> Factory:
+    await _truncate(app)
+    return Factory(app.state.db.sessionmaker)
+
+
+@pytest.fixture(scope="module")
+async def world(factory: Factory) -> World:
+    return await build_world(factory)
+
+
+@pytest.fixture(scope="module")
+async def elsewhere(factory: Factory, world: World):
+    """An event of the same organizer that a limited device is allowed, not the URL's."""
+    return await factory.event(world.org, "elsewhere")
+
+
+@pytest.fixture(scope="module")
+async def client(app, world: World) -> AsyncIterator[httpx.AsyncClient]:
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(
+        transport=transport,
+        base_url="http://testserver",
+        event_hooks={"response": [_no_server_errors]},
+    ) as c:
+        yield c
+
+
 FORBIDDEN = {"detail": "You do not have permission to perform this action."}
 
 
@@ -192,7 +227,7 @@ def _assert_passed_access(response: Any) -> None:
 
 
 @pytest.mark.parametrize(("method", "path", "access"), ROUTES, ids=IDS)
-async def test_device_credentials(client, world: World, factory, method, path, access):
+async def test_device_credentials(client, world: World, factory, elsewhere, method, path, access):
     _skip_public(access)
     url = _url(path, world)
     _, revoked = await make_device(factory, world.org, revoked=True)
@@ -211,7 +246,6 @@ async def test_device_credentials(client, world: World, factory, method, path, a
         assert response.status_code == 403, response.text
         assert response.json() == FORBIDDEN
     if isinstance(access[0], EventAccess):
-        elsewhere = await factory.event(world.org, "elsewhere")
         _, limited = await make_device(factory, world.org, all_events=False, events=[elsewhere])
         response = await _call(client, method, url, limited, device=True)
         assert response.status_code == 403, response.text
