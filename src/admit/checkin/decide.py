@@ -29,7 +29,7 @@ import zoneinfo
 from dataclasses import dataclass
 
 from admit.checkin.jsonlogic import RuleError
-from admit.checkin.lookup import ListRow, Match, Scan
+from admit.checkin.rows import ListRow, Match, Scan
 from admit.checkin.rules import EventDates, History, RuleVars, evaluate
 
 LIVE_ORDER_STATES = frozenset({"n", "p"})

@@ -23,7 +23,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.checkin import lookup
-from admit.checkin.lookup import Found
+from admit.checkin.rows import Found, parse
 
 _EXTRA = ("fast", "allowed", "when", "now", "device", "number", "gate", "source", "questions")
 _compiled: tuple[str, tuple[str, ...]] | None = None
@@ -69,7 +69,6 @@ SELECT found.*, (SELECT id FROM ins) FROM found"""
 
 async def find_and_admit(
     session: AsyncSession,
-    conn: Any,
     *,
     organizer_id: int,
     secret: str,
@@ -100,8 +99,10 @@ async def find_and_admit(
         "source": source,
         "questions": questions_supported,
     }
-    session.info["fast"].executed += 1
-    rows = await conn.fetch(sql, *(params[n] for n in names))
-    found = [lookup.parse(tuple(r.values())[:-1]) for r in rows]
+    fast = session.info["fast"]
+    pool = await fast._get_pool()  # the fast path's native pool
+    fast.executed += 1
+    rows = await pool.fetch(sql, *(params[n] for n in names))
+    found = [parse(tuple(r.values())[:-1]) for r in rows]
     admitted = rows[0][-1] if rows else None
     return found, admitted

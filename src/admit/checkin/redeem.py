@@ -17,7 +17,8 @@ Every failed scan is stored as an unsuccessful check-in with its reason (unknown
 no position, on the first list). Statuses: ``ok`` 201, ``incomplete`` 400, ``invalid`` 404,
 any other error 200. On PostgreSQL a first entry costs two statements (authentication and
 ``fastpath.py``), any other successful scan three (authentication, the lookup of
-``lookup.py``, the insert of ``store.py``); all run on one native connection, autocommit.
+``lookup.py``, the insert of ``store.py``); each is one autocommit statement on the native
+pool, which no request holds while it computes or renders.
 """
 
 from __future__ import annotations
@@ -33,10 +34,10 @@ from admit.checkin import fastpath, lookup, questions
 from admit.checkin.access import may_scan, scan_events
 from admit.checkin.decide import Verdict, decide
 from admit.checkin.expand import expand, requested
-from admit.checkin.lookup import Found, ListRow, Match
 from admit.checkin.render import checkin_texts, new_scan, position_body, require_attention
+from admit.checkin.rows import Found, ListRow, Match
 from admit.checkin.schemas import RedeemIn
-from admit.checkin.store import NewCheckin, insert_scan, scan_connection
+from admit.checkin.store import NewCheckin, insert_scan
 from admit.db import utcnow
 from admit.kit.context import OrgContext
 from admit.kit.errors import FieldErrors
@@ -94,31 +95,24 @@ class Redeem:
         self.scanner = Scanner.of(ctx)
         self.now = utcnow()
         self.when = data.datetime or self.now
-        self.conn: Any = None  # the native connection of this redeem (PostgreSQL)
         self.expand = requested(ctx)  # validated before anything is stored
 
     async def find(self, secret: str, lists: list[int] | None = None) -> list[Found]:
         return await lookup.find(
             self.ctx.session, self.ctx.organizer_id, secret, lists or self.data.lists,
-            self.data.nonce, self.conn,
+            self.data.nonce,
         )  # fmt: skip
 
     async def run(self) -> Response:
-        async with scan_connection(self.ctx.session) as conn:
-            self.conn = conn
-            return await self.scan()
-
-    async def scan(self) -> Response:
         data = self.data
         if (
-            self.conn is not None
+            self.ctx.session.info["fast"].native
             and len(data.lists) == 1
             and data.type == "entry"
             and not data.force
         ):
             found, admitted = await fastpath.find_and_admit(
                 self.ctx.session,
-                self.conn,
                 organizer_id=self.ctx.organizer_id,
                 secret=data.secret,
                 list_id=data.lists[0],
@@ -278,7 +272,7 @@ class Redeem:
         """Stores the check-in; None when the ticket's next ``seq`` was taken meanwhile."""
         seq = max((s.seq or 0 for s in match.scans), default=0) + 1
         new = self.new_checkin(listed, match, seq=seq, successful=True, forced=verdict.forced)
-        new_id = await insert_scan(self.ctx.session, new, self.conn)
+        new_id = await insert_scan(self.ctx.session, new)
         if new_id is None:
             return None
         match.scans.append(new_scan(new_id, self.data.type, self.when, self.scanner.triple, seq))
@@ -304,7 +298,7 @@ class Redeem:
                 error_reason=verdict.reason,
                 error_explanation=verdict.explanation,
             )
-            await insert_scan(self.ctx.session, failed, self.conn)
+            await insert_scan(self.ctx.session, failed)
         return await self.respond(listed, match, verdict)
 
     async def respond(

@@ -5,36 +5,29 @@ address, the order fields a scanner shows, and the texts to show at the door."""
 from __future__ import annotations
 
 import datetime as dt
+from types import SimpleNamespace
 from typing import Any
 
-from admit.checkin.lookup import Match, Scan
-from admit.models import Answer, OrderPosition, QuestionOption
+from admit.checkin.rows import Match, Scan
+from admit.models import OrderPosition
 from admit.orders.serialize import checkin_dict, position_dict
-
-_new_position = OrderPosition.__mapper__.class_manager.new_instance
-_new_answer = Answer.__mapper__.class_manager.new_instance
-_new_option = QuestionOption.__mapper__.class_manager.new_instance
 
 
 def _snapshot(match: Match) -> OrderPosition:
-    """A detached, read-only position (with answers) built from the lookup row."""
-    pos = _new_position()
-    pos.__dict__.update(match.position)
-    answers = []
-    for raw in match.answers:
-        answer = _new_answer()
-        options = []
-        for opt in raw["options"]:
-            option = _new_option()
-            option.__dict__.update(id=opt["id"], identifier=opt["identifier"])
-            options.append(option)
-        answer.__dict__.update(
-            id=raw["id"], question_id=raw["question"], answer=raw["answer"], options=options
+    """The position (with answers) as ``position_dict`` reads it: plain attributes from the
+    lookup row, no ORM instance."""
+    answers = [
+        SimpleNamespace(
+            id=raw["id"],
+            question_id=raw["question"],
+            answer=raw["answer"],
+            options=[
+                SimpleNamespace(id=o["id"], identifier=o["identifier"]) for o in raw["options"]
+            ],
         )
-        answers.append(answer)
-    answers.sort(key=lambda a: a.id)
-    pos.__dict__["answers"] = answers
-    return pos
+        for raw in sorted(match.answers, key=lambda a: a["id"])
+    ]
+    return SimpleNamespace(**match.position, answers=answers)  # type: ignore[return-value]
 
 
 def scan_dict(scan: Scan, list_id: int) -> dict[str, Any]:

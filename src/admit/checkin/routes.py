@@ -15,14 +15,16 @@ from admit.checkin.access import READ, AnyEventPermission, ScanAccess
 from admit.checkin.autocheckin import auto_checkin_rules
 from admit.checkin.cloning import copy_checkin
 from admit.checkin.history import history
-from admit.checkin.lists import checkin_lists, status_response
+from admit.checkin.lists import checkin_lists
 from admit.checkin.redeem import Redeem
 from admit.checkin.schemas import AnnulIn, RedeemIn
+from admit.checkin.status import list_status as status_of
 from admit.events.cloning import extra_copiers
 from admit.kit.body import read_object
 from admit.kit.context import EventContext, OrgContext
 from admit.kit.crud import mount_crud, validate_input
 from admit.kit.openapi import json_body
+from admit.kit.responses import JSONResponse
 from admit.kit.routing import api_router
 
 router = api_router(tags=["checkin"])
@@ -43,7 +45,8 @@ async def list_status(
     id: str, ctx: Annotated[EventContext, Depends(AnyEventPermission(*READ))]
 ) -> Response:
     """Tickets on the list and checked in, per product and variation; how many are inside."""
-    return await status_response(ctx, id)
+    clist = await checkin_lists.get_object(ctx, id)
+    return JSONResponse(await status_of(ctx, clist))
 
 
 @router.get(f"{E}/checkinlists/{{id}}/positions/", name="checkinlists-positions")

@@ -17,9 +17,7 @@ record ``service.event.checkin.reverted`` in ``notifications``.
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
-from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -88,31 +86,16 @@ def checkin_payload(
     }
 
 
-@contextlib.asynccontextmanager
-async def scan_connection(session: AsyncSession) -> AsyncIterator[Any]:
-    """One native pool connection for a redeem's statements (PostgreSQL), else None (the
-    request's session is used)."""
-    fast = session.info["fast"]
-    if not fast.native:
-        yield None
-        return
-    pool = await fast._get_pool()  # the fast path's native pool
-    async with pool.acquire() as conn:
-        yield conn
-
-
-async def insert_scan(session: AsyncSession, new: NewCheckin, conn: Any = None) -> int | None:
+async def insert_scan(session: AsyncSession, new: NewCheckin) -> int | None:
     """Stores the scan outside the request's transaction on PostgreSQL (one autocommit
-    statement on ``conn``), inside it on SQLite. None when its ``seq`` was taken meanwhile."""
+    statement on the native pool), inside it on SQLite. None when its ``seq`` was taken
+    meanwhile."""
     fast = session.info["fast"]
     values = {name: getattr(new, name) for name in _COLUMNS}  # asdict() would deep-copy
     if fast.native:
         fast.executed += 1
-        args = [values[c] for c in _COLUMNS]
-        if conn is not None:
-            return await conn.fetchval(_INSERT, *args)
-        pool = await fast._get_pool()
-        return await pool.fetchval(_INSERT, *args)
+        pool = await fast._get_pool()  # the fast path's native pool
+        return await pool.fetchval(_INSERT, *(values[c] for c in _COLUMNS))
     connection = await session.connection()
     try:
         async with session.begin_nested():
