@@ -9,29 +9,16 @@ from __future__ import annotations
 import datetime as dt
 from typing import Annotated, Any
 
-from email_validator import EmailNotValidError, validate_email
 from pydantic import AfterValidator, Field
 
 from admit.catalog.questions.answers import AnswerIn
-from admit.kit.schema import DateTime, Money, Pk, ReadModel, WriteModel
+from admit.kit.schema import DateTime, Money, Pk, ReadModel, WriteModel, email_type
 
 EMAIL_MAX_LENGTH = 254  # the width of the attendee_email column
 CART_ID_MAX_LENGTH = 255
 
 
-def _email(value: str | None) -> str | None:
-    if value is None or value == "":
-        return None
-    try:
-        address = validate_email(value.strip(), check_deliverability=False).normalized
-    except EmailNotValidError:
-        raise ValueError("Enter a valid email address.") from None
-    if len(address) > EMAIL_MAX_LENGTH:
-        raise ValueError(f"Ensure this field has no more than {EMAIL_MAX_LENGTH} characters.")
-    return address
-
-
-Email = Annotated[str | None, AfterValidator(_email)]
+Email = email_type(EMAIL_MAX_LENGTH)
 
 
 def _cart_id(value: str | None) -> str | None:

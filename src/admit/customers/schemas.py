@@ -5,34 +5,20 @@ from __future__ import annotations
 import datetime as dt
 from typing import Annotated, Any
 
-from email_validator import EmailNotValidError, validate_email
 from pydantic import AfterValidator, Field
 
-from admit.catalog.questions.answers import PHONE_RE
-from admit.kit.schema import DateTime, Pk, ReadModel, RequiredI18n, WriteModel
+from admit.kit.schema import (
+    DateTime,
+    Phone,
+    Pk,
+    ReadModel,
+    RequiredI18n,
+    WriteModel,
+    email_type,
+)
 
 EMAIL_MAX_LENGTH = 190  # the width of the email column
 NamePart = Annotated[str, Field(max_length=255)]
-
-
-def _email(value: str | None) -> str | None:
-    if value is None or value == "":
-        return None
-    try:
-        address = validate_email(value.strip(), check_deliverability=False).normalized
-    except EmailNotValidError:
-        raise ValueError("Enter a valid email address.") from None
-    if len(address) > EMAIL_MAX_LENGTH:
-        raise ValueError(f"Ensure this field has no more than {EMAIL_MAX_LENGTH} characters.")
-    return address
-
-
-def _phone(value: str | None) -> str | None:
-    if value is None or value.strip() == "":
-        return None
-    if not PHONE_RE.match(value.strip()):
-        raise ValueError("Enter a valid phone number.")
-    return value.strip()
 
 
 def _password(value: str | None) -> str | None:
@@ -41,8 +27,7 @@ def _password(value: str | None) -> str | None:
     return value
 
 
-Email = Annotated[str | None, AfterValidator(_email)]
-Phone = Annotated[str | None, Field(max_length=64), AfterValidator(_phone)]
+Email = email_type(EMAIL_MAX_LENGTH)
 Password = Annotated[str | None, Field(max_length=4096), AfterValidator(_password)]
 
 

@@ -9,6 +9,7 @@ import zoneinfo
 from decimal import Decimal
 from typing import Annotated, Any
 
+from email_validator import EmailNotValidError, validate_email
 from pydantic import (
     AfterValidator,
     BaseModel,
@@ -163,3 +164,40 @@ def _pk_input(value: Any) -> Any:
 
 # A referenced object's id; JSON true/false would otherwise pass as 1/0.
 Pk = Annotated[int, BeforeValidator(_pk_input)]
+
+
+def email_address(value: str | None, max_length: int = 254) -> str | None:
+    """A checked, normalised e-mail address (empty means none); no DNS lookups."""
+    if value is None or value.strip() == "":
+        return None
+    try:
+        address = validate_email(value.strip(), check_deliverability=False).normalized
+    except EmailNotValidError:
+        raise ValueError("Enter a valid email address.") from None
+    if len(address) > max_length:
+        raise ValueError(f"Ensure this field has no more than {max_length} characters.")
+    return address
+
+
+def email_type(max_length: int = 254) -> Any:
+    """An optional e-mail field for a column ``max_length`` wide."""
+    return Annotated[
+        str | None, AfterValidator(functools.partial(email_address, max_length=max_length))
+    ]
+
+
+Email = email_type()
+
+PHONE_RE = re.compile(r"^\+?[0-9 ()./-]{3,30}$")
+
+
+def phone_number(value: str | None) -> str | None:
+    """A plausible phone number, trimmed (empty means none)."""
+    if value is None or not value.strip():
+        return None
+    if not PHONE_RE.match(value.strip()):
+        raise ValueError("Enter a valid phone number.")
+    return value.strip()
+
+
+Phone = Annotated[Annotated[str, Field(max_length=64)] | None, AfterValidator(phone_number)]

@@ -6,32 +6,11 @@ from __future__ import annotations
 import datetime as dt
 from typing import Annotated, Any
 
-from email_validator import EmailNotValidError, validate_email
 from pydantic import AfterValidator, BeforeValidator, Field, model_validator
 
-from admit.catalog.questions.answers import PHONE_RE
-from admit.kit.schema import Pk, ReadModel, WriteModel
+from admit.kit.schema import Phone, Pk, ReadModel, WriteModel, email_address
 
-EMAIL_MAX_LENGTH = 254
 MAX_VOUCHER_HOURS = 24 * 365
-
-
-def _email(value: str) -> str:
-    try:
-        address = validate_email(value.strip(), check_deliverability=False).normalized
-    except EmailNotValidError:
-        raise ValueError("Enter a valid email address.") from None
-    if len(address) > EMAIL_MAX_LENGTH:
-        raise ValueError(f"Ensure this field has no more than {EMAIL_MAX_LENGTH} characters.")
-    return address
-
-
-def _phone(value: str | None) -> str | None:
-    if value is None or not value.strip():
-        return None
-    if not PHONE_RE.match(value.strip()):
-        raise ValueError("Enter a valid phone number.")
-    return value.strip()
 
 
 def _int_input(value: Any) -> Any:
@@ -46,8 +25,8 @@ NamePart = Annotated[str, Field(max_length=255)]
 class WaitingListEntryIn(WriteModel):
     name: Annotated[str, Field(max_length=255)] | None = None
     name_parts: dict[str, NamePart] | None = None
-    email: Annotated[str, AfterValidator(_email)]
-    phone: Annotated[Annotated[str, Field(max_length=64)] | None, AfterValidator(_phone)] = None
+    email: Annotated[str, AfterValidator(email_address)]
+    phone: Phone = None
     item: Pk
     variation: Pk | None = None
     locale: Annotated[str, Field(min_length=1, max_length=32)] = "en"

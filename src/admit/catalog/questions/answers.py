@@ -8,7 +8,6 @@ which part of which answer was wrong.
 from __future__ import annotations
 
 import datetime as dt
-import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -22,10 +21,8 @@ from sqlalchemy.orm import selectinload
 
 from admit.catalog.taxes.countries import COUNTRIES
 from admit.kit.crud import PK_MAX
-from admit.kit.schema import Pk, WriteModel
+from admit.kit.schema import PHONE_RE, Pk, WriteModel
 from admit.models import Answer, Question, QuestionOption, question_items
-
-PHONE_RE = re.compile(r"^\+?[0-9 ()./-]{3,30}$")
 
 
 def _text_answer(value: Any) -> Any:
