@@ -25,7 +25,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from sqlalchemy import and_, delete, func, select
+from sqlalchemy import delete, func, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -174,12 +174,3 @@ async def rebuild(session: AsyncSession) -> int:
         )
     await session.flush()
     return len(fresh)
-
-
-def matching(quota_items_q, quota_variations_q, subevent_id: int | None):  # noqa: ANN001, ANN201
-    """The ledger rows that count against a quota (its items, variations and date)."""
-    return and_(
-        SalesCount.item_id.in_(quota_items_q),
-        (SalesCount.variation_id == 0) | SalesCount.variation_id.in_(quota_variations_q),
-        SalesCount.subevent_id == (subevent_id or 0),
-    )

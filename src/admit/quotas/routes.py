@@ -17,8 +17,8 @@ from starlette.responses import Response
 
 from admit.events.cloning import extra_copiers
 from admit.kit.context import EventAccess, EventContext, OrgContext
-from admit.kit.crud import Resource, mount_crud
-from admit.kit.errors import FieldErrors
+from admit.kit.crud import Resource, mount_crud, parse_pk
+from admit.kit.errors import FieldErrors, not_found
 from admit.kit.filtering import Filter, FilterSet, Ordering, parse_bool, parse_int, parse_int_list
 from admit.kit.pagination import paginate
 from admit.kit.responses import JSONResponse
@@ -131,7 +131,12 @@ async def quota_availability(
     ctx: Annotated[EventContext, Depends(EventAccess())], id: str
 ) -> Response:
     """Everything that takes from the quota, counted now; null sizes mean unlimited."""
-    quota = await quotas.get_object(ctx, id)
+    # The counts need the quota row only, not its item and variation links.
+    quota = await ctx.session.scalar(
+        select(Quota).where(Quota.event_id == ctx.event.id, Quota.id == parse_pk(id))
+    )
+    if quota is None:
+        raise not_found()
     numbers = await service.availability(ctx.session, [quota])
     return JSONResponse(AvailabilityOut(**numbers[quota.id].as_dict()).model_dump(mode="json"))
 
