@@ -23,6 +23,8 @@ class Settings(BaseSettings):
     sql_echo: bool = False
     # FastAPI's built-in OpenTelemetry hooks; off by default, they cost ~5% per request.
     telemetry: bool = False
+    # How long after a scan the scanning device may annul it.
+    checkin_annul_window_minutes: int = Field(default=15, ge=0, le=24 * 60)
 
     @cached_property
     def resolved_database_url(self) -> str:

@@ -41,6 +41,16 @@ async def test_device_scans_record_device_and_gate_and_annul(client, world: Worl
     late = (dt.datetime.now(dt.UTC) + dt.timedelta(minutes=16)).isoformat()
     response = await _annul(client, world, headers, nonce="turn-1", lists=[clist.id], datetime=late)
     assert response.status_code == 400 and "15 minutes" in response.json()["detail"]
+    settings = client._transport.app.state.settings
+    settings.checkin_annul_window_minutes = 30  # ADMIT_CHECKIN_ANNUL_WINDOW_MINUTES
+    try:
+        later = (dt.datetime.now(dt.UTC) + dt.timedelta(minutes=31)).isoformat()
+        response = await _annul(
+            client, world, headers, nonce="turn-1", lists=[clist.id], datetime=later
+        )
+        assert response.status_code == 400 and "30 minutes" in response.json()["detail"]
+    finally:
+        settings.checkin_annul_window_minutes = 15
 
     response = await _annul(
         client, world, headers, nonce="turn-1", lists=[clist.id], error_explanation="Stuck"

@@ -2,7 +2,7 @@
 
 The check-in is found by its ``nonce`` among the named lists: none is 404, several are 400.
 Only the device that made it may annul it (a check-in made with a team token is annulled with
-a team token), only while it is a successful one, and only within :data:`ANNUL_WINDOW` after
+a team token), only while it is a successful one, and only within the annulment window after
 its time (``ADMIT_CHECKIN_ANNUL_WINDOW_MINUTES``, default 15). The check-in then reads
 ``successful: false, error_reason: "annulled"`` and a ``service.event.checkin.reverted``
 notification is recorded. The change is one conditional UPDATE, so of two concurrent annuls
@@ -12,7 +12,6 @@ one wins and the other is told the check-in is already annulled.
 from __future__ import annotations
 
 import datetime as dt
-import os
 
 from sqlalchemy import select, update
 from starlette.responses import Response
@@ -28,8 +27,6 @@ from admit.kit.crud import validate_input
 from admit.kit.errors import APIError, FieldErrors
 from admit.kit.responses import JSONResponse
 from admit.models import Checkin, CheckinList, Event, Notification, Order, OrderPosition
-
-ANNUL_WINDOW = dt.timedelta(minutes=int(os.environ.get("ADMIT_CHECKIN_ANNUL_WINDOW_MINUTES", "15")))
 
 
 def bad(detail: str) -> APIError:
@@ -68,8 +65,8 @@ async def annul(ctx: OrgContext) -> Response:
             raise bad("This check-in has already been annulled.")
         raise bad("A failed check-in cannot be annulled.")
     when = data.datetime or utcnow()
-    if when > checkin.datetime + ANNUL_WINDOW:
-        minutes = int(ANNUL_WINDOW.total_seconds() // 60)
+    minutes = ctx.request.app.state.settings.checkin_annul_window_minutes
+    if when > checkin.datetime + dt.timedelta(minutes=minutes):
         raise bad(f"A check-in can only be annulled within {minutes} minutes.")
 
     changed = await session.execute(
