@@ -6,17 +6,14 @@ from fastapi import Request
 from sqlalchemy import and_, bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from admit.auth.credentials import hash_token
+from admit.auth.credentials import credential_row
 from admit.auth.device_auth import device_token
 from admit.kit.context import (
     EVENT_ROW_COLUMNS,
     Grant,
     Principal,
-    prefetch_event,
     unauthenticated,
 )
-from admit.kit.fastread import FastReader
-from admit.kit.transaction import SAFE_METHODS
 from admit.models import Event, Organizer, Team, TeamAPIToken, team_limit_events
 
 
@@ -68,23 +65,10 @@ _TEAM_EVENTS_QUERY = select(team_limit_events.c.event_id).where(
 )
 
 
-def request_fast(session: AsyncSession) -> FastReader:
-    return session.info["fast"]
-
-
 async def _team_token(request: Request, session: AsyncSession, token: str) -> Principal:
-    fast = request_fast(session)
-    token_hash = hash_token(token)
-    event_slug = request.path_params.get("event")
-    if event_slug is not None and request.method in SAFE_METHODS:
-        params = {"token_hash": token_hash, "event_slug": event_slug}
-        row = await fast.one(session, _TOKEN_AND_EVENT_QUERY, params)
-        if row is not None:
-            n = len(_TOKEN_COLUMNS)
-            prefetch_event(request, row[n - 2], event_slug, row[n:])
-            row = row[:n]
-    else:
-        row = await fast.one(session, _TOKEN_QUERY, {"token_hash": token_hash})
+    n = len(_TOKEN_COLUMNS)
+    queries = (_TOKEN_QUERY, _TOKEN_AND_EVENT_QUERY)
+    row = await credential_row(request, session, token, queries, n, n - 2)
     if row is None:
         raise unauthenticated("Invalid token.")
     (token_id, active, team_id, all_events, all_ev_perm, ev_perms, all_org_perm, org_perms,
@@ -93,6 +77,7 @@ async def _team_token(request: Request, session: AsyncSession, token: str) -> Pr
         raise unauthenticated("Token inactive or deleted.")
     event_ids: frozenset[int] = frozenset()
     if not all_events:
+        fast = session.info["fast"]
         event_ids = frozenset(await fast.column(session, _TEAM_EVENTS_QUERY, {"team_id": team_id}))
     grant = Grant(
         organizer_id=org_id,

@@ -9,9 +9,18 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from collections.abc import Sequence
+from typing import Any
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
+from fastapi import Request
+from sqlalchemy import Select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from admit.kit.context import prefetch_event
+from admit.kit.fastread import FastReader
+from admit.kit.transaction import SAFE_METHODS
 
 TOKEN_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
 
@@ -37,3 +46,29 @@ def verify_password(password_hash: str | None, password: str) -> bool:
         return _hasher.verify(password_hash, password)
     except (VerificationError, InvalidHashError):
         return False
+
+
+async def credential_row(
+    request: Request,
+    session: AsyncSession,
+    token: str,
+    queries: tuple[Select[Any], Select[Any]],
+    width: int,
+    organizer_column: int,
+) -> Sequence[Any] | None:
+    """The credential's row in one statement; on a read of an event URL the same statement
+    also fetches the event (``queries``: without, with the event), handed on through
+    :func:`prefetch_event`. ``width`` columns belong to the credential, the organizer id is
+    column ``organizer_column``."""
+    plain, with_event = queries
+    fast: FastReader = session.info["fast"]
+    token_hash = hash_token(token)
+    event_slug = request.path_params.get("event")
+    if event_slug is None or request.method not in SAFE_METHODS:
+        return await fast.one(session, plain, {"token_hash": token_hash})
+    params = {"token_hash": token_hash, "event_slug": event_slug}
+    row = await fast.one(session, with_event, params)
+    if row is None:
+        return None
+    prefetch_event(request, row[organizer_column], event_slug, row[width:])
+    return row[:width]

@@ -15,15 +15,14 @@ from fastapi import Request
 from sqlalchemy import String, and_, bindparam, cast, func, literal_column, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from admit.auth.credentials import hash_token
+from admit.auth.credentials import credential_row
 from admit.auth.devices import (
     DEVICE_EVENT_PERMISSIONS,
     DEVICE_ORGANIZER_PERMISSIONS,
     profile_allows,
 )
-from admit.kit.context import EVENT_ROW_COLUMNS, Grant, Principal, prefetch_event, unauthenticated
+from admit.kit.context import EVENT_ROW_COLUMNS, Grant, Principal, unauthenticated
 from admit.kit.errors import forbidden
-from admit.kit.transaction import SAFE_METHODS
 from admit.models import Device, Event, Organizer, device_limit_events
 
 REVOKED = "Device access has been revoked."
@@ -91,18 +90,9 @@ def _route_path(request: Request) -> str:
 
 
 async def device_token(request: Request, session: AsyncSession, token: str) -> Principal:
-    fast = session.info["fast"]
-    token_hash = hash_token(token)
-    event_slug = request.path_params.get("event")
-    if event_slug is not None and request.method in SAFE_METHODS:
-        params = {"token_hash": token_hash, "event_slug": event_slug}
-        row = await fast.one(session, _DEVICE_AND_EVENT_QUERY, params)
-        if row is not None:
-            n = len(_DEVICE_COLUMNS)
-            prefetch_event(request, row[n - 3], event_slug, row[n:])
-            row = row[:n]
-    else:
-        row = await fast.one(session, _DEVICE_QUERY, {"token_hash": token_hash})
+    n = len(_DEVICE_COLUMNS)
+    queries = (_DEVICE_QUERY, _DEVICE_AND_EVENT_QUERY)
+    row = await credential_row(request, session, token, queries, n, n - 3)
     if row is None:
         raise unauthenticated("Invalid token.")
     (pk, device_id, revoked, all_events, profile, gate_id, org_id, org_slug, limited) = row
