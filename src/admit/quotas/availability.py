@@ -15,7 +15,7 @@ from collections import defaultdict
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from sqlalchemy import and_, bindparam, func, or_, select
+from sqlalchemy import Select, and_, bindparam, func, or_, select
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -168,6 +168,30 @@ async def count(
     return result
 
 
+def _quotas_of(with_variation: bool, locked: bool) -> Select[tuple[Quota]]:
+    query = select(Quota).where(
+        Quota.event_id == bindparam("event_id"),
+        Quota.id.in_(
+            select(quota_items.c.quota_id).where(quota_items.c.item_id == bindparam("item_id"))
+        ),
+        func.coalesce(Quota.subevent_id, 0) == bindparam("subevent_id"),
+    )
+    if with_variation:
+        query = query.where(
+            Quota.id.in_(
+                select(quota_variations.c.quota_id).where(
+                    quota_variations.c.variation_id == bindparam("variation_id")
+                )
+            )
+        )
+    query = query.order_by(Quota.id)
+    return query.with_for_update() if locked else query  # FOR UPDATE is a no-op on SQLite
+
+
+# Built once, by (variation given, locked); see _TAKEN for why.
+_QUOTAS_OF = {(v, lk): _quotas_of(v, lk) for v in (False, True) for lk in (False, True)}
+
+
 async def quotas_for(
     session: AsyncSession, event_id: int, key: ProductKey, *, locked: bool = False
 ) -> list[Quota]:
@@ -177,23 +201,15 @@ async def quotas_for(
     common sale of one product saves a round trip under the lock.
     """
     item_id, variation_id, subevent_id = key
-    query = select(Quota).where(
-        Quota.event_id == event_id,
-        Quota.id.in_(select(quota_items.c.quota_id).where(quota_items.c.item_id == item_id)),
-        Quota.subevent_id.is_(None) if subevent_id is None else Quota.subevent_id == subevent_id,
-    )
-    if variation_id is not None:
-        query = query.where(
-            Quota.id.in_(
-                select(quota_variations.c.quota_id).where(
-                    quota_variations.c.variation_id == variation_id
-                )
-            )
-        )
-    query = query.order_by(Quota.id)
-    if locked and session.bind.dialect.name == "postgresql":  # type: ignore[union-attr]
-        query = query.with_for_update().execution_options(populate_existing=True)
-    return list((await session.execute(query)).scalars().all())
+    query = _QUOTAS_OF[(variation_id is not None, locked)]
+    params = {
+        "event_id": event_id,
+        "item_id": item_id,
+        "variation_id": variation_id,
+        "subevent_id": subevent_id or 0,
+    }
+    options = {"populate_existing": True} if locked else {}
+    return list((await session.execute(query, params, execution_options=options)).scalars())
 
 
 async def lock(session: AsyncSession, quota_ids: Iterable[int]) -> None:

@@ -25,7 +25,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import bindparam, delete, func, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -58,15 +58,28 @@ async def apply(session: AsyncSession, deltas: Mapping[Key, Totals]) -> None:
     ]
     if not rows:
         return
-    dialect = session.bind.dialect.name  # type: ignore[union-attr]
-    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    stmt = _upsert(session.bind.dialect.name)  # type: ignore[union-attr]
     for row in rows:  # one statement per key keeps the lock order; there are rarely many
-        stmt = insert(SalesCount).values(**row)
-        stmt = stmt.on_conflict_do_update(
+        await session.execute(stmt, row)
+
+
+_UPSERTS: dict[str, Any] = {}
+
+
+def _upsert(dialect: str) -> Any:
+    """The add-to-totals statement, built once per dialect (building it costs more than
+    running it)."""
+    stmt = _UPSERTS.get(dialect)
+    if stmt is None:
+        insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+        names = ("item_id", "variation_id", "subevent_id", *COLUMNS)
+        base = insert(SalesCount).values({n: bindparam(n) for n in names})
+        stmt = base.on_conflict_do_update(
             index_elements=["item_id", "variation_id", "subevent_id"],
-            set_={c: getattr(SalesCount, c) + getattr(stmt.excluded, c) for c in COLUMNS},
+            set_={c: getattr(SalesCount, c) + getattr(base.excluded, c) for c in COLUMNS},
         )
-        await session.execute(stmt)
+        _UPSERTS[dialect] = stmt
+    return stmt
 
 
 async def carts_added(session: AsyncSession, keys: Iterable[Key]) -> None:
