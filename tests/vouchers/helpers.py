@@ -11,6 +11,7 @@ from sqlalchemy import select
 from admit.db import utcnow
 from admit.models import Event, Item, ItemVariation, Quota, SubEvent, Voucher
 from admit.quotas import availability
+from tests.carts.helpers import quota  # noqa: F401  (the same helper, shared)
 from tests.factories import Factory, World
 
 BASE = "/api/v1/organizers/acme/events/summit"
@@ -39,20 +40,6 @@ async def subevent(factory: Factory, event: Event, name: str = "Date") -> SubEve
         active=True,
     )
     return await factory._add(sub)  # type: ignore[return-value]
-
-
-async def quota(
-    factory: Factory,
-    event: Event,
-    size: int | None,
-    items: list[Item] = (),  # type: ignore[assignment]
-    variations: list[ItemVariation] = (),  # type: ignore[assignment]
-    subevent_: SubEvent | None = None,
-    name: str = "Q",
-) -> Quota:
-    return await factory.quota(
-        event, size, items=items, variations=variations, subevent=subevent_, name=name
-    )
 
 
 async def voucher(factory: Factory, event: Event, code: str = "SECRET1", **kw: Any) -> Voucher:
