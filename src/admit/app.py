@@ -6,15 +6,19 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
+from starlette.types import Receive, Scope, Send
 
 from admit import __version__
 from admit.auth.authenticate import authenticate_request
+from admit.carts.fastpath import create_cart
+from admit.carts.routes import PATH as CARTS_PATH
 from admit.carts.routes import router as carts_router
 from admit.carts.service import purge_expired
 from admit.catalog.discounts.routes import router as discounts_router
 from admit.catalog.items.routes import router as categories_items_router
 from admit.catalog.questions.routes import router as questions_router
 from admit.catalog.taxes.routes import router as taxes_router
+from admit.checkin import lane as checkin_lane
 from admit.checkin.exits import exit_all
 from admit.checkin.routes import router as checkin_router
 from admit.config import Settings
@@ -23,7 +27,7 @@ from admit.db import create_database, utcnow
 from admit.devices.routes import router as devices_router
 from admit.events.routes import router as events_router
 from admit.giftcards.routes import router as giftcards_router
-from admit.kit import periodic
+from admit.kit import fastlane, periodic
 from admit.kit.errors import install_error_handlers
 from admit.kit.openapi import install_openapi
 from admit.kit.periodic import PeriodicJob
@@ -64,6 +68,24 @@ API_ROUTERS = (
 )
 
 
+# The hot requests that skip the framework when they are plain (see kit/fastlane.py).
+LANE = fastlane.FastLane()
+LANE.add("POST", f"{API_PREFIX}{CARTS_PATH}/", create_cart)
+LANE.add("POST", f"{API_PREFIX}/organizers/{{organizer}}/checkinrpc/redeem/", checkin_lane.redeem)
+
+
+class AdmitAPI(FastAPI):
+    """The application, with the fast lane in front of all its middleware and routing."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or not self.state.db.fast.native:
+            await super().__call__(scope, receive, send)
+            return
+        scope["app"] = self
+        limit = self.state.settings.max_body_bytes
+        await fastlane.serve(LANE, scope, receive, send, super().__call__, limit)
+
+
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
     database = create_database(
@@ -86,7 +108,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             yield
         await database.dispose()
 
-    app = FastAPI(
+    app = AdmitAPI(
         title="Admit",
         version=__version__,
         default_response_class=JSONResponse,

@@ -18,9 +18,8 @@ from fastapi import Request
 from sqlalchemy import Select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from admit.kit.context import prefetch_event
+from admit.kit.context import prefetch_event, wants_event_snapshot
 from admit.kit.fastread import FastReader
-from admit.kit.transaction import SAFE_METHODS
 
 TOKEN_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
 
@@ -64,7 +63,7 @@ async def credential_row(
     fast: FastReader = session.info["fast"]
     token_hash = hash_token(token)
     event_slug = request.path_params.get("event")
-    if event_slug is None or request.method not in SAFE_METHODS:
+    if event_slug is None or not wants_event_snapshot(request):
         return await fast.one(session, plain, {"token_hash": token_hash})
     params = {"token_hash": token_hash, "event_slug": event_slug}
     row = await fast.one(session, with_event, params)

@@ -142,7 +142,7 @@ def _date_of(entry: CartPositionIn, position: NestedPositionIn) -> int | None:
     return position.subevent if own else entry.subevent
 
 
-def _name_parts(data: NestedPositionIn, errors: dict[str, Any]) -> dict[str, str]:
+def name_parts(data: NestedPositionIn, errors: dict[str, Any]) -> dict[str, str]:
     if data.attendee_name and data.attendee_name_parts:
         errors["attendee_name"] = [
             "Do not specify attendee_name if you specified attendee_name_parts."
@@ -197,7 +197,7 @@ def check_position(
         errors["seat"] = [seat_problem]
     if data.voucher and data.voucher.lower() not in refs.voucher_codes:
         errors["voucher"] = [voucher_sales.CART_UNKNOWN]  # the other rules: vouchers.sales
-    parts = _name_parts(data, errors)
+    parts = name_parts(data, errors)
     checked: list[CheckedAnswer] = []
     if data.answers and item is not None:
         checked, answer_errors = answers_mod.check_answers(data.answers, item.id, refs.questions)

@@ -33,7 +33,7 @@ def _sql(session: AsyncSession) -> tuple[str, tuple[str, ...]]:
     global _compiled
     if _compiled is None:
         fast = session.info["fast"]
-        base, names = fast._compile(lookup.statement("postgresql", 1))  # compiled-SQL cache
+        base, names = fast.compile(lookup.statement("postgresql", 1))  # compiled-SQL cache
         n = len(names)
         p = {name: f"${n + i}" for i, name in enumerate(_EXTRA, start=1)}
         nonce = f"${names.index('nonce') + 1}"
@@ -100,7 +100,7 @@ async def find_and_admit(
         "questions": questions_supported,
     }
     fast = session.info["fast"]
-    pool = await fast._get_pool()  # the fast path's native pool
+    pool = await fast.pool()  # the fast path's native pool
     fast.executed += 1
     rows = await pool.fetch(sql, *(params[n] for n in names))
     found = [parse(tuple(r.values())[:-1]) for r in rows]

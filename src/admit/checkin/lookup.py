@@ -275,7 +275,7 @@ async def fetch_all(
     if not fast.native:
         connection = await session.connection()
         return [tuple(r) for r in (await connection.execute(stmt, params)).all()]
-    sql, names = fast._compile(stmt)  # the fast reader's compiled-SQL cache
+    sql, names = fast.compile(stmt)  # the fast reader's compiled-SQL cache
     fast.executed += 1
-    pool = await fast._get_pool()
+    pool = await fast.pool()
     return [tuple(r.values()) for r in await pool.fetch(sql, *(params[n] for n in names))]

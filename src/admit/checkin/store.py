@@ -94,7 +94,7 @@ async def insert_scan(session: AsyncSession, new: NewCheckin) -> int | None:
     values = {name: getattr(new, name) for name in _COLUMNS}  # asdict() would deep-copy
     if fast.native:
         fast.executed += 1
-        pool = await fast._get_pool()  # the fast path's native pool
+        pool = await fast.pool()  # the fast path's native pool
         return await pool.fetchval(_INSERT, *(values[c] for c in _COLUMNS))
     connection = await session.connection()
     try:

@@ -10,13 +10,15 @@ missing one.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 from fastapi import Depends, Path, Request
 from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
+from starlette.types import Scope
 
 from admit.kit.errors import APIError, forbidden
 from admit.kit.transaction import SAFE_METHODS, db_session
@@ -201,6 +203,15 @@ _EVENT_ROW_QUERY = select(*EVENT_ROW_COLUMNS).where(
 _new_event = Event.__mapper__.class_manager.new_instance
 
 
+# Set in the scope by callers that only read the event (a lane handler that writes other rows):
+# the event then comes as a snapshot, prefetched with the credential, as for a GET.
+EVENT_SNAPSHOT = "admit.event_snapshot"
+
+
+def wants_event_snapshot(request: Request) -> bool:
+    return request.method in SAFE_METHODS or EVENT_SNAPSHOT in request.scope
+
+
 def prefetch_event(request: Request, organizer_id: int, slug: str, row: Any) -> None:
     """An authenticator that fetched the URL's event along with the credential hands it on."""
     request.state.event_row = (organizer_id, slug, tuple(row))
@@ -211,7 +222,7 @@ async def _load_event(
 ) -> Event | None:
     """Reads get a detached snapshot through the fast path; writes a row in the session."""
     params = {"organizer_id": organizer_id, "slug": slug}
-    if request.method in SAFE_METHODS:
+    if wants_event_snapshot(request):
         prefetched = getattr(request.state, "event_row", None)
         if prefetched is not None and prefetched[:2] == (organizer_id, slug):
             row = prefetched[2]
@@ -268,6 +279,32 @@ class EventAccess:
         ):
             raise forbidden()
         return ctx
+
+
+@asynccontextmanager
+async def lane_context(
+    scope: Scope, access: OrganizerAccess | EventAccess, params: dict[str, str]
+) -> AsyncIterator[OrgContext | None]:
+    """What ``access`` resolves for a fast-lane handler (see ``kit/fastlane.py``), with a
+    read-only session and the event as a snapshot; None when the caller may not (the normal
+    path then gives the 401/403)."""
+    scope[EVENT_SNAPSHOT] = True
+    scope["path_params"] = params
+    request = Request(scope)
+    db = request.app.state.db
+    session: AsyncSession = db.read_sessionmaker()
+    session.info["fast"] = db.fast
+    try:
+        try:
+            ctx = await access(request, session, **params)
+        except APIError:
+            ctx = None
+        finally:
+            del scope[EVENT_SNAPSHOT]  # a declined request writes through the normal path
+        yield ctx
+    finally:
+        if session.in_transaction() or session.identity_map:
+            await session.close()
 
 
 def unauthenticated(detail: str = "Authentication credentials were not provided.") -> APIError:

@@ -243,16 +243,27 @@ def busy_error(exc: DBAPIError) -> APIError | None:
     return None
 
 
+def error_response(exc: APIError | FieldErrors) -> JSONResponse:
+    if isinstance(exc, APIError):
+        return JSONResponse(exc.body(), status_code=exc.status, headers=exc.headers)
+    return JSONResponse(exc.errors, status_code=exc.status)
+
+
+def server_error(method: str, path: str) -> JSONResponse:
+    log.exception("unhandled error on %s %s", method, path)
+    return JSONResponse({"detail": "Internal server error."}, status_code=500)
+
+
 def install_error_handlers(app: FastAPI) -> None:
     app.add_middleware(RejectNullCharacters)
 
     @app.exception_handler(APIError)
     async def _api_error(_request: Request, exc: APIError) -> JSONResponse:
-        return JSONResponse(exc.body(), status_code=exc.status, headers=exc.headers)
+        return error_response(exc)
 
     @app.exception_handler(FieldErrors)
     async def _field_errors(_request: Request, exc: FieldErrors) -> JSONResponse:
-        return JSONResponse(exc.errors, status_code=exc.status)
+        return error_response(exc)
 
     @app.exception_handler(ValidationError)
     async def _pydantic(_request: Request, exc: ValidationError) -> JSONResponse:
@@ -292,5 +303,4 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
-        log.exception("unhandled error on %s %s", request.method, request.url.path)
-        return JSONResponse({"detail": "Internal server error."}, status_code=500)
+        return server_error(request.method, request.url.path)

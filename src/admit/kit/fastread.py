@@ -10,25 +10,36 @@ write stays in the request's ORM transaction.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import asyncpg
 import orjson
 from sqlalchemy import Select
-from sqlalchemy.engine import make_url
+from sqlalchemy.engine import Dialect, make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
+# SQL each native connection runs once when it opens, built from the dialect: session-local
+# objects of the fast paths (e.g. ``pg_temp`` functions, see ``kit.plpgsql``). Registered at
+# import time by the packages that call them.
+ConnectionSetup = Callable[[Dialect], str]
+connection_setup: list[ConnectionSetup] = []
 
-async def _init_connection(conn: asyncpg.Connection) -> None:
-    for kind in ("json", "jsonb"):
-        await conn.set_type_codec(
-            kind,
-            encoder=lambda v: orjson.dumps(v).decode(),
-            decoder=orjson.loads,
-            schema="pg_catalog",
-        )
+
+def _initializer(dialect: Dialect) -> Callable[[asyncpg.Connection], Awaitable[None]]:
+    async def init(conn: asyncpg.Connection) -> None:
+        for kind in ("json", "jsonb"):
+            await conn.set_type_codec(
+                kind,
+                encoder=lambda v: orjson.dumps(v).decode(),
+                decoder=orjson.loads,
+                schema="pg_catalog",
+            )
+        for setup in connection_setup:
+            await conn.execute(setup(dialect))
+
+    return init
 
 
 async def _no_reset(_conn: asyncpg.Connection) -> None:
@@ -50,7 +61,8 @@ class FastReader:
     def native(self) -> bool:
         return self.engine.dialect.name == "postgresql"
 
-    async def _get_pool(self) -> asyncpg.Pool:
+    async def pool(self) -> asyncpg.Pool:
+        """The native pool (PostgreSQL only), opened on first use."""
         if self._pool is None:
             async with self._lock:
                 if self._pool is None:
@@ -63,14 +75,16 @@ class FastReader:
                         database=url.database,
                         min_size=1,
                         max_size=self.pool_size,
-                        init=_init_connection,
+                        init=_initializer(self.engine.dialect),
                         # Fast reads leave no session state behind: skip asyncpg's reset
                         # round trip (RESET ALL, UNLISTEN, ...) on every release.
                         reset=_no_reset,
                     )
         return self._pool
 
-    def _compile(self, stmt: Select[Any]) -> tuple[str, Sequence[str]]:
+    def compile(self, stmt: Select[Any]) -> tuple[str, Sequence[str]]:
+        """The statement's SQL for the native pool and its parameter names in order; cached
+        by the statement's identity (pass module-level constants only)."""
         key = id(stmt)
         compiled = self._compiled.get(key)
         if compiled is None:
@@ -90,8 +104,8 @@ class FastReader:
             conn = await session.connection()
             row = (await conn.execute(stmt, dict(params))).first()
             return tuple(row) if row is not None else None
-        sql, names = self._compile(stmt)
-        pool = await self._get_pool()
+        sql, names = self.compile(stmt)
+        pool = await self.pool()
         self.executed += 1
         record = await pool.fetchrow(sql, *(params[n] for n in names))
         return tuple(record.values()) if record is not None else None
@@ -103,8 +117,8 @@ class FastReader:
         if not self.native:
             conn = await session.connection()
             return list((await conn.execute(stmt, dict(params))).scalars())
-        sql, names = self._compile(stmt)
-        pool = await self._get_pool()
+        sql, names = self.compile(stmt)
+        pool = await self.pool()
         self.executed += 1
         return [r[0] for r in await pool.fetch(sql, *(params[n] for n in names))]
 

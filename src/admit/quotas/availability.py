@@ -59,12 +59,19 @@ class QuotaExceeded(Exception):
 
     @property
     def message(self) -> str:
-        if self.available <= 0:
-            return f'There are no more tickets available in the quota "{self.quota.name}".'
-        return (
-            f'Only {self.available} tickets are left in the quota "{self.quota.name}", '
-            "fewer than requested."
-        )
+        return sold_out_message(self.quota.name, self.available)
+
+
+def sold_out_message(quota_name: str, available: int) -> str:
+    if available <= 0:
+        return f'There are no more tickets available in the quota "{quota_name}".'
+    return f'Only {available} tickets are left in the quota "{quota_name}", fewer than requested.'
+
+
+def quota_busy() -> APIError:
+    return APIError(
+        409, "The quota is busy right now. Please try again.", headers={"Retry-After": "1"}
+    )
 
 
 class NoQuota(Exception):
@@ -99,7 +106,7 @@ _EXPIRED_CARTS = (
     )
     .scalar_subquery()
 )
-_TAKEN = select(
+TAKEN = select(
     func.coalesce(func.sum(SalesCount.pending), 0),
     func.coalesce(func.sum(SalesCount.paid), 0),
     func.coalesce(func.sum(SalesCount.carts), 0),
@@ -118,7 +125,7 @@ async def _taken(session: AsyncSession, quota: Quota, now: dt.datetime) -> tuple
     index range over the (few) expired cart rows still waiting for the purge job.
     """
     params = {"quota_id": quota.id, "subevent_id": quota.subevent_id or 0, "now": now}
-    row = (await session.execute(_TAKEN, params)).one()
+    row = (await session.execute(TAKEN, params)).one()
     pending, paid, carts, stale = (int(v or 0) for v in row)
     return pending, paid, carts - stale
 
@@ -188,8 +195,8 @@ def _quotas_of(with_variation: bool, locked: bool) -> Select[tuple[Quota]]:
     return query.with_for_update() if locked else query  # FOR UPDATE is a no-op on SQLite
 
 
-# Built once, by (variation given, locked); see _TAKEN for why.
-_QUOTAS_OF = {(v, lk): _quotas_of(v, lk) for v in (False, True) for lk in (False, True)}
+# Built once, by (variation given, locked); see TAKEN for why.
+QUOTAS_OF = {(v, lk): _quotas_of(v, lk) for v in (False, True) for lk in (False, True)}
 
 
 async def quotas_for(
@@ -201,7 +208,7 @@ async def quotas_for(
     common sale of one product saves a round trip under the lock.
     """
     item_id, variation_id, subevent_id = key
-    query = _QUOTAS_OF[(variation_id is not None, locked)]
+    query = QUOTAS_OF[(variation_id is not None, locked)]
     params = {
         "event_id": event_id,
         "item_id": item_id,
@@ -231,12 +238,9 @@ async def lock(session: AsyncSession, quota_ids: Iterable[int]) -> None:
             .execution_options(populate_existing=True)
         )
     except DBAPIError as exc:
-        busy = busy_error(exc)
-        if busy is None:
+        if busy_error(exc) is None:
             raise
-        raise APIError(
-            409, "The quota is busy right now. Please try again.", headers=busy.headers
-        ) from None
+        raise quota_busy() from None
 
 
 async def reserve(

@@ -58,7 +58,7 @@ async def apply(session: AsyncSession, deltas: Mapping[Key, Totals]) -> None:
     ]
     if not rows:
         return
-    stmt = _upsert(session.bind.dialect.name)  # type: ignore[union-attr]
+    stmt = upsert_statement(session.bind.dialect.name)  # type: ignore[union-attr]
     for row in rows:  # one statement per key keeps the lock order; there are rarely many
         await session.execute(stmt, row)
 
@@ -66,7 +66,7 @@ async def apply(session: AsyncSession, deltas: Mapping[Key, Totals]) -> None:
 _UPSERTS: dict[str, Any] = {}
 
 
-def _upsert(dialect: str) -> Any:
+def upsert_statement(dialect: str) -> Any:
     """The add-to-totals statement, built once per dialect (building it costs more than
     running it)."""
     stmt = _UPSERTS.get(dialect)

@@ -1,0 +1,306 @@
+"""A plain cart position in one database call (PostgreSQL): what a sale opening is made of.
+
+The general path (``service.create``) locks the product's quotas, counts, inserts and updates
+the sales ledger in separate statements, so the quota lock is held across several round trips
+and the other requests' CPU slices in between; every sale of the product queues behind it.
+Here the same steps run inside one PL/pgSQL function, built from the general path's own
+statements (the quotas of a product with ``FOR UPDATE``, the ledger count, the cart insert,
+the ledger upsert): the lock lives only inside PostgreSQL, for a fraction of a millisecond.
+
+Only the plain case comes this way: one position without add-ons, bundled positions,
+answers, seat or voucher, for a product whose quotas neither close when sold out nor release
+after exit, in an event without quota-blocking vouchers and without a seating plan. The
+function declines everything else before it writes (and the request then takes the general
+path, which has every rule and every error message), so this path adds no rule of its own.
+Every quota counter that reduces availability must be covered by the decline conditions:
+``tests/carts/test_fastpath.py`` fails when a new one is registered.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import asyncpg
+from pydantic import ValidationError
+from sqlalchemy import bindparam, insert
+from sqlalchemy.engine import Dialect
+
+from admit.carts.render import render
+from admit.carts.schemas import CartPositionIn
+from admit.carts.service import RESERVATION_TIME, name_parts, new_cart_id
+from admit.db import utcnow
+from admit.events.plugins import SALES_CHANNELS
+from admit.kit import fastread
+from admit.kit.batching import Coalescer
+from admit.kit.context import EventAccess, EventContext, lane_context
+from admit.kit.errors import BUSY_SQLSTATES, NON_FIELD
+from admit.kit.fastlane import LaneRequest
+from admit.kit.plpgsql import embed, temp_function
+from admit.kit.responses import JSONResponse
+from admit.models import CartPosition
+from admit.quotas import ledger
+from admit.quotas.availability import QUOTAS_OF, TAKEN, quota_busy, sold_out_message
+
+WRITE = "event.orders:write"
+# Counters of ``availability.blocking_counters`` this path accounts for by declining.
+COVERED_COUNTERS = frozenset({"blocking_vouchers", "exited_orders"})
+
+# Top-level fields a plain request may carry; the nested ones must be empty.
+_FIELDS = frozenset(CartPositionIn.model_fields)
+_MUST_BE_EMPTY = ("addons", "bundled", "answers", "seat", "voucher")
+
+# One call sells one product to a batch of requests: the product and the time are shared,
+# the other columns come as arrays (the name parts as one JSON list), one element per request.
+_SHARED = (
+    ("event_id", "integer"),
+    ("item_id", "integer"),
+    ("variation_id", "integer"),
+    ("subevent_id", "integer"),
+    ("has_subevents", "boolean"),
+    ("datetime", "timestamptz"),
+)
+_PER_REQUEST = (
+    ("cart_id", "varchar[]"),
+    ("expires", "timestamptz[]"),
+    ("price", "numeric[]"),
+    ("attendee_email", "varchar[]"),
+    ("sales_channel", "varchar[]"),
+    ("includes_tax", "boolean[]"),
+    ("attendee_name_parts", "jsonb"),
+)
+_NOT_PLAIN = {"voucher_id": "NULL", "addon_to_id": "NULL", "seat_id": "NULL", "is_bundled": "false"}
+_ARGUMENT_COUNT = len(_SHARED) + len(_PER_REQUEST)
+CALL = (
+    "SELECT outcome, position_ids, quota_name FROM pg_temp.admit_add_to_carts("
+    + ", ".join(f"${n}" for n in range(1, _ARGUMENT_COUNT + 1))
+    + ")"
+)
+
+
+def function_sql(dialect: Dialect) -> str:
+    """``pg_temp.admit_add_to_carts``: for a batch of N requests for one product, outcome
+    ``declined`` (nothing written: the general path takes them all) or ``done``: the first
+    ``position_ids`` requests got a position, the others find the quota ``quota_name`` sold
+    out. That is what N sales one after another would give."""
+    arg = {name: f"p_{name}" for name, _ in (*_SHARED, *_PER_REQUEST)}
+    element = {name: f"p_{name}[i]" for name, _ in _PER_REQUEST}
+    element["attendee_name_parts"] = "p_attendee_name_parts -> (i - 1)"
+    quotas = {
+        "event_id": arg["event_id"],
+        "item_id": arg["item_id"],
+        "variation_id": arg["variation_id"],
+        "subevent_id": f"coalesce({arg['subevent_id']}, 0)",
+    }
+    columns = [c.key for c in CartPosition.__table__.columns if c.key != "id"]
+    insert_sql = embed(
+        insert(CartPosition).values({c: bindparam(c) for c in columns}).returning(CartPosition.id),
+        dialect,
+        {c: _NOT_PLAIN.get(c) or element.get(c) or arg[c] for c in columns},
+    )
+    ledger_sql = embed(
+        ledger.upsert_statement(dialect.name),
+        dialect,
+        {
+            "item_id": arg["item_id"],
+            "variation_id": f"coalesce({arg['variation_id']}, 0)",
+            "subevent_id": f"coalesce({arg['subevent_id']}, 0)",
+            "pending": "0",
+            "paid": "0",
+            "carts": "v_room",
+        },
+    )
+    taken_sql = embed(
+        TAKEN, dialect, {"quota_id": "v_quota", "subevent_id": "v_date", "now": "p_datetime"}
+    )
+    locked = {
+        False: embed(QUOTAS_OF[(False, True)], dialect, quotas),
+        True: embed(QUOTAS_OF[(True, True)], dialect, quotas),
+    }
+    body = f"""
+outcome := 'declined';
+-- The references, as the general path checks them (it gives the errors).
+IF NOT (
+    EXISTS (SELECT FROM items WHERE id = p_item_id AND event_id = p_event_id)
+    AND CASE WHEN p_variation_id IS NULL
+        THEN NOT EXISTS (SELECT FROM item_variations WHERE item_id = p_item_id)
+        ELSE EXISTS (
+            SELECT FROM item_variations WHERE id = p_variation_id AND item_id = p_item_id)
+    END
+    AND (NOT p_has_subevents OR EXISTS (
+        SELECT FROM subevents
+        WHERE id = p_subevent_id AND event_id = p_event_id AND seating_plan IS NULL))
+) THEN
+    RETURN;
+END IF;
+-- The product's quotas, locked in id order (the lock every sale takes).
+IF p_variation_id IS NULL THEN
+    SELECT array_agg(l.id) INTO v_ids FROM ({locked[False]}) AS l;
+ELSE
+    SELECT array_agg(l.id) INTO v_ids FROM ({locked[True]}) AS l;
+END IF;
+IF v_ids IS NULL THEN
+    RETURN;
+END IF;
+-- Read after the lock. Quotas that close or release after exit, and blocking vouchers:
+-- the general path counts those.
+v_room := cardinality(p_cart_id);
+FOR q IN
+    SELECT id, name, size, closed, subevent_id,
+        release_after_exit OR close_when_sold_out OR EXISTS (
+            SELECT FROM vouchers
+            WHERE event_id = p_event_id AND block_quota
+              AND (valid_until IS NULL OR valid_until >= p_datetime)) AS special
+    FROM quotas WHERE id = ANY(v_ids) ORDER BY id
+LOOP
+    IF q.special THEN
+        RETURN;
+    END IF;
+    IF q.closed THEN
+        v_left := 0;
+    ELSIF q.size IS NULL THEN
+        CONTINUE;
+    ELSE
+        v_quota := q.id;
+        v_date := coalesce(q.subevent_id, 0);
+        SELECT t.* INTO v_pending, v_paid, v_carts, v_stale FROM ({taken_sql}) AS t;
+        v_left := greatest(0, q.size - (v_pending + v_paid + v_carts - v_stale));
+    END IF;
+    -- The first quota in id order that runs out is the one the later requests hear of.
+    IF v_left < v_room THEN
+        v_room := v_left;
+        quota_name := q.name;
+    END IF;
+END LOOP;
+position_ids := '{{}}';
+FOR i IN 1 .. v_room LOOP
+    {insert_sql} INTO v_id;
+    position_ids := position_ids || v_id;
+END LOOP;
+IF v_room > 0 THEN
+    {ledger_sql};
+END IF;
+outcome := 'done';
+"""
+    declare = """
+q record;
+v_ids integer[];
+v_quota integer;
+v_date integer;
+v_pending bigint;
+v_paid bigint;
+v_carts bigint;
+v_stale bigint;
+v_left bigint;
+v_room bigint;
+v_id integer;
+"""
+    arguments = ", ".join(f"{arg[n]} {t}" for n, t in (*_SHARED, *_PER_REQUEST)) + (
+        ", OUT outcome text, OUT position_ids integer[], OUT quota_name text"
+    )
+    return temp_function("admit_add_to_carts", arguments, "record", declare, body)
+
+
+fastread.connection_setup.append(function_sql)
+
+
+def _plain(request: LaneRequest) -> CartPositionIn | None:
+    """The request's position when it is a plain one, else None."""
+    raw = request.json_object()
+    if raw is None or not raw.keys() <= _FIELDS:
+        return None
+    if any(raw.get(name) for name in _MUST_BE_EMPTY):
+        return None
+    try:
+        return CartPositionIn.model_validate(raw)
+    except ValidationError:
+        return None
+
+
+# The pool, and the product as (event id, item, variation, subevent, has_subevents): what the
+# requests of one batch share.
+Product = tuple[asyncpg.Pool, int, int, int | None, int | None, bool]
+# What a request gets: ("created", position id), ("sold_out", quota name), ("declined", None)
+# or ("busy", None).
+Outcome = tuple[str, Any]
+
+
+async def _sell(product: Product, rows: list[dict[str, Any]]) -> list[Outcome]:
+    """One call for a batch of requests for one product (see :func:`function_sql`)."""
+    pool, *shared = product
+    now = utcnow()
+    columns = [[row[name] for row in rows] for name, _ in _PER_REQUEST[:-1]]
+    parts = [row["attendee_name_parts"] for row in rows]
+    try:
+        outcome, ids, quota_name = await pool.fetchrow(CALL, *shared, now, *columns, parts)
+    except asyncpg.PostgresError as exc:
+        # Nothing was written. A lock timeout is answered as the general path would; any
+        # other problem is left to the general path to meet (and report) on its own.
+        kind = "busy" if exc.sqlstate in BUSY_SQLSTATES else "declined"
+        return [(kind, None)] * len(rows)
+    if outcome != "done":
+        return [("declined", None)] * len(rows)
+    for row in rows:
+        row["datetime"] = now
+    created: list[Outcome] = [("created", position_id) for position_id in ids]
+    return created + [("sold_out", quota_name)] * (len(rows) - len(ids))
+
+
+_sales: Coalescer[Product, dict[str, Any], Outcome] = Coalescer(_sell)
+
+
+_ACCESS = EventAccess(WRITE)
+
+
+async def create_cart(request: LaneRequest) -> JSONResponse | None:
+    """The lane handler of ``POST …/cartpositions/``; None for anything but the plain case."""
+    data = _plain(request)
+    if data is None:
+        return None
+    async with lane_context(request.scope, _ACCESS, request.params) as ctx:
+        if ctx is None:
+            return None
+        assert isinstance(ctx, EventContext)
+        return await _sell_one(ctx, data)
+
+
+async def _sell_one(ctx: EventContext, data: CartPositionIn) -> JSONResponse | None:
+    event = ctx.event
+    now = utcnow()
+    problems: dict[str, Any] = {}
+    parts = name_parts(data, problems)
+    if (
+        problems
+        or (data.expires is not None and data.expires <= now)
+        or data.sales_channel not in SALES_CHANNELS
+        or event.has_subevents != (data.subevent is not None)
+        or (not event.has_subevents and event.seating_plan is not None)
+    ):
+        return None
+    row = {
+        "event_id": event.id,
+        "cart_id": data.cart_id or new_cart_id(),
+        "datetime": now,
+        "expires": data.expires or now + RESERVATION_TIME,
+        "item_id": data.item,
+        "variation_id": data.variation,
+        "subevent_id": data.subevent,
+        "price": data.price,
+        "attendee_email": data.attendee_email,
+        "sales_channel": data.sales_channel,
+        "includes_tax": data.includes_tax is not False,
+        "attendee_name_parts": parts,
+    }
+    pool = await ctx.session.info["fast"].pool()
+    product = (pool, event.id, data.item, data.variation, data.subevent, event.has_subevents)
+    kind, value = await _sales.submit(product, row)
+    if kind == "sold_out":
+        return JSONResponse({NON_FIELD: [sold_out_message(value, 0)]}, status_code=400)
+    if kind == "busy":
+        raise quota_busy()
+    if kind != "created":
+        return None
+    position = SimpleNamespace(
+        id=value, voucher_id=None, addon_to_id=None, is_bundled=False, seat_id=None, **row
+    )
+    return JSONResponse(render(position, []), status_code=201)  # type: ignore[arg-type]

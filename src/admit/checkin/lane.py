@@ -1,0 +1,35 @@
+"""``checkinrpc/redeem/`` in the fast lane (``kit/fastlane.py``): at the doors nearly every
+request is a scan, and the framework's routing and dependency solving cost more than the scan.
+
+The lane runs the same :class:`~admit.checkin.redeem.Redeem` as the route, on the same
+access rule, for every scan except those that carry answers to check-in questions (those
+write through the request's transaction) or query parameters (``expand``); those, and every
+request the lane cannot parse, go through the route.
+"""
+
+from __future__ import annotations
+
+from pydantic import ValidationError
+from starlette.responses import Response
+
+from admit.checkin.access import ScanAccess
+from admit.checkin.redeem import Redeem
+from admit.checkin.schemas import RedeemIn
+from admit.kit.context import lane_context
+from admit.kit.fastlane import LaneRequest
+
+_ACCESS = ScanAccess()
+
+
+async def redeem(request: LaneRequest) -> Response | None:
+    raw = request.json_object()
+    if raw is None or raw.get("answers"):
+        return None
+    try:
+        data = RedeemIn.model_validate(raw)
+    except ValidationError:
+        return None
+    async with lane_context(request.scope, _ACCESS, request.params) as ctx:
+        if ctx is None:
+            return None
+        return await Redeem(ctx, data).run()
