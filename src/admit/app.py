@@ -10,6 +10,7 @@ from starlette.types import Receive, Scope, Send
 
 from admit import __version__
 from admit.auth.authenticate import authenticate_request
+from admit.auth.credentials import CredentialCache
 from admit.carts.fastpath import create_cart
 from admit.carts.routes import PATH as CARTS_PATH
 from admit.carts.routes import router as carts_router
@@ -33,6 +34,7 @@ from admit.kit.openapi import install_openapi
 from admit.kit.periodic import PeriodicJob
 from admit.kit.responses import JSONResponse
 from admit.kit.routing import API_PREFIX, mount_routers
+from admit.kit.transaction import SAFE_METHODS
 from admit.orders.routes import router as orders_router
 from admit.organizers.routes import router as organizers_router
 from admit.quotas.routes import router as quotas_router
@@ -83,7 +85,16 @@ class AdmitAPI(FastAPI):
             return
         scope["app"] = self
         limit = self.state.settings.max_body_bytes
-        await fastlane.serve(LANE, scope, receive, send, super().__call__, limit)
+        await fastlane.serve(LANE, scope, receive, send, self._framework, limit)
+
+    async def _framework(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            if scope["method"] not in SAFE_METHODS:
+                # Writes are how credentials, teams and events change: this worker sees them
+                # at once (the others once their cached entries expire).
+                self.state.credential_cache.clear()
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -124,6 +135,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.secret_key = settings.resolved_secret_key  # generated into the data dir once
     app.state.db = database
     app.state.authenticator = authenticate_request
+    app.state.credential_cache = CredentialCache(settings.credential_cache_seconds)
 
     mount_routers(app, API_ROUTERS)
 

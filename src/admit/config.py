@@ -23,6 +23,10 @@ class Settings(BaseSettings):
     sql_echo: bool = False
     # FastAPI's built-in OpenTelemetry hooks; off by default, they cost ~5% per request.
     telemetry: bool = False
+    # How long a worker may answer a fast-lane request (cart creation, redeem) from a
+    # credential it resolved before; 0 looks every one up. A revoked token or a changed team
+    # takes effect at once in the worker that made the change, in the others within this time.
+    credential_cache_seconds: float = Field(default=1.0, ge=0, le=60)
     # How long after a scan the scanning device may annul it.
     checkin_annul_window_minutes: int = Field(default=15, ge=0, le=24 * 60)
 

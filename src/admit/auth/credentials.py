@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+import time
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from argon2 import PasswordHasher
@@ -18,7 +20,7 @@ from fastapi import Request
 from sqlalchemy import Select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from admit.kit.context import prefetch_event, wants_event_snapshot
+from admit.kit.context import LANE_REQUEST, prefetch_event, wants_event_snapshot
 from admit.kit.fastread import FastReader
 
 TOKEN_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
@@ -47,6 +49,39 @@ def verify_password(password_hash: str | None, password: str) -> bool:
         return False
 
 
+@dataclass
+class CredentialCache:
+    """Credential rows a worker looked up recently, for fast-lane requests only.
+
+    At the doors every scan would otherwise first look up its scanner's token: a statement
+    per request for an answer that changes about never. Entries live ``ttl`` seconds; any
+    write through the normal application (which is how tokens, devices, teams and events
+    change) empties the cache of its worker at once. Only found credentials are kept, so a
+    new token works at once everywhere.
+    """
+
+    ttl: float
+    entries: dict[tuple[Any, ...], tuple[float, Sequence[Any]]] = field(default_factory=dict)
+
+    def get(self, key: tuple[Any, ...]) -> Sequence[Any] | None:
+        hit = self.entries.get(key)
+        if hit is None:
+            return None
+        if hit[0] < time.monotonic():
+            del self.entries[key]
+            return None
+        return hit[1]
+
+    def put(self, key: tuple[Any, ...], row: Sequence[Any]) -> None:
+        if self.ttl > 0:
+            if len(self.entries) >= 10_000:
+                self.entries.clear()
+            self.entries[key] = (time.monotonic() + self.ttl, row)
+
+    def clear(self) -> None:
+        self.entries.clear()
+
+
 async def credential_row(
     request: Request,
     session: AsyncSession,
@@ -61,13 +96,24 @@ async def credential_row(
     column ``organizer_column``."""
     plain, with_event = queries
     fast: FastReader = session.info["fast"]
-    token_hash = hash_token(token)
     event_slug = request.path_params.get("event")
     if event_slug is None or not wants_event_snapshot(request):
-        return await fast.one(session, plain, {"token_hash": token_hash})
-    params = {"token_hash": token_hash, "event_slug": event_slug}
-    row = await fast.one(session, with_event, params)
-    if row is None:
-        return None
+        event_slug = None
+    token_hash = hash_token(token)
+    cache: CredentialCache | None = None
+    if LANE_REQUEST in request.scope:
+        cache = request.app.state.credential_cache
+        key = (id(plain), token_hash, event_slug)
+        row = cache.get(key)
+    if cache is None or row is None:
+        if event_slug is None:
+            row = await fast.one(session, plain, {"token_hash": token_hash})
+        else:
+            params = {"token_hash": token_hash, "event_slug": event_slug}
+            row = await fast.one(session, with_event, params)
+        if row is not None and cache is not None:
+            cache.put(key, row)
+    if row is None or event_slug is None:
+        return row
     prefetch_event(request, row[organizer_column], event_slug, row[width:])
     return row[:width]

@@ -23,6 +23,7 @@ from admit.auth.devices import (
 )
 from admit.kit.context import EVENT_ROW_COLUMNS, Grant, Principal, unauthenticated
 from admit.kit.errors import forbidden
+from admit.kit.fastlane import ROUTE_TEMPLATE
 from admit.models import Device, Event, Organizer, device_limit_events
 
 REVOKED = "Device access has been revoked."
@@ -86,7 +87,8 @@ _DEVICE_AND_EVENT_QUERY = (
 
 def _route_path(request: Request) -> str:
     route = request.scope.get("route")
-    return getattr(route, "path", None) or request.url.path
+    path = getattr(route, "path", None) or request.scope.get(ROUTE_TEMPLATE)
+    return path or request.url.path
 
 
 async def device_token(request: Request, session: AsyncSession, token: str) -> Principal:

@@ -119,9 +119,12 @@ def function_sql(dialect: Dialect) -> str:
     }
     body = f"""
 outcome := 'declined';
--- The references, as the general path checks them (it gives the errors).
+-- The event and the references, as the general path checks them (it gives the errors).
 IF NOT (
-    EXISTS (SELECT FROM items WHERE id = p_item_id AND event_id = p_event_id)
+    EXISTS (
+        SELECT FROM events WHERE id = p_event_id AND has_subevents = p_has_subevents
+        AND (has_subevents OR seating_plan IS NULL))
+    AND EXISTS (SELECT FROM items WHERE id = p_item_id AND event_id = p_event_id)
     AND CASE WHEN p_variation_id IS NULL
         THEN NOT EXISTS (SELECT FROM item_variations WHERE item_id = p_item_id)
         ELSE EXISTS (

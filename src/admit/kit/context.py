@@ -203,13 +203,14 @@ _EVENT_ROW_QUERY = select(*EVENT_ROW_COLUMNS).where(
 _new_event = Event.__mapper__.class_manager.new_instance
 
 
-# Set in the scope by callers that only read the event (a lane handler that writes other rows):
-# the event then comes as a snapshot, prefetched with the credential, as for a GET.
-EVENT_SNAPSHOT = "admit.event_snapshot"
+# Set in the scope while a fast-lane handler resolves its caller (``lane_context``): the event
+# comes as a snapshot prefetched with the credential, as for a GET (lane handlers write other
+# rows only), and the credential may come from the worker's cache (``auth/credentials.py``).
+LANE_REQUEST = "admit.lane"
 
 
 def wants_event_snapshot(request: Request) -> bool:
-    return request.method in SAFE_METHODS or EVENT_SNAPSHOT in request.scope
+    return request.method in SAFE_METHODS or LANE_REQUEST in request.scope
 
 
 def prefetch_event(request: Request, organizer_id: int, slug: str, row: Any) -> None:
@@ -288,7 +289,7 @@ async def lane_context(
     """What ``access`` resolves for a fast-lane handler (see ``kit/fastlane.py``), with a
     read-only session and the event as a snapshot; None when the caller may not (the normal
     path then gives the 401/403)."""
-    scope[EVENT_SNAPSHOT] = True
+    scope[LANE_REQUEST] = True
     scope["path_params"] = params
     request = Request(scope)
     db = request.app.state.db
@@ -300,7 +301,7 @@ async def lane_context(
         except APIError:
             ctx = None
         finally:
-            del scope[EVENT_SNAPSHOT]  # a declined request writes through the normal path
+            del scope[LANE_REQUEST]  # a declined request goes the normal path entirely
         yield ctx
     finally:
         if session.in_transaction() or session.identity_map:

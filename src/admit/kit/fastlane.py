@@ -23,6 +23,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from admit.kit.errors import APIError, FieldErrors, error_response, server_error
 
+# The template of the route a lane request took (e.g. for device security profiles).
+ROUTE_TEMPLATE = "admit.route_template"
+
 # Slugs as the API accepts them; anything else goes the normal way (and gets its 404/400).
 _SLUG = r"([A-Za-z0-9][A-Za-z0-9._-]*)"
 
@@ -62,6 +65,7 @@ Handler = Callable[[LaneRequest], Awaitable[Response | None]]
 @dataclass
 class _Route:
     method: str
+    template: str
     pattern: re.Pattern[str]
     names: tuple[str, ...]
     handler: Handler
@@ -76,15 +80,16 @@ class FastLane:
     def add(self, method: str, template: str, handler: Handler) -> None:
         names = tuple(re.findall(r"{(\w+)}", template))
         regex = re.sub(r"{\w+}", _SLUG, re.escape(template).replace(r"\{", "{").replace(r"\}", "}"))
-        self.routes.append(_Route(method, re.compile(f"^{regex}$"), names, handler))
+        route = _Route(method, template, re.compile(f"^{regex}$"), names, handler)
+        self.routes.append(route)
 
-    def match(self, scope: Scope) -> tuple[Handler, dict[str, str]] | None:
+    def match(self, scope: Scope) -> tuple[_Route, dict[str, str]] | None:
         if scope["type"] != "http" or scope["query_string"]:
             return None
         method, path = scope["method"], scope["path"]
         for route in self.routes:
             if route.method == method and (found := route.pattern.match(path)):
-                return route.handler, dict(zip(route.names, found.groups(), strict=True))
+                return route, dict(zip(route.names, found.groups(), strict=True))
         return None
 
 
@@ -128,11 +133,12 @@ async def serve(
     if found is None:
         await app(scope, receive, send)
         return
-    handler, params = found
+    route, params = found
     body, messages = await _read_body(receive, body_limit)
     if body is not None:
+        scope[ROUTE_TEMPLATE] = route.template
         try:
-            answer = await handler(LaneRequest(scope, params, body))
+            answer = await route.handler(LaneRequest(scope, params, body))
         except (APIError, FieldErrors) as exc:
             answer = error_response(exc)
         except Exception:
