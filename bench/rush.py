@@ -107,7 +107,7 @@ def main() -> None:
         token = demo_token(env)["token"]
         with server(env, workers=args.workers) as base:
             warm_item, _ = product_with_quota(base, token, 10**7, "Warm-up")
-            run_phase(base, token, args.kind, warm_item, args, 3)
+            run_phase(base, token, args.kind, warm_item, args, 5)
             item_id, _ = product_with_quota(base, token, 10**7, "Rush")
             throughput = run_phase(base, token, args.kind, item_id, args, args.seconds)
             written = rows_for(url, args.kind, item_id)

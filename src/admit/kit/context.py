@@ -297,7 +297,8 @@ async def lane_context(
     session.info["fast"] = db.fast
     try:
         try:
-            ctx = await access(request, session, **params)
+            names = ("organizer", "event") if isinstance(access, EventAccess) else ("organizer",)
+            ctx = await access(request, session, **{n: params[n] for n in names})
         except APIError:
             ctx = None
         finally:

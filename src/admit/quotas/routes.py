@@ -11,14 +11,15 @@ from typing import Annotated, Any
 
 from fastapi import Depends
 from pydantic import BaseModel
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.orm import load_only, selectinload
 from starlette.responses import Response
 
 from admit.events.cloning import extra_copiers
-from admit.kit.context import EventAccess, EventContext, OrgContext
+from admit.kit.context import EventAccess, EventContext, OrgContext, lane_context
 from admit.kit.crud import Resource, mount_crud, parse_pk
 from admit.kit.errors import FieldErrors, not_found
+from admit.kit.fastlane import LaneRequest
 from admit.kit.filtering import Filter, FilterSet, Ordering, parse_bool, parse_int, parse_int_list
 from admit.kit.pagination import paginate
 from admit.kit.responses import JSONResponse
@@ -131,14 +132,31 @@ async def quota_availability(
     ctx: Annotated[EventContext, Depends(EventAccess())], id: str
 ) -> Response:
     """Everything that takes from the quota, counted now; null sizes mean unlimited."""
-    # The counts need the quota row only, not its item and variation links.
-    quota = await ctx.session.scalar(
-        select(Quota).where(Quota.event_id == ctx.event.id, Quota.id == parse_pk(id))
-    )
+    return await availability_of(ctx, id)
+
+
+# The counts need the quota row only, not its item and variation links.
+_QUOTA = select(Quota).where(Quota.event_id == bindparam("event"), Quota.id == bindparam("id"))
+
+
+async def availability_of(ctx: EventContext, id: str) -> Response:
+    quota = await ctx.session.scalar(_QUOTA, {"event": ctx.event.id, "id": parse_pk(id)})
     if quota is None:
         raise not_found()
     numbers = await service.availability(ctx.session, [quota])
     return JSONResponse(AvailabilityOut(**numbers[quota.id].as_dict()).model_dump(mode="json"))
+
+
+_READ_ACCESS = EventAccess()
+
+
+async def availability_lane(request: LaneRequest) -> Response | None:
+    """The availability read in the fast lane (polled hard while a sale runs)."""
+    async with lane_context(request.scope, _READ_ACCESS, request.params) as ctx:
+        if ctx is None:
+            return None
+        assert isinstance(ctx, EventContext)
+        return await availability_of(ctx, request.params["id"])
 
 
 if copy_quotas not in extra_copiers:
