@@ -130,7 +130,9 @@ def create_database(url: str, *, pool_size: int = 10, echo: bool = False) -> Dat
         engine=engine,
         sessionmaker=sessionmaker,
         read_sessionmaker=read_sessionmaker,
-        fast=FastReader(engine, url, pool_size=pool_size),
+        fast=FastReader(
+            engine, url, pool_size=pool_size, server_settings={"lock_timeout": LOCK_TIMEOUT}
+        ),
     )
 
 

@@ -17,10 +17,11 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
+from sqlalchemy import select
 
 from admit import app as app_module
 from admit.carts import fastpath
-from admit.models import Event, Item, Voucher
+from admit.models import Event, Item, Quota, Voucher
 from admit.quotas import availability, ledger
 from tests.carts import helpers as h
 from tests.factories import Factory, World, auth
@@ -284,3 +285,20 @@ async def test_concurrent_requests_share_calls_and_never_oversell(
     assert calls < 60  # requests that queued behind a call went together
     assert await h.available(factory, quota) == 0
     assert await h.cart_rows(factory) == 25
+
+
+async def test_a_quota_locked_past_the_lock_timeout_answers_409(
+    client, world, factory, lane_outcomes
+):
+    ticket = await h.item(factory, world.event)
+    quota = await h.quota(factory, world.event, 5, [ticket])
+    async with factory.sessionmaker() as session:
+        await session.execute(
+            select(Quota.id).where(Quota.id == quota.id).with_for_update()
+        )  # held by a long transaction elsewhere
+        response = await h.post(client, world, {"item": ticket.id, "price": "1"})
+        await session.rollback()
+    assert response.status_code == 409, response.text
+    assert response.headers["retry-after"] == "1"
+    assert lane_outcomes == ["busy"]
+    assert (await h.post(client, world, {"item": ticket.id, "price": "1"})).status_code == 201

@@ -6,8 +6,10 @@ an ORM session) costs more CPU than the database does. A lane handler sees the r
 request with its body read and answers the plain, common case itself; for anything else
 (bad input, unusual options, errors) it returns None and the request goes through the normal
 application unchanged, which gives every error its usual shape. So a lane handler only ever
-adds speed, never a second set of rules: it must decline whatever it does not handle exactly
-as the normal path would, and it must decline before it writes.
+adds speed, never a second set of rules: it runs the same access check and the same services
+as the route, and declines whatever it does not handle exactly as the route would. It may
+decline only before it has written anything; once it has, it answers (an APIError or
+FieldErrors it raises is answered in the application's shape).
 """
 
 from __future__ import annotations

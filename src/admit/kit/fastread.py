@@ -51,6 +51,8 @@ class FastReader:
     engine: AsyncEngine
     url: str
     pool_size: int = 8
+    # Session settings of the native connections (the same lock_timeout as the engine's).
+    server_settings: dict[str, str] = field(default_factory=dict)
     _pool: asyncpg.Pool | None = None
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     _compiled: dict[int, tuple[str, Sequence[str]]] = field(default_factory=dict)
@@ -76,6 +78,7 @@ class FastReader:
                         min_size=1,
                         max_size=self.pool_size,
                         init=_initializer(self.engine.dialect),
+                        server_settings=self.server_settings,
                         # Fast reads leave no session state behind: skip asyncpg's reset
                         # round trip (RESET ALL, UNLISTEN, ...) on every release.
                         reset=_no_reset,
