@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import json
 import os
@@ -25,17 +26,23 @@ PG_SERVER = os.environ.get(
 )
 
 
-def fresh_pg_database(name: str) -> str:
-    """Drops and recreates database ``name``; returns its URL."""
-
+def _run_admin(*statements: str) -> None:
     async def work() -> None:
         engine = create_async_engine(PG_SERVER, isolation_level="AUTOCOMMIT")
         async with engine.connect() as conn:
-            await conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-            await conn.execute(text(f'CREATE DATABASE "{name}"'))
+            for statement in statements:
+                await conn.execute(text(statement))
         await engine.dispose()
 
     asyncio.run(work())
+
+
+def fresh_pg_database(name: str) -> str:
+    """Drops and recreates database ``name``; returns its URL. The database is dropped again
+    when the benchmark exits, so the next one does not share the server with its vacuuming."""
+    drop = f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'
+    _run_admin(drop, f'CREATE DATABASE "{name}"')
+    atexit.register(_run_admin, drop)
     return make_url(PG_SERVER).set(database=name).render_as_string(hide_password=False)
 
 

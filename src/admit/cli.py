@@ -51,21 +51,10 @@ def serve(
     port: Annotated[int, typer.Option(help="Port to bind.")] = 8000,
     workers: Annotated[int, typer.Option(help="Worker processes.")] = 1,
 ) -> None:
-    """Serve the API with uvicorn (uvloop, httptools)."""
-    import uvicorn
+    """Serve the API with uvicorn (uvloop, httptools); several workers get a socket each."""
+    from admit.serving import serve as run_server
 
-    uvicorn.run(
-        "admit.app:create_app",
-        factory=True,
-        host=host,
-        port=port,
-        workers=workers,
-        loop="uvloop",
-        http="httptools",
-        access_log=False,
-        log_level="warning",
-        proxy_headers=True,
-    )
+    run_server(host, port, workers)
 
 
 @app.command()
