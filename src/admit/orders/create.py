@@ -205,25 +205,14 @@ async def create_order(session: AsyncSession, event: Event, data: OrderIn) -> Or
         )
 
     keys = [_key(ln) for ln in lines]  # type: ignore[arg-type]
-    try:
-        await redeem.lock_for_exempt(session, event.id, keys, uses)
-        demand = redeem.demand(keys, uses)  # quota-exempt voucher positions take none
-        await reserve(session, event.id, demand, now=now, ignore_quota=data.force)
-    except (NoQuota, QuotaExceeded) as exc:
-        raise FieldErrors(
-            {"positions": await quota_errors(session, event.id, keys, lines, exc)}
-        ) from None  # type: ignore[arg-type]
-    claims = [
-        seating.Claim(d.seat, d.data.item, u.voucher.id if u else None) if d.seat else None
-        for d, u in zip(drafts, uses, strict=True)
-    ]
-    try:
-        await seating.claim(session, claims, now)  # after the quotas: the lock order
-    except seating.SeatsUnavailable as exc:
-        per_position = [
-            {"seat": [exc.problems[i]]} if i in exc.problems else {} for i in range(len(drafts))
-        ]
-        raise FieldErrors({"positions": per_position}) from None
+    # The quota lock is held from reserve() to the commit, and every sale of the product waits
+    # for it: an order without vouchers or seats writes everything first and takes the lock
+    # last (its own rows are not in the sales ledger before the commit, so the count is the
+    # same). Vouchers and seats move units between holders as they are written, so those
+    # orders check first, as before.
+    plain = not any(uses) and not any(d.seat for d in drafts)
+    if not plain:
+        await _take_quota_and_seats(session, event, data, drafts, uses, keys, lines, now)
 
     paid = data.status == "p" or (total == 0 and not data.require_approval)
     order = Order(
@@ -334,7 +323,41 @@ async def create_order(session: AsyncSession, event: Event, data: OrderIn) -> Or
     await hooks.run(hooks.order_placed_hooks, session, order, placed)
     if order.status == "p":
         await hooks.run(hooks.order_paid_hooks, session, order, placed)
+    if plain:
+        await _take_quota_and_seats(session, event, data, drafts, uses, keys, lines, now)
     return order
+
+
+async def _take_quota_and_seats(
+    session: AsyncSession,
+    event: Event,
+    data: OrderIn,
+    drafts: list[Any],
+    uses: list[Any],
+    keys: list[tuple[int, int | None, int | None]],
+    lines: list[Any],
+    now: dt.datetime,
+) -> None:
+    """Locks and checks the quotas (then the seats: the lock order); 400 when short."""
+    try:
+        await redeem.lock_for_exempt(session, event.id, keys, uses)
+        demand = redeem.demand(keys, uses)  # quota-exempt voucher positions take none
+        await reserve(session, event.id, demand, now=now, ignore_quota=data.force)
+    except (NoQuota, QuotaExceeded) as exc:
+        raise FieldErrors(
+            {"positions": await quota_errors(session, event.id, keys, lines, exc)}
+        ) from None
+    claims = [
+        seating.Claim(d.seat, d.data.item, u.voucher.id if u else None) if d.seat else None
+        for d, u in zip(drafts, uses, strict=True)
+    ]
+    try:
+        await seating.claim(session, claims, now)  # after the quotas: the lock order
+    except seating.SeatsUnavailable as exc:
+        per_position = [
+            {"seat": [exc.problems[i]]} if i in exc.problems else {} for i in range(len(drafts))
+        ]
+        raise FieldErrors({"positions": per_position}) from None
 
 
 def _key(line: Line) -> tuple[int, int | None, int | None]:
