@@ -112,17 +112,21 @@ class Redeem:
             and not data.force
         ):
             found, admitted = await fastpath.find_and_admit(
-                self.ctx.session,
+                self.ctx.session.info["fast"],
                 organizer_id=self.ctx.organizer_id,
-                secret=data.secret,
                 list_id=data.lists[0],
-                nonce=data.nonce,
                 allowed_events=scan_events(self.ctx),
-                when=self.when,
-                now=self.now,
-                device=self.scanner.triple,
-                source=data.source_type,
-                questions_supported=data.questions_supported,
+                scan=fastpath.Scan(
+                    secret=data.secret,
+                    nonce=data.nonce,
+                    at=self.when,
+                    created=self.now,
+                    device=self.scanner.device_id,
+                    number=self.scanner.device_number,
+                    gate=self.scanner.gate_id,
+                    source=data.source_type,
+                    questions=data.questions_supported,
+                ),
             )
         else:
             found, admitted = await self.find(data.secret), None
