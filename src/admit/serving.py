@@ -25,6 +25,10 @@ OPTIONS: dict[str, Any] = {
     "access_log": False,
     "log_level": "warning",
     "proxy_headers": True,
+    # Longer than clients keep idle connections (httpx: 5 s, browsers: about 60 s), so the
+    # client closes first: at equal timeouts a scanner's request can cross the server's close
+    # on the wire and fail with a reset (seen in the door-rush tests).
+    "timeout_keep_alive": 75,
 }
 
 
@@ -49,9 +53,13 @@ def serve(host: str, port: int, workers: int) -> None:
     signal.signal(signal.SIGINT, stop)
     for process in processes:
         process.start()
-    while any(p.is_alive() for p in processes):
-        wait([p.sentinel for p in processes if p.is_alive()])
-        if not stopping and any(not p.is_alive() for p in processes):
+    # A sentinel becomes ready when its process has ended; is_alive() may still say True
+    # for a moment after that (the process is closing down), so only the sentinels count.
+    running = {process.sentinel for process in processes}
+    while running:
+        ended = wait(list(running))
+        running.difference_update(ended)  # type: ignore[arg-type]
+        if ended and not stopping:
             # A worker died (or could not bind): stop the rest and say so, rather than serve
             # on with fewer workers than asked for; a supervisor restarts the service.
             stop(signal.SIGTERM, None)
