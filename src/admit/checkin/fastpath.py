@@ -160,10 +160,7 @@ async def _run(key: Key, scans: list[Scan]) -> list[Outcome | Exception]:
         try:
             outcomes = list(await _statement(key, group))
         except asyncpg.PostgresError as exc:
-            if len(group) == 1:
-                outcomes = [exc]
-            else:
-                outcomes = [await _alone(key, scan) for scan in group]
+            outcomes = [exc] if len(group) == 1 else [await _alone(key, s) for s in group]
         for i, outcome in zip(indices, outcomes, strict=True):
             results[i] = outcome
     return results
