@@ -25,9 +25,9 @@ OPTIONS: dict[str, Any] = {
     "access_log": False,
     "log_level": "warning",
     "proxy_headers": True,
-    # Longer than clients keep idle connections (httpx: 5 s, browsers: about 60 s), so the
-    # client closes first: at equal timeouts a scanner's request can cross the server's close
-    # on the wire and fail with a reset (seen in the door-rush tests).
+    # Longer than clients usually keep idle connections (httpx: 5 s, as uvicorn's default), so
+    # the client closes first: at equal timeouts a scanner's request can cross the server's
+    # close on the wire and fail with a reset (seen in the door-rush tests).
     "timeout_keep_alive": 75,
 }
 
