@@ -127,6 +127,16 @@ async def _assert_sales_ledger_exact(app) -> None:
 
 
 @pytest.fixture
+async def background(clean_app):
+    """The app's job engine running in the test's process (the embedded mode): jobs enqueued
+    by committed requests run here; ``await background.engine.broker.wait_all()`` waits for
+    the ones started so far."""
+    parts = clean_app.state.background
+    async with parts.serving(scheduler=False):
+        yield parts
+
+
+@pytest.fixture
 def factory(clean_app) -> Factory:
     return Factory(clean_app.state.db.sessionmaker)
 

@@ -15,24 +15,23 @@ from admit.auth.credentials import CredentialCache
 from admit.carts.fastpath import create_cart
 from admit.carts.routes import PATH as CARTS_PATH
 from admit.carts.routes import router as carts_router
-from admit.carts.service import purge_expired
 from admit.catalog.discounts.routes import router as discounts_router
 from admit.catalog.items.routes import router as categories_items_router
 from admit.catalog.questions.routes import router as questions_router
 from admit.catalog.taxes.routes import router as taxes_router
 from admit.checkin import lane as checkin_lane
-from admit.checkin.exits import exit_all
 from admit.checkin.routes import router as checkin_router
 from admit.config import Settings
 from admit.customers.routes import router as customers_router
-from admit.db import create_database, utcnow
+from admit.db import create_database
 from admit.devices.routes import router as devices_router
 from admit.events.routes import router as events_router
 from admit.giftcards.routes import router as giftcards_router
-from admit.kit import fastlane, periodic
+from admit.jobs.routes import router as jobs_router
+from admit.jobs.runtime import Background
+from admit.kit import fastlane
 from admit.kit.errors import install_error_handlers
 from admit.kit.openapi import install_openapi
-from admit.kit.periodic import PeriodicJob
 from admit.kit.responses import JSONResponse
 from admit.kit.routing import API_PREFIX, mount_routers
 from admit.kit.transaction import SAFE_METHODS
@@ -45,7 +44,6 @@ from admit.seating.routes import router as seats_router
 from admit.subevents.routes import router as subevents_router
 from admit.teams.routes import router as teams_router
 from admit.vouchers.routes import router as vouchers_router
-from admit.waitinglist import auto as waitinglist_auto
 from admit.waitinglist.routes import router as waitinglist_router
 
 # Every API route comes from one of these routers (the access tests enumerate them).
@@ -69,6 +67,7 @@ API_ROUTERS = (
     giftcards_router,
     vouchers_router,
     waitinglist_router,
+    jobs_router,
 )
 
 
@@ -121,20 +120,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         settings.resolved_database_url, pool_size=settings.db_pool_size, echo=settings.sql_echo
     )
 
-    jobs = [
-        PeriodicJob("purge expired cart positions", 60, lambda s: purge_expired(s, utcnow())),
-        PeriodicJob("check out everyone at exit_all_at", 60, exit_all),
-        PeriodicJob(
-            "assign waiting list vouchers",
-            waitinglist_auto.INTERVAL_SECONDS,
-            waitinglist_auto.assign_all,
-        ),
-    ]
+    background = Background.for_settings(settings, database)
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         settle_garbage_collector()
-        async with periodic.running(database, jobs):
+        # Embedded: this process runs the jobs it enqueues and the periodic work. With a
+        # broker, workers run the jobs and ``admit scheduler`` the periodic work.
+        async with background.serving(scheduler=background.embedded):
             yield
         await database.dispose()
 
@@ -153,6 +146,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     app.state.secret_key = settings.resolved_secret_key  # generated into the data dir once
     app.state.db = database
+    app.state.background = background
     app.state.authenticator = authenticate_request
     app.state.credential_cache = CredentialCache(settings.credential_cache_seconds)
 

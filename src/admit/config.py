@@ -30,6 +30,32 @@ class Settings(BaseSettings):
     # How long after a scan the scanning device may annul it.
     checkin_annul_window_minutes: int = Field(default=15, ge=0, le=24 * 60)
 
+    # Background work. Without a broker URL jobs run inside the server process (embedded);
+    # with one, ``admit worker`` processes run them and ``admit scheduler`` the periodic work.
+    # ``redis://`` (from ``broker_url`` or else ``redis_url``) or ``amqp://`` (RabbitMQ).
+    broker_url: str | None = None
+    # How long a claimed job belongs to its worker without a heartbeat (heartbeats come every
+    # third of it); a job whose worker died is run again (or failed) once this has passed.
+    job_lease_seconds: float = Field(default=30.0, gt=0, le=3600)
+    # How often the scheduler reaps expired leases and re-sends waiting jobs nobody took.
+    job_sweep_seconds: float = Field(default=5.0, gt=0, le=3600)
+    # A waiting job handed to the broker this long ago and still not started is sent again.
+    job_redeliver_seconds: float = Field(default=60.0, gt=0, le=24 * 3600)
+    # How long job rows and their result files are kept after the job ended.
+    job_result_hours: float = Field(default=24.0, gt=0, le=24 * 365)
+    # Jobs one embedded server process or one ``admit worker`` runs at once (by default).
+    job_concurrency: int = Field(default=4, ge=1, le=1000)
+    # Where job results and uploads live: a directory under the data dir by default, or
+    # ``s3://bucket/prefix?endpoint_url=…&region=…`` (credentials from the URL's user and
+    # password or the usual AWS_* variables).
+    storage_url: str | None = None
+    # Outgoing mail: ``smtp://user:password@host:587?starttls=true`` or ``smtps://host:465``;
+    # unset keeps mails in the outbox (``admit mail list``).
+    smtp_url: str | None = None
+    mail_from: str = "admit@localhost"
+    # Seconds before the first retry of a mail the server refused temporarily (doubles after).
+    mail_retry_seconds: float = Field(default=60.0, gt=0, le=24 * 3600)
+
     @cached_property
     def resolved_database_url(self) -> str:
         if self.database_url:
@@ -48,6 +74,11 @@ class Settings(BaseSettings):
             path.write_text(secrets.token_urlsafe(48))
             path.chmod(0o600)
         return path.read_text().strip()
+
+    @property
+    def resolved_broker_url(self) -> str | None:
+        """The broker for ``admit worker`` processes; None is the embedded mode."""
+        return self.broker_url or self.redis_url
 
     @property
     def files_dir(self) -> Path:

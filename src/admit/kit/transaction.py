@@ -53,6 +53,17 @@ async def run_after_commit(session: AsyncSession) -> None:
             log.exception("after-commit callback failed")
 
 
+async def commit_and_notify(session: AsyncSession) -> None:
+    """Commits (outside a request) and then runs the after-commit work, such as handing the
+    transaction's jobs to the broker."""
+    try:
+        await commit(session)
+    except BaseException:
+        session.info.pop("after_commit", None)
+        raise
+    await run_after_commit(session)
+
+
 async def db_session(request: Request) -> AsyncIterator[AsyncSession]:
     """Yields the request's session; commits when the handler returned, rolls back on error."""
     writes = request.method not in SAFE_METHODS

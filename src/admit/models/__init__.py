@@ -25,6 +25,7 @@ from admit.models.devices import Device, Gate, device_limit_events
 from admit.models.discounts import Discount, discount_benefit_items, discount_condition_items
 from admit.models.events import Event
 from admit.models.giftcards import GiftCard, GiftCardAcceptance, GiftCardTransaction
+from admit.models.jobs import JOB_STATUSES, Job, PeriodicRun
 from admit.models.mail import OutgoingMail
 from admit.models.orders import (
     Answer,
@@ -51,6 +52,7 @@ from admit.models.vouchers import Voucher
 from admit.models.waitinglist import WaitingListEntry, WaitingListSettings
 
 __all__ = [
+    "JOB_STATUSES",
     "Answer",
     "AutoCheckinRule",
     "CartPosition",
@@ -70,6 +72,7 @@ __all__ = [
     "ItemBundle",
     "ItemCategory",
     "ItemVariation",
+    "Job",
     "Membership",
     "MembershipType",
     "Notification",
@@ -79,6 +82,7 @@ __all__ = [
     "OrderPosition",
     "Organizer",
     "OutgoingMail",
+    "PeriodicRun",
     "Question",
     "QuestionOption",
     "Quota",

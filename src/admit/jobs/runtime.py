@@ -1,0 +1,91 @@
+"""What runs background work in a process: the file store, the job engine and the scheduler.
+
+Embedded mode (no broker URL): the server process hands jobs to itself and runs the
+scheduler. At scale: API processes only hand jobs to the broker, ``admit worker`` processes
+run them, ``admit scheduler`` processes run the periodic work (each task once per period).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import functools
+from collections.abc import AsyncIterator
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from admit.config import Settings
+from admit.db import Database
+from admit.kit import jobrunner
+from admit.kit.jobrunner import JobEngine
+from admit.kit.scheduler import PeriodicTask, Scheduler
+from admit.kit.storage import FileStore, open_store
+
+
+def load_job_kinds() -> None:
+    """Imports every module that registers a job kind (a worker must know them all)."""
+    import admit.jobs.diagnostic
+    import admit.mail.tasks  # noqa: F401
+
+
+def periodic_tasks(settings: Settings, store: FileStore) -> list[PeriodicTask]:
+    from admit.carts.service import purge_expired
+    from admit.checkin.exits import exit_all
+    from admit.mail.tasks import requeue_held_mails
+    from admit.waitinglist import auto as waitinglist_auto
+
+    async def sweep(session: AsyncSession, now: dt.datetime) -> None:
+        await jobrunner.sweep(session, now, settings, store)
+
+    return [
+        PeriodicTask("jobs.sweep", settings.job_sweep_seconds, sweep),
+        PeriodicTask("carts.purge_expired", 60, purge_expired),
+        PeriodicTask("checkin.exit_all", 60, exit_all),
+        PeriodicTask(
+            "waitinglist.assign", waitinglist_auto.INTERVAL_SECONDS, waitinglist_auto.assign_all
+        ),
+        PeriodicTask(
+            "mail.requeue_held", 60, functools.partial(requeue_held_mails, settings=settings)
+        ),
+    ]
+
+
+class Background:
+    """The background parts of one process, built from the settings."""
+
+    def __init__(self, settings: Settings, db: Database, *, broker_url: str | None = None) -> None:
+        load_job_kinds()
+        self.settings = settings
+        self.db = db
+        self.store = open_store(settings.storage_url, settings.files_dir)
+        self.engine = JobEngine(db, self.store, settings, broker_url=broker_url)
+        self.scheduler = Scheduler(
+            db,
+            periodic_tasks(settings, self.store),
+            owner=self.engine.worker,
+            lease_seconds=max(60.0, settings.job_lease_seconds),
+        )
+
+    @classmethod
+    def for_settings(cls, settings: Settings, db: Database) -> Background:
+        return cls(settings, db, broker_url=settings.resolved_broker_url)
+
+    @property
+    def embedded(self) -> bool:
+        return self.engine.embedded
+
+    @contextlib.asynccontextmanager
+    async def serving(self, *, scheduler: bool) -> AsyncIterator[None]:
+        """Hands committed jobs to the broker (and, embedded, runs them here); with
+        ``scheduler``, runs the periodic work too."""
+        await self.engine.start()
+        task = asyncio.create_task(self.scheduler.run_forever()) if scheduler else None
+        try:
+            yield
+        finally:
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+            await self.engine.stop()

@@ -1,0 +1,410 @@
+"""Running jobs: claims with leases, heartbeats, retries, and the sweep that reaps and re-sends.
+
+A worker runs job N only after moving its row from ``waiting`` to ``running`` in one
+conditional update that also sets a lease (``lease_until``); heartbeats extend the lease while
+the handler runs. A job whose worker died keeps a lease that runs out: the sweep puts it back to
+``waiting`` (or ``failed`` once its attempts are used up). Every later write of the worker is
+conditional on still holding the job, so a worker that lost its lease (a long pause) cannot
+overwrite what the job's next run did. The sweep also re-sends ``waiting`` rows that the broker
+never delivered, hands retries to the broker when they are due, and deletes expired results.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import logging
+import os
+import secrets
+import socket
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+from sqlalchemy import and_, bindparam, case, delete, func, or_, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from admit.db import Database, utcnow
+from admit.kit.broker import create_broker
+from admit.kit.jobs import KINDS, JobContext, JobFailed, RetryLater, attach_dispatcher
+from admit.kit.storage import FileStore
+from admit.kit.transaction import commit_and_notify
+from admit.models import Job
+
+log = logging.getLogger("admit.jobs")
+
+TASK_NAME = "admit.run_job"
+# Unexpected errors are retried after 10 s, 20 s, 40 s ... (bounded by the kind's attempts).
+ERROR_BACKOFF_SECONDS = 10.0
+SWEEP_BATCH = 5000
+
+
+def worker_name() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
+
+
+_CLAIM = (
+    update(Job)
+    .where(
+        Job.id == bindparam("job_id"),
+        Job.status == "waiting",
+        Job.run_after <= bindparam("now"),
+    )
+    .values(
+        status="running",
+        worker=bindparam("worker"),
+        lease_until=bindparam("lease_until"),
+        attempts=Job.attempts + 1,
+        started=bindparam("now"),
+        message=None,
+    )
+    .returning(
+        Job.id,
+        Job.uuid,
+        Job.kind,
+        Job.input,
+        Job.attempts,
+        Job.max_attempts,
+        Job.organizer_id,
+        Job.event_id,
+        Job.owner_kind,
+        Job.owner_id,
+    )
+)
+
+
+def _held(job_id: int, worker: str) -> Any:
+    return and_(Job.id == job_id, Job.worker == worker, Job.status == "running")
+
+
+class JobEngine:
+    """A process's side of the job system: hands ids to the broker and, in a worker (or the
+    embedded server), runs them."""
+
+    def __init__(
+        self,
+        db: Database,
+        store: FileStore,
+        settings: Any,
+        *,
+        broker_url: str | None = None,
+        concurrency: int | None = None,
+    ) -> None:
+        self.db = db
+        self.store = store
+        self.settings = settings
+        self.lease = float(settings.job_lease_seconds)
+        self.concurrency = concurrency or settings.job_concurrency
+        self.embedded = broker_url is None
+        self.broker = create_broker(broker_url, lease_seconds=self.lease, prefetch=self.concurrency)
+
+        async def run_job(job_id: int) -> None:
+            async with self._gate:
+                await self.run(job_id)
+
+        self.task = self.broker.register_task(run_job, task_name=TASK_NAME)
+        self.worker = worker_name()
+        self._gate = asyncio.Semaphore(self.concurrency)
+        self._started = False
+        self.ran = 0
+
+    # -- producing ---------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Connects to the broker and makes committed jobs of this database go to it."""
+        if self._started:
+            return
+        await self.broker.startup()
+        attach_dispatcher(self.db, self.dispatch)
+        self._started = True
+
+    async def stop(self) -> None:
+        if not self._started:
+            return
+        attach_dispatcher(self.db, None)
+        self._started = False
+        if self.embedded:
+            await self.broker.wait_all()  # type: ignore[attr-defined]
+        await self.broker.shutdown()
+
+    async def dispatch(self, ids: list[int]) -> None:
+        for job_id in ids:
+            await self.task.kiq(job_id)
+
+    # -- consuming ---------------------------------------------------------------------------
+
+    async def work(self) -> None:
+        """Runs jobs from the broker until cancelled (``admit worker``)."""
+        from taskiq.api import run_receiver_task
+
+        self.broker.is_worker_process = True
+        await self.start()
+        try:
+            await run_receiver_task(
+                self.broker, max_async_tasks=self.concurrency, propagate_exceptions=False
+            )
+        finally:
+            await self.stop()
+
+    async def run(self, job_id: int) -> bool:
+        """Claims and runs one job; False when it was not to be had (taken, done, not due)."""
+        now = utcnow()
+        async with self.db.sessionmaker() as session:
+            row = (
+                await session.execute(
+                    _CLAIM,
+                    {
+                        "job_id": job_id,
+                        "now": now,
+                        "worker": self.worker,
+                        "lease_until": now + dt.timedelta(seconds=self.lease),
+                    },
+                )
+            ).one_or_none()
+            await session.commit()
+        if row is None:
+            return False
+        self.ran += 1
+        kind = KINDS.get(row.kind)
+        if kind is None:
+            await self._end(job_id, status="failed", message=f"Unknown job kind {row.kind!r}.")
+            return True
+        context = JobContext(
+            id=row.id,
+            uuid=row.uuid,
+            kind=row.kind,
+            input=row.input or {},
+            attempt=row.attempts,
+            organizer_id=row.organizer_id,
+            event_id=row.event_id,
+            owner_kind=row.owner_kind,
+            owner_id=row.owner_id,
+            db=self.db,
+            store=self.store,
+            settings=self.settings,
+            report=_ProgressReporter(self, job_id),
+        )
+        handler = asyncio.ensure_future(kind.handler(context))
+        try:
+            async with self._heartbeat(job_id, handler):
+                message = await handler
+        except asyncio.CancelledError:
+            if handler.cancelled() and not _current_task_cancelling():
+                log.warning("job %s (%s): lease lost, stopped", job_id, row.kind)
+                await self._discard_result(context)
+                return True
+            raise
+        except RetryLater as exc:
+            await self._retry(job_id, row, str(exc), exc.delay, context)
+        except JobFailed as exc:
+            await self._end(job_id, status="failed", message=str(exc), context=context)
+        except Exception as exc:
+            log.exception("job %s (%s) failed", job_id, row.kind)
+            delay = ERROR_BACKOFF_SECONDS * 2 ** (row.attempts - 1)
+            text = f"The job failed unexpectedly ({type(exc).__name__})."
+            await self._retry(job_id, row, text, delay, context)
+        else:
+            await self._end(job_id, status="finished", message=message, context=context)
+        return True
+
+    @contextlib.asynccontextmanager
+    async def _heartbeat(self, job_id: int, handler: asyncio.Future[Any]) -> AsyncIterator[None]:
+        async def beat() -> None:
+            while True:
+                await asyncio.sleep(self.lease / 3)
+                if not await self._extend(job_id):
+                    handler.cancel()  # someone else has the job now: stop its side effects
+                    return
+
+        task = asyncio.create_task(beat())
+        try:
+            yield
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    async def _extend(self, job_id: int, **values: Any) -> bool:
+        lease = utcnow() + dt.timedelta(seconds=self.lease)
+        statement = (
+            update(Job).where(_held(job_id, self.worker)).values(lease_until=lease, **values)
+        )
+        try:
+            async with self.db.sessionmaker() as session:
+                result = await session.execute(statement)
+                await session.commit()
+        except Exception:
+            log.warning("job %s: heartbeat failed", job_id, exc_info=True)
+            return True  # the database may be back before the lease runs out
+        return result.rowcount == 1  # type: ignore[attr-defined]
+
+    async def _retry(
+        self, job_id: int, row: Any, message: str, delay: float, context: JobContext
+    ) -> None:
+        if row.attempts >= row.max_attempts:
+            await self._end(job_id, status="failed", message=message, context=context)
+            return
+        await self._discard_result(context)
+        values = {
+            "status": "waiting",
+            "message": message,
+            "worker": None,
+            "lease_until": None,
+            "run_after": utcnow() + dt.timedelta(seconds=delay),
+            "enqueued_at": None,  # the sweep hands it to the broker when it is due
+        }
+        await self._write(job_id, values)
+
+    async def _end(
+        self, job_id: int, *, status: str, message: str | None, context: JobContext | None = None
+    ) -> None:
+        now = utcnow()
+        result = context.result if context and status == "finished" else {}
+        if context and status != "finished":
+            await self._discard_result(context)
+        keep = KINDS[context.kind].keep_hours if context else None
+        hours = keep if keep is not None else self.settings.job_result_hours
+        values = {
+            "status": status,
+            "message": message,
+            "percentage": 100 if status == "finished" else None,
+            "finished": now,
+            "expires": now + dt.timedelta(hours=hours),
+            "lease_until": None,
+            "result_key": result.get("key"),
+            "result_name": result.get("name"),
+            "result_type": result.get("type"),
+            "result_size": await self.store.size(result["key"]) if result else None,
+        }
+        if not await self._write(job_id, values) and result:
+            await self.store.delete(result["key"])  # the job's next run owns the outcome
+
+    async def _write(self, job_id: int, values: dict[str, Any]) -> bool:
+        async with self.db.sessionmaker() as session:
+            result = await session.execute(update(Job).where(_held(job_id, self.worker)), values)
+            await session.commit()
+        held = result.rowcount == 1  # type: ignore[attr-defined]
+        if not held:
+            log.warning("job %s: lease lost before it ended; its next run decides", job_id)
+        return held
+
+    async def _discard_result(self, context: JobContext) -> None:
+        if context.result.get("key"):
+            await self.store.delete(context.result["key"])
+            context.result.clear()
+
+
+def _current_task_cancelling() -> bool:
+    task = asyncio.current_task()
+    return bool(task and task.cancelling())
+
+
+class _ProgressReporter:
+    """Writes a job's percentage at most once a second (each write extends the lease)."""
+
+    def __init__(self, engine: JobEngine, job_id: int) -> None:
+        self.engine = engine
+        self.job_id = job_id
+        self.last = 0.0
+
+    async def __call__(self, percentage: int) -> None:
+        now = time.monotonic()
+        if now - self.last < 1.0 and percentage < 100:
+            return
+        self.last = now
+        await self.engine._extend(self.job_id, percentage=percentage)
+
+
+# -- the sweep (a periodic task of the scheduler) -----------------------------------------------
+
+
+async def sweep(
+    session: AsyncSession, now: dt.datetime, settings: Any, store: FileStore
+) -> dict[str, int]:
+    """Reaps jobs whose lease ran out, hands due and undelivered waiting jobs to the broker
+    (after the commit), deletes expired results, and logs the jobs per status."""
+    expired_lease = and_(Job.status == "running", Job.lease_until < now)
+    used_up = Job.attempts >= Job.max_attempts
+    keep = dt.timedelta(hours=settings.job_result_hours)
+    reaped = (
+        await session.execute(
+            update(Job)
+            .where(expired_lease)
+            .values(
+                status=case((used_up, "failed"), else_="waiting"),
+                message=case(
+                    (used_up, "The worker running this job stopped; no attempts are left."),
+                    else_="The worker running this job stopped; it runs again.",
+                ),
+                finished=case((used_up, now), else_=None),
+                expires=case((used_up, now + keep), else_=None),
+                worker=None,
+                lease_until=None,
+                run_after=now,
+                enqueued_at=None,
+            )
+            .returning(Job.id, Job.status)
+            .execution_options(synchronize_session=False)
+        )
+    ).all()
+    for job_id, status in reaped:
+        log.warning("job %s: its worker stopped (lease expired); now %s", job_id, status)
+
+    redeliver = now - dt.timedelta(seconds=settings.job_redeliver_seconds)
+    due = (
+        (
+            await session.execute(
+                select(Job.id)
+                .where(
+                    Job.status == "waiting",
+                    Job.run_after <= now,
+                    or_(Job.enqueued_at.is_(None), Job.enqueued_at < redeliver),
+                )
+                .order_by(Job.id)
+                .limit(SWEEP_BATCH)
+            )
+        )
+        .scalars()
+        .all()
+    )
+    if due:
+        from admit.kit.jobs import _kick_after_commit
+
+        await session.execute(
+            update(Job).where(Job.id.in_(due)).values(enqueued_at=now),
+            execution_options={"synchronize_session": False},
+        )
+        for job_id in due:
+            _kick_after_commit(session, job_id)
+
+    gone = (
+        await session.execute(
+            select(Job.id, Job.result_key).where(Job.expires < now).limit(SWEEP_BATCH)
+        )
+    ).all()
+    for _job_id, key in gone:
+        if key:
+            await store.delete(key)
+    if gone:
+        await session.execute(delete(Job).where(Job.id.in_([g[0] for g in gone])))
+
+    counts = dict(
+        (await session.execute(select(Job.status, func.count()).group_by(Job.status))).all()
+    )
+    log.info(
+        "jobs: %s; reaped %d, sent %d, deleted %d",
+        ", ".join(f"{s} {counts.get(s, 0)}" for s in ("waiting", "running", "finished", "failed")),
+        len(reaped),
+        len(due),
+        len(gone),
+    )
+    return {"reaped": len(reaped), "sent": len(due), "deleted": len(gone), **counts}
+
+
+async def run_in_session(db: Database, work: Callable[[AsyncSession], Awaitable[Any]]) -> Any:
+    """Runs ``work`` in a transaction of its own and, after the commit, what it registered."""
+    async with db.sessionmaker() as session:
+        result = await work(session)
+        await commit_and_notify(session)
+        return result
