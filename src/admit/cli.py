@@ -12,12 +12,14 @@ import typer
 from rich.console import Console
 
 from admit.config import Settings
+from admit.jobs.cli import jobs_app
 
 T = TypeVar("T")
 
 app = typer.Typer(help="Admit ticketing server.", no_args_is_help=True, add_completion=False)
 organizer_app = typer.Typer(help="Manage organizers.", no_args_is_help=True)
 app.add_typer(organizer_app, name="organizer")
+app.add_typer(jobs_app, name="jobs")
 console = Console(stderr=True)
 
 
@@ -55,6 +57,26 @@ def serve(
     from admit.serving import serve as run_server
 
     run_server(host, port, workers)
+
+
+@app.command()
+def worker(
+    concurrency: Annotated[
+        int | None, typer.Option(help="Jobs run at once (default ADMIT_JOB_CONCURRENCY).")
+    ] = None,
+) -> None:
+    """Run background jobs from the broker (ADMIT_REDIS_URL or ADMIT_BROKER_URL)."""
+    from admit.jobs.cli import worker as run_worker
+
+    run_worker(concurrency)
+
+
+@app.command()
+def scheduler() -> None:
+    """Run the periodic work (each task once per period, however many schedulers run)."""
+    from admit.jobs.cli import scheduler as run_scheduler
+
+    run_scheduler()
 
 
 @app.command()

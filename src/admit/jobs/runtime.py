@@ -54,12 +54,21 @@ def periodic_tasks(settings: Settings, store: FileStore) -> list[PeriodicTask]:
 class Background:
     """The background parts of one process, built from the settings."""
 
-    def __init__(self, settings: Settings, db: Database, *, broker_url: str | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        db: Database,
+        *,
+        broker_url: str | None = None,
+        concurrency: int | None = None,
+    ) -> None:
         load_job_kinds()
         self.settings = settings
         self.db = db
         self.store = open_store(settings.storage_url, settings.files_dir)
-        self.engine = JobEngine(db, self.store, settings, broker_url=broker_url)
+        self.engine = JobEngine(
+            db, self.store, settings, broker_url=broker_url, concurrency=concurrency
+        )
         self.scheduler = Scheduler(
             db,
             periodic_tasks(settings, self.store),

@@ -190,10 +190,22 @@ class JobEngine:
             async with self._heartbeat(job_id, handler):
                 message = await handler
         except asyncio.CancelledError:
+            await self._discard_result(context)
             if handler.cancelled() and not _current_task_cancelling():
                 log.warning("job %s (%s): lease lost, stopped", job_id, row.kind)
-                await self._discard_result(context)
                 return True
+            # This process is stopping: the job goes back for another worker at once.
+            await self._write(
+                job_id,
+                {
+                    "status": "waiting",
+                    "attempts": Job.attempts - 1,
+                    "worker": None,
+                    "lease_until": None,
+                    "enqueued_at": None,
+                    "message": "Its worker stopped; it runs again.",
+                },
+            )
             raise
         except RetryLater as exc:
             await self._retry(job_id, row, str(exc), exc.delay, context)
@@ -282,7 +294,9 @@ class JobEngine:
 
     async def _write(self, job_id: int, values: dict[str, Any]) -> bool:
         async with self.db.sessionmaker() as session:
-            result = await session.execute(update(Job).where(_held(job_id, self.worker)), values)
+            result = await session.execute(
+                update(Job).where(_held(job_id, self.worker)).values(**values)
+            )
             await session.commit()
         held = result.rowcount == 1  # type: ignore[attr-defined]
         if not held:
