@@ -34,6 +34,9 @@ class Settings(BaseSettings):
     # with one, ``admit worker`` processes run them and ``admit scheduler`` the periodic work.
     # ``redis://`` (from ``broker_url`` or else ``redis_url``) or ``amqp://`` (RabbitMQ).
     broker_url: str | None = None
+    # The broker's queue (Redis stream / RabbitMQ queue): installations sharing a broker
+    # need one each.
+    job_queue: str = Field(default="admit-jobs", min_length=1, max_length=100)
     # How long a claimed job belongs to its worker without a heartbeat (heartbeats come every
     # third of it); a job whose worker died is run again (or failed) once this has passed.
     job_lease_seconds: float = Field(default=30.0, gt=0, le=3600)

@@ -245,7 +245,10 @@ async def test_retry_later_and_unexpected_errors_are_bounded(clean_app, backgrou
     assert (job.status, job.attempts, job.message) == ("failed", 3, "try later (3)")
 
     job_id, _ = await start_job(clean_app, "test.flaky", {"crash": True})
-    while (job := await job_row(clean_app, job_id)).message is None:
+    for _ in range(500):  # until its first run ended
+        job = await job_row(clean_app, job_id)
+        if job.message is not None:
+            break
         await asyncio.sleep(0.02)
     assert job.status == "waiting"
     assert job.run_after > utcnow() + dt.timedelta(seconds=5)  # backs off

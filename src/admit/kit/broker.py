@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from taskiq import AsyncBroker, InMemoryBroker
 
-QUEUE = "admit-jobs"
 
-
-def create_broker(url: str | None, *, lease_seconds: float, prefetch: int) -> AsyncBroker:
+def create_broker(
+    url: str | None, *, queue: str, lease_seconds: float, prefetch: int
+) -> AsyncBroker:
     """``None``: jobs run in this process. ``redis://`` / ``rediss://``: a Redis stream with
     a consumer group. ``amqp://`` / ``amqps://``: a durable RabbitMQ queue."""
     if url is None:
@@ -23,8 +23,10 @@ def create_broker(url: str | None, *, lease_seconds: float, prefetch: int) -> As
 
         return RedisStreamBroker(
             url,
-            queue_name=QUEUE,
-            consumer_group_name="admit-workers",
+            queue_name=queue,
+            consumer_group_name=f"{queue}-workers",
+            # A group made after jobs were sent still gets them (the stream is bounded).
+            consumer_id="0",
             # Messages of a dead worker go to another one after this (ms); the job's own
             # lease decides whether it runs again.
             idle_timeout=int(max(lease_seconds * 2, 10) * 1000),
@@ -42,7 +44,7 @@ def create_broker(url: str | None, *, lease_seconds: float, prefetch: int) -> As
         return AioPikaBroker(
             url,
             qos=prefetch,
-            exchange=Exchange(name="admit"),
-            task_queues=[Queue(name=QUEUE)],
+            exchange=Exchange(name=queue),
+            task_queues=[Queue(name=queue)],
         )
     raise ValueError("the broker URL must start with redis://, rediss:// or amqp://")

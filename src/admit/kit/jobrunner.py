@@ -97,7 +97,12 @@ class JobEngine:
         self.lease = float(settings.job_lease_seconds)
         self.concurrency = concurrency or settings.job_concurrency
         self.embedded = broker_url is None
-        self.broker = create_broker(broker_url, lease_seconds=self.lease, prefetch=self.concurrency)
+        self.broker = create_broker(
+            broker_url,
+            queue=settings.job_queue,
+            lease_seconds=self.lease,
+            prefetch=self.concurrency,
+        )
 
         async def run_job(job_id: int) -> None:
             async with self._gate:

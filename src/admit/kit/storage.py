@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import os
 import re
+import stat
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -67,7 +68,8 @@ class LocalFileStore:
     async def writer(self, key: str) -> AsyncIterator[BinaryIO]:
         path = self._path(key)
         path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_name(f".{path.name}.{uuid.uuid4().hex}.partial")
+        # Shortened name: a partial must fit the file system's name limit as the key does.
+        partial = path.with_name(f".{path.name[:64]}.{uuid.uuid4().hex}.partial")
         handle = partial.open("wb")
         try:
             yield handle
@@ -83,20 +85,23 @@ class LocalFileStore:
         path = self._path(key)
         try:
             handle = path.open("rb")
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
             raise StoredFileMissing(key) from None
         with handle:
             while chunk := await asyncio.to_thread(handle.read, CHUNK_SIZE):
                 yield chunk
 
     async def size(self, key: str) -> int | None:
+        # A directory (from keys beneath this one) or a file in the path is no file here.
         try:
-            return self._path(key).stat().st_size
-        except FileNotFoundError:
+            status = self._path(key).stat()
+        except (FileNotFoundError, NotADirectoryError):
             return None
+        return status.st_size if stat.S_ISREG(status.st_mode) else None
 
     async def delete(self, key: str) -> None:
-        self._path(key).unlink(missing_ok=True)
+        with contextlib.suppress(FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            self._path(key).unlink()
 
 
 def open_store(storage_url: str | None, files_dir: Path) -> FileStore:

@@ -95,9 +95,7 @@ class S3FileStore:
         """Streams the object; a missing one raises StoredFileMissing before the first chunk."""
         name = self._key(key)
         try:
-            response = await asyncio.to_thread(
-                self.client.get_object, Bucket=self.bucket, Key=name
-            )
+            response = await asyncio.to_thread(self.client.get_object, Bucket=self.bucket, Key=name)
         except ClientError as error:
             if _is_missing(error):
                 raise StoredFileMissing(key) from None

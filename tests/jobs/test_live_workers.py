@@ -1,0 +1,91 @@
+"""Acceptance on real processes: a job survives ``kill -9`` of its worker, and two schedulers
+on one database run each periodic task once per period."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+
+from admit.kit.jobs import enqueue
+from admit.kit.transaction import commit_and_notify
+from tests.jobs.conftest import LiveJobs
+
+
+async def _enqueue(live: LiveJobs, kind: str, input: dict) -> int:
+    async with live.db.sessionmaker() as session:
+        job_id, _ = await enqueue(session, kind, input)
+        await commit_and_notify(session)
+    return job_id
+
+
+async def _wait(live: LiveJobs, job_id: int, statuses: tuple[str, ...], seconds: float = 30):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        async with live.db.sessionmaker() as session:
+            from admit.models import Job
+
+            job = await session.get(Job, job_id)
+        if job is not None and job.status in statuses:
+            return job
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"job {job_id} not {statuses} within {seconds} s: {job.status}")
+
+
+async def test_a_job_survives_kill_9_of_its_worker(live_jobs: LiveJobs):
+    live = live_jobs
+    first = live.processes.start("worker", "--concurrency", "2", name="worker-1")
+    live.processes.start("scheduler", name="scheduler")
+    job_id = await _enqueue(live, "noop", {"seconds": 3})
+    job = await _wait(live, job_id, ("running",))
+    doomed = job.worker
+    live.processes.kill(first)  # mid-run: no chance to give the job back
+    live.processes.start("worker", name="worker-2")
+    job = await _wait(live, job_id, ("finished", "failed"), seconds=40)
+    assert job.status == "finished", job.message
+    assert job.attempts == 2 and job.worker != doomed
+    assert f"job {job_id}: its worker stopped" in live.processes.log("scheduler")
+
+    # A job whose every worker dies ends failed with a message, never running for ever.
+    async with live.db.sessionmaker() as session:
+        from sqlalchemy import update
+
+        from admit.models import Job
+
+        victim = await _enqueue(live, "noop", {"seconds": 30})
+        await session.execute(update(Job).where(Job.id == victim).values(max_attempts=1))
+        await session.commit()
+    job = await _wait(live, victim, ("running",))
+    survivor = next(p for p in live.processes.started if p.args[-1:] == ["worker"])
+    live.processes.kill(survivor)
+    job = await _wait(live, victim, ("finished", "failed"), seconds=40)
+    assert job.status == "failed" and "no attempts are left" in job.message
+
+
+async def test_many_jobs_are_shared_by_two_workers(live_jobs: LiveJobs):
+    live = live_jobs
+    live.processes.start("worker", name="worker-a")
+    live.processes.start("worker", name="worker-b")
+    ids = [await _enqueue(live, "noop", {"seconds": 0.3}) for _ in range(20)]
+    jobs = [await _wait(live, i, ("finished",)) for i in ids]
+    workers = {j.worker for j in jobs}
+    assert len(workers) == 2, workers  # both took part
+    assert all(j.attempts == 1 for j in jobs)
+
+
+async def test_two_schedulers_run_a_periodic_task_once_per_period(live_jobs: LiveJobs):
+    live = live_jobs
+    live.processes.start("scheduler", name="scheduler-a")
+    live.processes.start("scheduler", name="scheduler-b")
+    await asyncio.sleep(6)
+    live.processes.stop_all()
+    pattern = re.compile(r"periodic task jobs\.sweep ran for period (\d+) on (\S+)")
+    runs = [
+        m
+        for name in ("scheduler-a", "scheduler-b")
+        for m in pattern.findall(live.processes.log(name))
+    ]
+    periods = [int(p) for p, _ in runs]
+    assert len(periods) >= 6, runs  # sweeps every 0.5 s
+    assert len(set(periods)) == len(periods), "a period ran twice"
+    assert len({owner for _, owner in runs}) == 2, "both schedulers took part"

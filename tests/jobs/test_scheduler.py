@@ -1,0 +1,89 @@
+"""Periodic work runs once per period however many schedulers run, and a scheduler that dies
+mid-task hands the period on."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+
+from sqlalchemy import select, update
+
+from admit.kit.scheduler import PeriodicTask, Scheduler
+from admit.models import PeriodicRun
+
+T0 = dt.datetime(2030, 1, 1, 12, 0, 0, tzinfo=dt.UTC)
+
+
+def _recorder():
+    calls: list[dt.datetime] = []
+
+    async def run(session, now):
+        calls.append(now)
+
+    return calls, run
+
+
+async def test_two_schedulers_run_each_period_once(clean_app):
+    calls, run = _recorder()
+    tasks = [PeriodicTask("test.every_10s", 10, run)]
+    one = Scheduler(clean_app.state.db, tasks, "one")
+    two = Scheduler(clean_app.state.db, tasks, "two")
+    await one._ensure_rows()
+    await two._ensure_rows()
+    ran = []
+    for second in range(0, 60, 2):  # both look every 2 s for a minute: 6 periods
+        now = T0 + dt.timedelta(seconds=second)
+        ran += await asyncio.gather(one.tick(now), two.tick(now))
+    assert len(calls) == 6
+    assert [c.second for c in calls] == [0, 10, 20, 30, 40, 50]
+    assert sum(len(r) for r in ran) == 6
+    async with clean_app.state.db.sessionmaker() as session:
+        row = await session.get(PeriodicRun, "test.every_10s")
+    assert (row.runs, row.running, row.last_error) == (6, False, None)
+
+
+async def test_a_dead_schedulers_period_is_taken_over_after_its_lease(clean_app):
+    calls, run = _recorder()
+    tasks = [PeriodicTask("test.minutely", 60, run)]
+    dead = Scheduler(clean_app.state.db, tasks, "dead", lease_seconds=30)
+    alive = Scheduler(clean_app.state.db, tasks, "alive", lease_seconds=30)
+    await dead._ensure_rows()
+    assert await dead._claim(tasks[0], T0)  # claims the period, then dies before running it
+    assert await alive.tick(T0 + dt.timedelta(seconds=10)) == []  # its lease still holds
+    assert await alive.tick(T0 + dt.timedelta(seconds=31)) == ["test.minutely"]
+    assert len(calls) == 1
+    assert await alive.tick(T0 + dt.timedelta(seconds=50)) == []  # done for this period
+    async with clean_app.state.db.sessionmaker() as session:
+        row = await session.get(PeriodicRun, "test.minutely")
+    assert (row.owner, row.running, row.runs) == ("alive", False, 1)
+
+
+async def test_a_failing_task_is_recorded_and_does_not_stop_the_others(clean_app):
+    calls, run = _recorder()
+
+    async def broken(session, now):
+        raise ValueError("no")
+
+    tasks = [PeriodicTask("test.broken", 60, broken), PeriodicTask("test.fine", 60, run)]
+    scheduler = Scheduler(clean_app.state.db, tasks, "solo")
+    await scheduler._ensure_rows()
+    assert await scheduler.tick(T0) == ["test.broken", "test.fine"]
+    assert len(calls) == 1
+    async with clean_app.state.db.sessionmaker() as session:
+        rows = {r.name: r for r in (await session.execute(select(PeriodicRun))).scalars()}
+    assert rows["test.broken"].last_error == "ValueError: no"
+    assert rows["test.broken"].running is False
+
+
+async def test_the_server_schedule_covers_the_existing_housekeeping(clean_app):
+    names = [t.name for t in clean_app.state.background.scheduler.tasks]
+    assert names[0] == "jobs.sweep"
+    assert {"carts.purge_expired", "checkin.exit_all", "waitinglist.assign"} <= set(names)
+    scheduler = clean_app.state.background.scheduler
+    await scheduler._ensure_rows()
+    assert set(await scheduler.tick()) == set(names)  # each runs cleanly on an empty database
+    async with clean_app.state.db.sessionmaker() as session:
+        errors = (await session.execute(select(PeriodicRun.last_error))).scalars().all()
+        await session.execute(update(PeriodicRun).values(period=0))
+        await session.commit()
+    assert set(errors) == {None}
