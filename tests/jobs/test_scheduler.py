@@ -4,6 +4,7 @@ mid-task hands the period on."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 
 from sqlalchemy import select, update
@@ -87,3 +88,22 @@ async def test_the_server_schedule_covers_the_existing_housekeeping(clean_app):
         await session.execute(update(PeriodicRun).values(period=0))
         await session.commit()
     assert set(errors) == {None}
+
+
+async def test_run_forever_keeps_running_failing_tasks_and_stops_cleanly(clean_app):
+    runs: list[int] = []
+
+    async def failing(session, now):
+        runs.append(1)
+        raise RuntimeError("boom")
+
+    scheduler = Scheduler(clean_app.state.db, [PeriodicTask("test.fast", 0.05, failing)], "solo")
+    task = asyncio.create_task(scheduler.run_forever())
+    await asyncio.sleep(0.6)
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    done = len(runs)
+    assert done >= 3
+    await asyncio.sleep(0.15)
+    assert len(runs) == done  # stopped with the task

@@ -105,13 +105,19 @@ class JobEngine:
         )
 
         async def run_job(job_id: int) -> None:
-            async with self._gate:
-                await self.run(job_id)
+            task = asyncio.current_task()
+            self._running.add(task)  # type: ignore[arg-type]
+            try:
+                async with self._gate:
+                    await self.run(job_id)
+            finally:
+                self._running.discard(task)  # type: ignore[arg-type]
 
         self.task = self.broker.register_task(run_job, task_name=TASK_NAME)
         self.worker = worker_name()
         self._gate = asyncio.Semaphore(self.concurrency)
         self._started = False
+        self._running: set[asyncio.Task[Any]] = set()
         self.ran = 0
 
     # -- producing ---------------------------------------------------------------------------
@@ -129,8 +135,12 @@ class JobEngine:
             return
         attach_dispatcher(self.db, None)
         self._started = False
-        if self.embedded:
-            await self.broker.wait_all()  # type: ignore[attr-defined]
+        # Jobs still running here go back to waiting at once (see run()), for another
+        # process or this one's restart, instead of holding up the shutdown.
+        running = list(self._running)
+        for task in running:
+            task.cancel()
+        await asyncio.gather(*running, return_exceptions=True)
         await self.broker.shutdown()
 
     async def dispatch(self, ids: list[int]) -> None:
