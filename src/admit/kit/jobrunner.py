@@ -38,6 +38,8 @@ TASK_NAME = "admit.run_job"
 # Unexpected errors are retried after 10 s, 20 s, 40 s ... (bounded by the kind's attempts).
 ERROR_BACKOFF_SECONDS = 10.0
 SWEEP_BATCH = 5000
+# Job ids per broker message: thousands of jobs enqueued together cost hundreds of messages.
+MESSAGE_BATCH = 20
 
 
 def worker_name() -> str:
@@ -104,20 +106,18 @@ class JobEngine:
             prefetch=self.concurrency,
         )
 
-        async def run_job(job_id: int) -> None:
-            task = asyncio.current_task()
-            self._running.add(task)  # type: ignore[arg-type]
-            try:
-                async with self._gate:
-                    await self.run(job_id)
-            finally:
-                self._running.discard(task)  # type: ignore[arg-type]
+        async def run_jobs(ids: list[int]) -> None:
+            await asyncio.gather(*(self._run_gated(job_id) for job_id in ids))
 
-        self.task = self.broker.register_task(run_job, task_name=TASK_NAME)
+        self.task = self.broker.register_task(run_jobs, task_name=TASK_NAME)
         self.worker = worker_name()
+        self._state_engine = (
+            db.engine if db.is_sqlite else db.engine.execution_options(isolation_level="AUTOCOMMIT")
+        )
         self._gate = asyncio.Semaphore(self.concurrency)
         self._started = False
         self._running: set[asyncio.Task[Any]] = set()
+        self._sending: set[asyncio.Task[Any]] = set()
         self.ran = 0
 
     # -- producing ---------------------------------------------------------------------------
@@ -135,6 +135,7 @@ class JobEngine:
             return
         attach_dispatcher(self.db, None)
         self._started = False
+        await asyncio.gather(*self._sending, return_exceptions=True)
         # Jobs still running here go back to waiting at once (see run()), for another
         # process or this one's restart, instead of holding up the shutdown.
         running = list(self._running)
@@ -144,8 +145,30 @@ class JobEngine:
         await self.broker.shutdown()
 
     async def dispatch(self, ids: list[int]) -> None:
-        for job_id in ids:
-            await self.task.kiq(job_id)
+        """Hands committed jobs to the broker in the background: the request that enqueued
+        them does not wait for the broker (a hand-off that fails is redone by the sweep)."""
+        task = asyncio.create_task(self.send(ids))
+        self._sending.add(task)
+        task.add_done_callback(self._sending.discard)
+
+    async def send(self, ids: list[int]) -> None:
+        """One message per batch of ids; a worker runs a batch's jobs side by side."""
+        try:
+            for start in range(0, len(ids), MESSAGE_BATCH):
+                await self.task.kiq(ids[start : start + MESSAGE_BATCH])
+        except Exception:
+            log.warning("jobs %s: hand-off to the broker failed; the sweep retries", ids[:10])
+
+    async def _run_gated(self, job_id: int) -> None:
+        task = asyncio.current_task()
+        self._running.add(task)  # type: ignore[arg-type]
+        try:
+            async with self._gate:
+                await self.run(job_id)
+        except Exception:
+            log.exception("job %s: could not be run", job_id)
+        finally:
+            self._running.discard(task)  # type: ignore[arg-type]
 
     # -- consuming ---------------------------------------------------------------------------
 
@@ -165,19 +188,13 @@ class JobEngine:
     async def run(self, job_id: int) -> bool:
         """Claims and runs one job; False when it was not to be had (taken, done, not due)."""
         now = utcnow()
-        async with self.db.sessionmaker() as session:
-            row = (
-                await session.execute(
-                    _CLAIM,
-                    {
-                        "job_id": job_id,
-                        "now": now,
-                        "worker": self.worker,
-                        "lease_until": now + dt.timedelta(seconds=self.lease),
-                    },
-                )
-            ).one_or_none()
-            await session.commit()
+        params = {
+            "job_id": job_id,
+            "now": now,
+            "worker": self.worker,
+            "lease_until": now + dt.timedelta(seconds=self.lease),
+        }
+        row = (await self._state(_CLAIM, params)).one_or_none()
         if row is None:
             return False
         self.ran += 1
@@ -258,9 +275,7 @@ class JobEngine:
             update(Job).where(_held(job_id, self.worker)).values(lease_until=lease, **values)
         )
         try:
-            async with self.db.sessionmaker() as session:
-                result = await session.execute(statement)
-                await session.commit()
+            result = await self._state(statement)
         except Exception:
             log.warning("job %s: heartbeat failed", job_id, exc_info=True)
             return True  # the database may be back before the lease runs out
@@ -308,20 +323,36 @@ class JobEngine:
             await self.store.delete(result["key"])  # the job's next run owns the outcome
 
     async def _write(self, job_id: int, values: dict[str, Any]) -> bool:
-        async with self.db.sessionmaker() as session:
-            result = await session.execute(
-                update(Job).where(_held(job_id, self.worker)).values(**values)
-            )
-            await session.commit()
+        result = await self._state(update(Job).where(_held(job_id, self.worker)).values(**values))
         held = result.rowcount == 1  # type: ignore[attr-defined]
         if not held:
             log.warning("job %s: lease lost before it ended; its next run decides", job_id)
         return held
 
+    async def _state(self, statement: Any, params: dict[str, Any] | None = None) -> Any:
+        """One statement on a job row, committed at once: every state change is a single
+        conditional update, so PostgreSQL runs it without BEGIN and COMMIT round trips."""
+        async with self._state_engine.begin() as conn:
+            result = await conn.execute(statement, params or {})
+            if statement.is_update and getattr(statement, "_returning", None):
+                return _Rows(result.all(), result.rowcount)
+            return result
+
     async def _discard_result(self, context: JobContext) -> None:
         if context.result.get("key"):
             await self.store.delete(context.result["key"])
             context.result.clear()
+
+
+class _Rows:
+    """The rows of a RETURNING statement, read before its connection went back to the pool."""
+
+    def __init__(self, rows: list[Any], rowcount: int) -> None:
+        self.rows = rows
+        self.rowcount = rowcount
+
+    def one_or_none(self) -> Any:
+        return self.rows[0] if self.rows else None
 
 
 def _current_task_cancelling() -> bool:
