@@ -13,6 +13,7 @@ from rich.console import Console
 
 from admit.config import Settings
 from admit.jobs.cli import jobs_app
+from admit.mail.cli import mail_app
 
 T = TypeVar("T")
 
@@ -20,6 +21,7 @@ app = typer.Typer(help="Admit ticketing server.", no_args_is_help=True, add_comp
 organizer_app = typer.Typer(help="Manage organizers.", no_args_is_help=True)
 app.add_typer(organizer_app, name="organizer")
 app.add_typer(jobs_app, name="jobs")
+app.add_typer(mail_app, name="mail")
 console = Console(stderr=True)
 
 

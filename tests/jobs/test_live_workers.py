@@ -5,11 +5,17 @@ from __future__ import annotations
 
 import asyncio
 import re
+import threading
 import time
+
+from aiosmtpd.controller import Controller
 
 from admit.kit.jobs import enqueue
 from admit.kit.transaction import commit_and_notify
+from admit.mail.outbox import queue_mail
+from admit.models import OutgoingMail
 from tests.jobs.conftest import LiveJobs
+from tests.mail.conftest import Mailbox, _free_port
 
 
 async def _enqueue(live: LiveJobs, kind: str, input: dict) -> int:
@@ -89,3 +95,50 @@ async def test_two_schedulers_run_a_periodic_task_once_per_period(live_jobs: Liv
     assert len(periods) >= 6, runs  # sweeps every 0.5 s
     assert len(set(periods)) == len(periods), "a period ran twice"
     assert len({owner for _, owner in runs}) == 2, "both schedulers took part"
+
+
+class _StallingMailbox(Mailbox):
+    """Keeps the first delivery waiting at RCPT (its worker is killed meanwhile, so that
+    message never reaches DATA); later deliveries go through."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.first_waiting = threading.Event()
+
+    async def handle_RCPT(self, server, session, envelope, address, rcpt_options):
+        if not self.first_waiting.is_set():
+            self.first_waiting.set()
+            await asyncio.sleep(20)
+        return await super().handle_RCPT(server, session, envelope, address, rcpt_options)
+
+
+async def test_a_mail_is_delivered_exactly_once_across_a_worker_crash(live_jobs: LiveJobs):
+    live = live_jobs
+    box = _StallingMailbox()
+    port = _free_port()
+    controller = Controller(box, hostname="127.0.0.1", port=port)
+    controller.start()
+    try:
+        live.processes.env["ADMIT_SMTP_URL"] = f"smtp://127.0.0.1:{port}?timeout=30"
+        first = live.processes.start("worker", name="worker-1")
+        live.processes.start("scheduler", name="scheduler")
+        async with live.db.sessionmaker() as session:
+            mail = await queue_mail(
+                session, to=["guest@example.org"], subject="Your ticket", body="See you!"
+            )
+            mail_id, job_id, message_id = mail.id, mail.job_id, mail.message_id
+            await commit_and_notify(session)
+        assert await asyncio.to_thread(box.first_waiting.wait, 30)
+        live.processes.kill(first)  # in the middle of the SMTP conversation
+        live.processes.start("worker", name="worker-2")
+        job = await _wait(live, job_id, ("finished", "failed"), seconds=40)
+        assert job.status == "finished" and job.attempts == 2, job.message
+        async with live.db.sessionmaker() as session:
+            sent = await session.get(OutgoingMail, mail_id)
+        assert sent.status == "sent" and sent.attempts == 1
+        await asyncio.sleep(1)  # nothing else arrives
+        assert len(box.envelopes) == 1
+        assert box.messages[0]["Message-ID"] == message_id
+        assert box.envelopes[0].rcpt_tos == ["guest@example.org"]
+    finally:
+        controller.stop()

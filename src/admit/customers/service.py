@@ -17,6 +17,7 @@ from admit.auth.credentials import hash_password
 from admit.customers.schemas import CustomerIn, MembershipIn
 from admit.kit.errors import APIError, FieldErrors
 from admit.mail.outbox import queue_mail
+from admit.mail.render import render_mail
 from admit.models import Customer, Membership, MembershipType, Organizer
 from admit.orders.serialize import attendee_name
 
@@ -103,14 +104,15 @@ async def create_customer(session: AsyncSession, organizer_id: int, data: Custom
     if data.send_email and customer.email:
         organizer = await session.get(Organizer, organizer_id)
         assert organizer is not None
-        queue_mail(
+        subject, text, html = render_mail(
+            "customer_created", organizer=organizer.name, identifier=customer.identifier
+        )
+        await queue_mail(
             session,
             to=[customer.email],
-            subject=f"Your customer account at {organizer.name}",
-            body=(
-                f"Hello,\n\nan account has been created for you at {organizer.name}.\n"
-                f"Your customer ID is {customer.identifier}.\n"
-            ),
+            subject=subject,
+            body=text,
+            html=html,
             organizer_id=organizer_id,
         )
     return customer

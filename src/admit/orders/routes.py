@@ -31,6 +31,7 @@ from admit.kit.pagination import paginate
 from admit.kit.responses import JSONResponse, no_content
 from admit.kit.routing import api_router
 from admit.mail.outbox import queue_mail
+from admit.mail.render import render_mail
 from admit.models import Event, Order, OrderFee, OrderPosition, SubEvent, TaxRule
 from admit.orders import actions, positions
 from admit.orders.create import create_order
@@ -155,7 +156,7 @@ async def create(ctx: Annotated[EventContext, Depends(EventAccess(WRITE))]) -> R
         return JSONResponse(_as_preview(body), status_code=201)
     order = await flush_guard(create_order(session, ctx.event, data))
     if data.send_email and order.email:
-        _queue_placed_mail(session, ctx, order)
+        await _queue_placed_mail(session, ctx, order)
     return JSONResponse(await render_one(ctx, await load_order(ctx, order.code)), status_code=201)
 
 
@@ -173,13 +174,15 @@ def _as_preview(body: dict[str, Any]) -> dict[str, Any]:
     return body
 
 
-def _queue_placed_mail(session: AsyncSession, ctx: EventContext, order: Order) -> None:
+async def _queue_placed_mail(session: AsyncSession, ctx: EventContext, order: Order) -> None:
     link = f"{url_base(ctx, ctx.event.slug)}order/{order.code}/{order.secret}/"
-    queue_mail(
+    subject, text, html = render_mail("order_placed", code=order.code, link=link)
+    await queue_mail(
         session,
         to=[order.email or ""],
-        subject=f"Your order: {order.code}",
-        body=f"Thank you for your order {order.code}.\n\nYou can view it here: {link}\n",
+        subject=subject,
+        body=text,
+        html=html,
         organizer_id=ctx.organizer_id,
         event_id=ctx.event.id,
     )

@@ -9,6 +9,7 @@ from admit.auth.credentials import generate_token, hash_token
 from admit.auth.permissions import LEGACY_FLAGS, apply_legacy_flag, legacy_flag
 from admit.kit.errors import FieldErrors
 from admit.mail.outbox import queue_mail
+from admit.mail.render import render_mail
 from admit.models import Event, Team, TeamAPIToken, TeamInvite, User, team_members
 from admit.teams.schemas import TeamIn
 
@@ -106,14 +107,15 @@ async def invite(
     invitation = TeamInvite(team_id=team.id, email=email, token=generate_token(32))
     session.add(invitation)
     await session.flush()
-    queue_mail(
+    subject, text, html = render_mail(
+        "team_invite", team=team.name, link=f"{base_url}/invite/{invitation.token}/"
+    )
+    await queue_mail(
         session,
         to=[email],
-        subject=f"You have been invited to the team {team.name}",
-        body=(
-            f'Hello,\n\nyou have been invited to join the team "{team.name}".\n\n'
-            f"Accept the invitation here:\n{base_url}/invite/{invitation.token}/\n"
-        ),
+        subject=subject,
+        body=text,
+        html=html,
         organizer_id=team.organizer_id,
     )
     return invitation, email

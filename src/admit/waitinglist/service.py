@@ -20,6 +20,7 @@ from admit.db import utcnow
 from admit.kit.crud import PK_MAX
 from admit.kit.errors import APIError, FieldErrors
 from admit.mail.outbox import queue_mail
+from admit.mail.render import render_mail
 from admit.models import (
     Event,
     Item,
@@ -269,7 +270,7 @@ async def assign_voucher(
     session.add(voucher)
     await session.flush()
     entry.voucher_id = voucher.id
-    _queue_mail(session, event, entry, voucher)
+    await _queue_mail(session, event, entry, voucher)
     session.add(
         Notification(
             organizer_id=event.organizer_id,
@@ -283,23 +284,21 @@ async def assign_voucher(
     return voucher
 
 
-def _queue_mail(
+async def _queue_mail(
     session: AsyncSession, event: Event, entry: WaitingListEntry, voucher: Voucher
 ) -> None:
     names = event.name or {}
     title = names.get(entry.locale) or names.get("en") or next(iter(names.values()), event.slug)
     until = voucher.valid_until.strftime("%Y-%m-%d %H:%M UTC") if voucher.valid_until else ""
-    greeting = f"Hello {entry.name_cached}," if entry.name_cached else "Hello,"
-    queue_mail(
+    subject, text, html = render_mail(
+        "waitinglist_voucher", name=entry.name_cached, event=title, code=voucher.code, until=until
+    )
+    await queue_mail(
         session,
         to=[entry.email],
-        subject=f"You have been selected from the waiting list for {title}",
-        body=(
-            f"{greeting}\n\n"
-            f"a ticket for {title} is now available for you. Redeem this voucher code when "
-            f"you buy it:\n\n    {voucher.code}\n\n"
-            f"The voucher is valid until {until}. Please note that it can only be used once.\n"
-        ),
+        subject=subject,
+        body=text,
+        html=html,
         organizer_id=event.organizer_id,
         event_id=event.id,
     )
