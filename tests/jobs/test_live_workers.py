@@ -4,12 +4,17 @@ on one database run each periodic task once per period."""
 from __future__ import annotations
 
 import asyncio
+import os
 import re
+import socket
 import threading
 import time
+from urllib.parse import urlparse
 
+import pytest
 from aiosmtpd.controller import Controller
 
+from admit.jobs.runtime import Background
 from admit.kit.jobs import enqueue
 from admit.kit.transaction import commit_and_notify
 from admit.mail.outbox import queue_mail
@@ -142,3 +147,39 @@ async def test_a_mail_is_delivered_exactly_once_across_a_worker_crash(live_jobs:
         assert box.envelopes[0].rcpt_tos == ["guest@example.org"]
     finally:
         controller.stop()
+
+
+AMQP_URL = os.environ.get("ADMIT_TEST_AMQP_URL", "amqp://guest:guest@127.0.0.1:5672/")
+
+
+def _amqp_reachable() -> bool:
+    parsed = urlparse(AMQP_URL)
+    try:
+        with socket.create_connection((parsed.hostname, parsed.port or 5672), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+async def test_rabbitmq_carries_jobs_to_workers(live_jobs: LiveJobs):
+    if not _amqp_reachable():
+        pytest.skip(f"RabbitMQ is not reachable at {AMQP_URL}")
+    live = live_jobs
+    live.processes.env["ADMIT_BROKER_URL"] = AMQP_URL
+    live.processes.start("worker", name="worker-amqp")
+    producer = Background(live.settings, live.db, broker_url=AMQP_URL)
+    await producer.engine.start()
+    try:
+        ids = [await _enqueue(live, "noop", {"result": str(n)}) for n in range(5)]
+        jobs = [await _wait(live, i, ("finished", "failed")) for i in ids]
+        assert [j.status for j in jobs] == ["finished"] * 5
+        assert len({j.worker for j in jobs}) == 1
+    finally:
+        await producer.engine.stop()
+        import aio_pika
+
+        connection = await aio_pika.connect(AMQP_URL)
+        async with connection:
+            channel = await connection.channel()
+            await channel.queue_delete(live.settings.job_queue)
+            await channel.exchange_delete(live.settings.job_queue)
