@@ -1,6 +1,6 @@
 """Leaving: the ``exit_all_at`` job and quotas released by tickets that left.
 
-``exit_all_at``: a periodic job (every minute, in every API process) checks out everyone still
+``exit_all_at``: a periodic task (every minute, from the scheduler) checks out everyone still
 inside a list whose ``exit_all_at`` has passed, with exits dated at that moment, and moves
 ``exit_all_at`` on by one day (same local time in the event's zone, across DST changes). A
 process claims a list with a conditional UPDATE of ``exit_all_at``, so exactly one process
