@@ -7,6 +7,8 @@ import asyncio
 import os
 import re
 import socket
+import subprocess
+import sys
 import threading
 import time
 from urllib.parse import urlparse
@@ -82,6 +84,15 @@ async def test_many_jobs_are_shared_by_two_workers(live_jobs: LiveJobs):
     workers = {j.worker for j in jobs}
     assert len(workers) == 2, workers  # both took part
     assert all(j.attempts == 1 for j in jobs)
+    ping = await asyncio.to_thread(
+        subprocess.run,
+        [sys.executable, "-m", "admit", "jobs", "ping", "--timeout", "20"],
+        env=live.processes.env,
+        capture_output=True,
+        text=True,
+    )
+    assert ping.returncode == 0, ping.stdout + ping.stderr
+    assert "A job was finished" in ping.stdout
 
 
 async def test_two_schedulers_run_a_periodic_task_once_per_period(live_jobs: LiveJobs):

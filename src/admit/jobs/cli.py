@@ -205,10 +205,11 @@ def ping(
     async def work(db: Database) -> tuple[str, float] | None:
         parts = Background(settings, db, broker_url=settings.resolved_broker_url)
         if parts.embedded:
-            # Nothing here runs it: the sweep of a running server's scheduler will.
+            # No broker to hand it to: the next sweep of a running server's scheduler sends
+            # it to that server.
             started = time.monotonic()
             async with db.sessionmaker() as session:
-                job_id, _ = await enqueue(session, "noop")
+                job_id, _ = await enqueue(session, "noop", hand_over=False)
                 await commit_and_notify(session)
         else:
             await parts.engine.start()

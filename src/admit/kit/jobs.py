@@ -138,6 +138,7 @@ def new_job_values(
     event_id: int | None = None,
     owner: tuple[str, int] | None = None,
     run_after: dt.datetime | None = None,
+    hand_over: bool = True,
 ) -> dict[str, Any]:
     if kind not in KINDS:
         raise ValueError(f"unknown job kind {kind!r}")
@@ -155,7 +156,8 @@ def new_job_values(
         "attempts": 0,
         "max_attempts": KINDS[kind].max_attempts,
         "run_after": run_after or now,
-        "enqueued_at": now,
+        # Not handed over: the next sweep sends it (a process without a broker of its own).
+        "enqueued_at": now if hand_over else None,
         "created": now,
     }
 
@@ -168,12 +170,17 @@ async def enqueue(
     organizer_id: int | None = None,
     event_id: int | None = None,
     owner: tuple[str, int] | None = None,
+    hand_over: bool = True,
 ) -> tuple[int, str]:
     """Writes a job row in the session's transaction and hands its id to the broker after
-    the commit. Returns the job's id and public uuid."""
-    values = new_job_values(kind, input, organizer_id=organizer_id, event_id=event_id, owner=owner)
+    the commit (with ``hand_over=False``, the scheduler's next sweep does). Returns the job's
+    id and public uuid."""
+    values = new_job_values(
+        kind, input, organizer_id=organizer_id, event_id=event_id, owner=owner, hand_over=hand_over
+    )
     row = (await session.execute(_JOB_INSERT, values)).one()
-    _kick_after_commit(session, row.id)
+    if hand_over:
+        _kick_after_commit(session, row.id)
     return row.id, row.uuid
 
 
