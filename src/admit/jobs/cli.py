@@ -55,7 +55,12 @@ def worker(concurrency: int | None) -> None:
     configure_logging()
 
     async def work() -> None:
-        db = create_database(settings.resolved_database_url, pool_size=settings.db_pool_size)
+        # A connection for every job in flight and its heartbeat: a smaller pool would open
+        # and close its overflow connections all the time.
+        slots = (concurrency or settings.job_concurrency) + 4
+        db = create_database(
+            settings.resolved_database_url, pool_size=max(settings.db_pool_size, slots)
+        )
         parts = Background(
             settings, db, broker_url=settings.resolved_broker_url, concurrency=concurrency
         )

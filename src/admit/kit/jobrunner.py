@@ -26,6 +26,7 @@ from sqlalchemy import and_, bindparam, case, delete, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.db import Database, utcnow
+from admit.kit.batching import Coalescer
 from admit.kit.broker import create_broker
 from admit.kit.jobs import KINDS, JobContext, JobFailed, RetryLater, attach_dispatcher
 from admit.kit.storage import FileStore
@@ -49,7 +50,7 @@ def worker_name() -> str:
 _CLAIM = (
     update(Job)
     .where(
-        Job.id == bindparam("job_id"),
+        Job.id.in_(bindparam("ids", expanding=True)),
         Job.status == "waiting",
         Job.run_after <= bindparam("now"),
     )
@@ -118,6 +119,11 @@ class JobEngine:
         self._started = False
         self._running: set[asyncio.Task[Any]] = set()
         self._sending: set[asyncio.Task[Any]] = set()
+        # Claims and ends that queue while one is under way go to the database together.
+        self._claims: Coalescer[None, int, Any] = Coalescer(self._claim_batch, max_batch=100)
+        self._ends: Coalescer[None, tuple[int, dict[str, Any]], bool] = Coalescer(
+            self._end_batch, max_batch=100
+        )
         self.ran = 0
 
     # -- producing ---------------------------------------------------------------------------
@@ -185,16 +191,42 @@ class JobEngine:
         finally:
             await self.stop()
 
-    async def run(self, job_id: int) -> bool:
-        """Claims and runs one job; False when it was not to be had (taken, done, not due)."""
+    async def _claim_batch(self, _key: None, ids: list[int]) -> list[Any]:
+        """Claims the jobs that queued for a claim together, in one statement."""
         now = utcnow()
         params = {
-            "job_id": job_id,
+            "ids": ids,
             "now": now,
             "worker": self.worker,
             "lease_until": now + dt.timedelta(seconds=self.lease),
         }
-        row = (await self._state(_CLAIM, params)).one_or_none()
+        rows = {row.id: row for row in (await self._state(_CLAIM, params)).rows}
+        return [rows.get(job_id) for job_id in ids]
+
+    async def _end_batch(self, _key: None, ends: list[tuple[int, dict[str, Any]]]) -> list[bool]:
+        """Ends the jobs that queued to end together: one statement per distinct outcome
+        (most no-op and delivery jobs share theirs), each conditional on still holding them."""
+        now = utcnow()
+        groups: dict[tuple[Any, ...], list[int]] = {}
+        for job_id, values in ends:
+            groups.setdefault(tuple(sorted(values.items())), []).append(job_id)
+        held: set[int] = set()
+        for key, ids in groups.items():
+            values = dict(key)
+            hours = values.pop("keep_hours")
+            values.update(finished=now, expires=now + dt.timedelta(hours=hours))
+            statement = (
+                update(Job)
+                .where(Job.id.in_(ids), Job.worker == self.worker, Job.status == "running")
+                .values(**values)
+                .returning(Job.id)
+            )
+            held.update(row.id for row in (await self._state(statement)).rows)
+        return [job_id in held for job_id, _ in ends]
+
+    async def run(self, job_id: int) -> bool:
+        """Claims and runs one job; False when it was not to be had (taken, done, not due)."""
+        row = await self._claims.submit(None, job_id)
         if row is None:
             return False
         self.ran += 1
@@ -301,7 +333,6 @@ class JobEngine:
     async def _end(
         self, job_id: int, *, status: str, message: str | None, context: JobContext | None = None
     ) -> None:
-        now = utcnow()
         result = context.result if context and status == "finished" else {}
         if context and status != "finished":
             await self._discard_result(context)
@@ -311,16 +342,17 @@ class JobEngine:
             "status": status,
             "message": message,
             "percentage": 100 if status == "finished" else None,
-            "finished": now,
-            "expires": now + dt.timedelta(hours=hours),
+            "keep_hours": hours,
             "lease_until": None,
             "result_key": result.get("key"),
             "result_name": result.get("name"),
             "result_type": result.get("type"),
             "result_size": await self.store.size(result["key"]) if result else None,
         }
-        if not await self._write(job_id, values) and result:
-            await self.store.delete(result["key"])  # the job's next run owns the outcome
+        if not await self._ends.submit(None, (job_id, values)):
+            log.warning("job %s: lease lost before it ended; its next run decides", job_id)
+            if result:
+                await self.store.delete(result["key"])  # the job's next run owns the outcome
 
     async def _write(self, job_id: int, values: dict[str, Any]) -> bool:
         result = await self._state(update(Job).where(_held(job_id, self.worker)).values(**values))
@@ -334,7 +366,7 @@ class JobEngine:
         conditional update, so PostgreSQL runs it without BEGIN and COMMIT round trips."""
         async with self._state_engine.begin() as conn:
             result = await conn.execute(statement, params or {})
-            if statement.is_update and getattr(statement, "_returning", None):
+            if getattr(statement, "_returning", None):
                 return _Rows(result.all(), result.rowcount)
             return result
 
@@ -350,9 +382,6 @@ class _Rows:
     def __init__(self, rows: list[Any], rowcount: int) -> None:
         self.rows = rows
         self.rowcount = rowcount
-
-    def one_or_none(self) -> Any:
-        return self.rows[0] if self.rows else None
 
 
 def _current_task_cancelling() -> bool:
