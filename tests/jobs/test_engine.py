@@ -274,3 +274,13 @@ async def test_progress_is_reported(clean_app, background):
         seen.add(job.percentage)
         await asyncio.sleep(0.1)
     assert {33, 66} & seen, seen
+
+
+async def test_a_job_sent_twice_at_once_runs_once(clean_app, background):
+    job_id, _ = await start_job(clean_app, "test.flaky", {"ok_at": 1})
+    _calls.clear()
+    await asyncio.gather(*(background.engine.run(job_id) for _ in range(5)))
+    await background.engine.broker.wait_all()
+    job = await wait_for(clean_app, job_id)
+    assert (job.status, job.attempts) == ("finished", 1)
+    assert _calls == [1]

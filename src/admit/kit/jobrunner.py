@@ -201,7 +201,8 @@ class JobEngine:
             "lease_until": now + dt.timedelta(seconds=self.lease),
         }
         rows = {row.id: row for row in (await self._state(_CLAIM, params)).rows}
-        return [rows.get(job_id) for job_id in ids]
+        # A job sent twice (a redelivery) may queue twice: only its first claim runs it.
+        return [rows.pop(job_id, None) for job_id in ids]
 
     async def _end_batch(self, _key: None, ends: list[tuple[int, dict[str, Any]]]) -> list[bool]:
         """Ends the jobs that queued to end together: one statement per distinct outcome
