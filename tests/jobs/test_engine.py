@@ -277,7 +277,7 @@ async def test_progress_is_reported(clean_app, background):
 
 
 async def test_a_job_sent_twice_at_once_runs_once(clean_app, background):
-    job_id, _ = await start_job(clean_app, "test.flaky", {"ok_at": 1})
+    job_id, _ = await start_job(clean_app, "test.flaky", {"ok_at": 1}, hand_over=False)
     _calls.clear()
     await asyncio.gather(*(background.engine.run(job_id) for _ in range(5)))
     await background.engine.broker.wait_all()
