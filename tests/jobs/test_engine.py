@@ -9,7 +9,7 @@ import datetime as dt
 from sqlalchemy import func, select, update
 
 from admit.db import utcnow
-from admit.kit import jobrunner
+from admit.kit import jobsweep
 from admit.kit.jobs import KINDS, JobContext, RetryLater, enqueue, job_kind
 from admit.models import Job
 from tests.factories import auth
@@ -18,9 +18,9 @@ from tests.jobs.helpers import job_row, start_job, token_owner, wait_for
 
 async def _sweep(app, now=None):
     parts = app.state.background
-    return await jobrunner.run_in_session(
+    return await jobsweep.run_in_session(
         app.state.db,
-        lambda s: jobrunner.sweep(s, now or utcnow(), parts.settings, parts.store),
+        lambda s: jobsweep.sweep(s, now or utcnow(), parts.settings, parts.store),
     )
 
 

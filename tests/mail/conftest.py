@@ -18,7 +18,7 @@ from aiosmtpd.controller import Controller
 from sqlalchemy import select
 
 from admit.db import utcnow
-from admit.kit import jobrunner
+from admit.kit import jobsweep
 from admit.kit.transaction import commit_and_notify
 from admit.mail.outbox import queue_mail
 from admit.models import Job, OutgoingMail
@@ -127,8 +127,8 @@ async def all_rows(app: Any, model: Any) -> list[Any]:
 
 async def sweep(app: Any, now: dt.datetime | None = None) -> dict[str, int]:
     parts = app.state.background
-    return await jobrunner.run_in_session(
-        app.state.db, lambda s: jobrunner.sweep(s, now or utcnow(), parts.settings, parts.store)
+    return await jobsweep.run_in_session(
+        app.state.db, lambda s: jobsweep.sweep(s, now or utcnow(), parts.settings, parts.store)
     )
 
 

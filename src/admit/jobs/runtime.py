@@ -17,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.config import Settings
 from admit.db import Database
-from admit.kit import jobrunner
+from admit.kit import jobsweep
 from admit.kit.jobrunner import JobEngine
 from admit.kit.scheduler import PeriodicTask, Scheduler
 from admit.kit.storage import FileStore, open_store
@@ -36,7 +36,7 @@ def periodic_tasks(settings: Settings, store: FileStore) -> list[PeriodicTask]:
     from admit.waitinglist import auto as waitinglist_auto
 
     async def sweep(session: AsyncSession, now: dt.datetime) -> None:
-        await jobrunner.sweep(session, now, settings, store)
+        await jobsweep.sweep(session, now, settings, store)
 
     return [
         PeriodicTask("jobs.sweep", settings.job_sweep_seconds, sweep),

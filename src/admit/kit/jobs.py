@@ -180,7 +180,7 @@ async def enqueue(
     )
     row = (await session.execute(_JOB_INSERT, values)).one()
     if hand_over:
-        _kick_after_commit(session, row.id)
+        kick_after_commit(session, row.id)
     return row.id, row.uuid
 
 
@@ -197,7 +197,7 @@ class _Kick:
             await dispatch(self.ids)
 
 
-def _kick_after_commit(session: AsyncSession, job_id: int) -> None:
+def kick_after_commit(session: AsyncSession, job_id: int) -> None:
     # The callbacks are dropped with a rollback, so a kick found here is this transaction's.
     for callback in session.info.get("after_commit", ()):
         if isinstance(callback, _Kick):
