@@ -107,3 +107,22 @@ async def test_run_forever_keeps_running_failing_tasks_and_stops_cleanly(clean_a
     assert done >= 3
     await asyncio.sleep(0.15)
     assert len(runs) == done  # stopped with the task
+
+
+async def test_a_scheduler_asks_once_per_period_not_once_per_tick(clean_app):
+    calls, run = _recorder()
+    task = PeriodicTask("test.hourly", 3600, run)
+    scheduler = Scheduler(clean_app.state.db, [task], "solo", lease_seconds=60)
+    await scheduler._ensure_rows()
+    asked = []
+    claim = scheduler._claim
+
+    async def counting(task, now):
+        asked.append(now)
+        return await claim(task, now)
+
+    scheduler._claim = counting
+    for second in range(0, 120):  # a tick a second for two minutes of one period
+        await scheduler.tick(T0 + dt.timedelta(seconds=second))
+    assert len(calls) == 1
+    assert len(asked) == 4  # the first tick, then every half lease (a takeover check)

@@ -71,6 +71,7 @@ class Scheduler:
         self.tasks = tasks
         self.owner = owner
         self.lease = lease_seconds
+        self._asked: dict[str, tuple[int, dt.datetime]] = {}
 
     async def _ensure_rows(self) -> None:
         async with self.db.sessionmaker() as session:
@@ -88,10 +89,23 @@ class Scheduler:
         now = now or utcnow()
         ran = []
         for task in self.tasks:
+            if not self._worth_asking(task, now):
+                continue
             if await self._claim(task, now):
                 await self._run(task, now)
                 ran.append(task.name)
         return ran
+
+    def _worth_asking(self, task: PeriodicTask, now: dt.datetime) -> bool:
+        """A period this scheduler already asked for is asked for again only to take over
+        from a scheduler that may have died (after half a lease): one claim per task and
+        period, not one per tick."""
+        period = task.period(now)
+        seen = self._asked.get(task.name)
+        if seen and seen[0] == period and (now - seen[1]).total_seconds() < self.lease / 2:
+            return False
+        self._asked[task.name] = (period, now)
+        return True
 
     async def _claim(self, task: PeriodicTask, now: dt.datetime) -> bool:
         params = {
