@@ -9,7 +9,11 @@ starts its slice again) answers ``already_redeemed`` and is reported as not met:
 ``--tickets`` or lower ``--seconds``.
 
 Target (issue: check-in): >= 1,500 redeems/s with p99 < 50 ms on the 2-core machine.
+With ``--webhook``, a webhook for ``service.event.checkin`` points at a local receiver for the
+whole run (delivered by the server processes, the embedded default), and the report adds how
+many check-ins were delivered and how long the last ones took to arrive.
 Run: .venv/bin/python bench/redeem.py [--connections 32] [--seconds 10] [--tickets 100000]
+     [--webhook]
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import json
 import secrets
 import sys
 import tempfile
+import time
 from decimal import Decimal
 from pathlib import Path
 
@@ -33,6 +38,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 
 from admit.models import Event, Item, Order, OrderPosition, Organizer
 from bench.common import admit, demo_token, fresh_pg_database, server, wrk
+from bench.receiver import Receiver
 
 # Each wrk thread takes every n-th secret from its own offset, so no ticket is scanned twice.
 LUA = """
@@ -155,12 +161,18 @@ def main() -> None:
     parser.add_argument("--seconds", type=int, default=10)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--tickets", type=int, default=100_000)
+    parser.add_argument("--webhook", action="store_true", help="deliver every check-in")
     args = parser.parse_args()
     threads = 2
 
     url = fresh_pg_database("admit_bench_redeem")
-    with tempfile.TemporaryDirectory() as data_dir:
-        env = {"ADMIT_DATABASE_URL": url, "ADMIT_DATA_DIR": data_dir}
+    receiver = Receiver()
+    with tempfile.TemporaryDirectory() as data_dir, receiver:
+        env = {
+            "ADMIT_DATABASE_URL": url,
+            "ADMIT_DATA_DIR": data_dir,
+            "ADMIT_WEBHOOK_ALLOW_PRIVATE": "true",
+        }
         admit(env, "migrate")
         token = demo_token(env)["token"]
         all_secrets = asyncio.run(load_tickets(url, args.tickets))
@@ -175,6 +187,19 @@ def main() -> None:
             )
             created.raise_for_status()
             list_id = created.json()["id"]
+            if args.webhook:
+                hook = httpx.post(
+                    f"{base}/api/v1/organizers/demo/webhooks/",
+                    json={
+                        "target_url": receiver.url,
+                        "enabled": True,
+                        "all_events": True,
+                        "limit_events": [],
+                        "action_types": ["service.event.checkin"],
+                    },
+                    headers=headers,
+                )
+                hook.raise_for_status()
             path = "/api/v1/organizers/demo/checkinrpc/redeem/"
             results = {}
             for name, chunk, seconds, connections in (
@@ -204,8 +229,19 @@ def main() -> None:
                     threads=threads,
                     script=str(script),
                 )
+            delivery_wait = 0.0
+            if args.webhook:
+                waited = time.monotonic()
+                while receiver.count() < ok_so_far(url) and time.monotonic() - waited < 120:
+                    time.sleep(0.2)
+                delivery_wait = time.monotonic() - waited
         ok, failed = asyncio.run(count_checkins(url))
     result = results["measured"]
+    if args.webhook:
+        result.update(
+            webhook_deliveries=receiver.count(),
+            webhook_catch_up_seconds=round(delivery_wait, 1),
+        )
     result.pop("raw")
     answered = results["warmup"]["requests"] + result["requests"]
     result.update(
@@ -225,6 +261,10 @@ def main() -> None:
         and failed == 0,
     )
     print(json.dumps(result))
+
+
+def ok_so_far(url: str) -> int:
+    return asyncio.run(count_checkins(url))[0]
 
 
 def _ms(value: str | None) -> float:
