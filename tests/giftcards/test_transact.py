@@ -108,12 +108,16 @@ async def test_unknown_or_foreign_card_is_404(client, world: World, factory):
     assert await ledger(factory, theirs.id) == (Decimal("5.00"), Decimal("5.00"), 1)
 
 
-async def test_transact_takes_few_statements(client, world: World, factory, count_queries):
-    """The hot path: credential, one guarded UPDATE, one INSERT (plus BEGIN/COMMIT)."""
+async def test_transact_takes_few_statements(
+    client, clean_app, world: World, factory, count_queries
+):
+    """The hot path: credential, one guarded UPDATE, one INSERT of the transaction with its
+    notification (plus BEGIN/COMMIT); SQLite, without data-modifying CTEs and without round
+    trips, inserts the notification on its own."""
     gc = await card(factory, world.org, "50.00")
     url = cards_url(world.org, f"{gc.id}/transact/")
     await client.post(url, json={"value": "-1"}, headers=auth(world.admin))  # warm caches
     with count_queries() as q:
         r = await client.post(url, json={"value": "-1"}, headers=auth(world.admin))
     assert r.status_code == 200
-    assert q.count <= 3, q.statements
+    assert q.count <= (4 if clean_app.state.db.is_sqlite else 3), q.statements

@@ -119,8 +119,10 @@ async def test_send_voucher(client, world: World, factory):
     async with factory.sessionmaker() as session:
         mail = (await session.scalars(select(OutgoingMail))).one()
         assert mail.to == ["wait@example.org"] and voucher["code"] in mail.body
-        note = (await session.scalars(select(Notification))).one()
-        assert note.action == "service.event.orders.waitinglist.voucher_assigned"
+        assigned = "service.event.orders.waitinglist.voucher_assigned"
+        note = (
+            await session.scalars(select(Notification).where(Notification.action == assigned))
+        ).one()
         assert note.payload == {"waitinglistentry": entry["id"], "voucher": voucher["id"]}
     r = await client.post(send, headers=auth(world.admin))
     assert r.json() == {"non_field_errors": ["A voucher has already been sent to this person."]}

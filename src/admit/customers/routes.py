@@ -30,11 +30,17 @@ from admit.kit.filtering import Filter, FilterSet, Ordering, parse_bool, parse_i
 from admit.kit.responses import JSONResponse
 from admit.kit.routing import api_router
 from admit.models import Customer, Membership, MembershipType
+from admit.notifications.notify import notify
 
 READ = "organizer.customers:read"
 WRITE = "organizer.customers:write"
 
 router = api_router()
+
+
+async def _notify(ctx: OrgContext, action: str, customer: Customer) -> None:
+    """Customer types carry the ``identifier`` the API addresses the customer by."""
+    await notify(ctx.session, action, organizer_id=ctx.organizer_id, customer=customer.identifier)
 
 
 class CustomerResource(Resource[Customer]):
@@ -89,13 +95,16 @@ class CustomerResource(Resource[Customer]):
         self, ctx: OrgContext, data: BaseModel, supplied: set[str]
     ) -> Customer:
         assert isinstance(data, CustomerIn)
-        return await service.create_customer(ctx.session, ctx.organizer_id, data)
+        customer = await service.create_customer(ctx.session, ctx.organizer_id, data)
+        await _notify(ctx, "service.customer.created", customer)
+        return customer
 
     async def perform_update(
         self, ctx: OrgContext, obj: Customer, data: BaseModel, supplied: set[str]
     ) -> None:
         assert isinstance(data, CustomerIn)
         await service.update_customer(ctx.session, ctx.organizer_id, obj, data)
+        await _notify(ctx, "service.customer.changed", obj)
 
 
 class MembershipTypeResource(Resource[MembershipType]):
@@ -207,5 +216,6 @@ async def anonymize_customer(
     """Deletes the customer's personal data; the record and its identifier remain."""
     customer = await customers.get_object(ctx, id)
     await flush_guard(service.anonymize(ctx.session, customer))
+    await _notify(ctx, "service.customer.anonymized", customer)
     customer = await customers.reload(ctx, customer)
     return JSONResponse(customers.serialize(ctx, customer))

@@ -35,11 +35,17 @@ from admit.kit.pagination import paginate
 from admit.kit.responses import JSONResponse, no_content
 from admit.kit.routing import api_router
 from admit.models import Event
+from admit.notifications.notify import notify, notify_all
 from admit.quotas.service import event_availability_states
 
 router = api_router(tags=["events"])
 
 SETTINGS_WRITE = "event.settings.general:write"
+# Flags whose change is its own notification type (besides ``service.event.changed``).
+FLAG_NOTICES = {
+    "live": ("service.event.live.activated", "service.event.live.deactivated"),
+    "testmode": ("service.event.testmode.activated", "service.event.testmode.deactivated"),
+}
 
 
 def _channel(raw: str) -> str:
@@ -177,6 +183,9 @@ async def _create(ctx: OrgContext, source: Event | None) -> Response:
     )
     if source is not None:
         await flush_guard(cloning.clone_event_data(ctx.session, source, event))
+    await notify(
+        ctx.session, "service.event.added", organizer_id=event.organizer_id, event_id=event.id
+    )
     # Answer with what was stored (datetimes in UTC), exactly as a following GET shows it.
     await ctx.session.refresh(event)
     return JSONResponse(_serialize(ctx, event, EventDetailOut), status_code=201)
@@ -190,8 +199,15 @@ async def _update(ctx: EventContext, partial: bool) -> Response:
     organizer = await ctx.organizer()
     check_meta = not partial or "meta_data" in supplied
     await service.validate_event(ctx.session, organizer, data, ctx.event, check_meta=check_meta)
+    flags = {name: getattr(ctx.event, name) for name in FLAG_NOTICES}
     service.apply_event(ctx.event, data, supplied)
     await flush_guard(ctx.session.flush())
+    actions = ["service.event.changed"]
+    for name, (on, off) in FLAG_NOTICES.items():
+        now = getattr(ctx.event, name)
+        if now != flags[name]:
+            actions.append(on if now else off)
+    await notify_all(ctx.session, actions, organizer_id=ctx.organizer_id, event_id=ctx.event.id)
     await ctx.session.refresh(ctx.event)
     return JSONResponse(_serialize(ctx, ctx.event, EventDetailOut))
 
@@ -221,4 +237,8 @@ async def delete_event(
     ctx: Annotated[EventContext, Depends(EventAccess(SETTINGS_WRITE))],
 ) -> Response:
     await service.delete_event(ctx.session, ctx.event)
+    # Not tied to the event row, which is gone (the row would go with it): the slug says which.
+    await notify(
+        ctx.session, "service.event.deleted", organizer_id=ctx.organizer_id, event=ctx.event.slug
+    )
     return no_content()

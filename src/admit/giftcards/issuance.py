@@ -11,8 +11,9 @@ from __future__ import annotations
 from sqlalchemy import exists, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from admit.giftcards.service import new_secret, record
+from admit.giftcards.service import CREATED, new_secret, record
 from admit.models import Event, GiftCard, Item, Order, OrderPosition
+from admit.notifications.notify import notify_each
 from admit.orders import hooks
 
 
@@ -53,6 +54,9 @@ async def issue_for_paid_order(session: AsyncSession, order: Order) -> list[Gift
         record(session, card.id, price, organizer_id, order_id=order.id)
         issued.append(card)
     await session.flush()
+    await notify_each(
+        session, CREATED, [{"giftcard": c.id} for c in issued], organizer_id=organizer_id
+    )
     return issued
 
 

@@ -37,6 +37,7 @@ from admit.kit.pagination import paginate
 from admit.kit.responses import JSONResponse
 from admit.kit.routing import api_router
 from admit.models import GiftCard, GiftCardTransaction
+from admit.notifications.notify import notify
 
 READ = "organizer.giftcards:read"
 WRITE = "organizer.giftcards:write"
@@ -137,6 +138,7 @@ class GiftCardResource(Resource[GiftCard]):
         # The initial value is the card's first transaction, so the history sums to the value.
         service.record(session, card.id, data.value, ctx.organizer_id)
         await session.flush()
+        await notify(session, service.CREATED, organizer_id=ctx.organizer_id, giftcard=card.id)
         return JSONResponse(await render_card(ctx, card), status_code=201)
 
     async def handle_update(self, ctx: OrgContext, pk: str, partial: bool) -> Response:
@@ -161,6 +163,7 @@ class GiftCardResource(Resource[GiftCard]):
         assert isinstance(data, GiftCardUpdate)
         await self.apply_update(ctx, card, data, supplied)
         await flush_guard(ctx.session.flush())
+        await notify(ctx.session, service.MODIFIED, organizer_id=ctx.organizer_id, giftcard=card.id)
         return JSONResponse(await render_card(ctx, card))
 
     async def apply_update(

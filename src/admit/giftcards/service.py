@@ -26,12 +26,16 @@ from admit.models import (
     GiftCardTransaction,
     OrderPosition,
 )
+from admit.notifications.notify import GIFTCARD_TRANSACTION_MANUAL, notification_insert
 
 # Upper-case letters and digits without the look-alikes I/1, O/0, L, S/5, Z/2, B/8: read from
 # paper or a phone screen and typed at a box office.
 SECRET_ALPHABET = "ACDEFGHJKMNPQRTUVWXY34679"
 SECRET_LENGTH = 16  # 25**16 ≈ 5.4e22: not guessable, even with many cards issued
 MAX_VALUE = Decimal("99999999999.99")  # what a NUMERIC(13, 2) column holds
+# Notification types (``transact`` records ``GIFTCARD_TRANSACTION_MANUAL``: booked by hand).
+CREATED = "service.giftcards.created"
+MODIFIED = "service.giftcards.modified"
 
 INSUFFICIENT_CREDIT = "The gift card does not have sufficient credit for this operation."
 VALUE_TOO_LARGE = "The gift card's value would exceed the largest value that can be stored."
@@ -138,7 +142,9 @@ async def transact(
     """Changes a card's value by ``delta`` unless that would leave it below zero (409).
 
     One guarded UPDATE decides; only when it matches no row is the card read again to say
-    why (unknown card 404, too little credit 409, value too large 400).
+    why (unknown card 404, too little credit 409, value too large 400). The transaction row
+    and its ``service.giftcards.transaction.manual`` notification follow in one more
+    statement on PostgreSQL.
     """
     new_value = func.round(GiftCard.value + delta, 2, type_=GiftCard.value.type)
     guarded = (
@@ -168,16 +174,24 @@ async def transact(
             raise FieldErrors.single("value", INSUFFICIENT_CREDIT, status=409)
         raise FieldErrors.single("value", VALUE_TOO_LARGE)
     # A Core INSERT: the ORM unit of work would cost more CPU than the statement itself.
-    await session.execute(
-        insert(GiftCardTransaction).values(
-            card_id=card_id,
-            datetime=utcnow(),
-            value=delta,
-            text=text,
-            info=info,
-            acceptor_id=organizer_id,
-        )
+    booked = insert(GiftCardTransaction).values(
+        card_id=card_id,
+        datetime=utcnow(),
+        value=delta,
+        text=text,
+        info=info,
+        acceptor_id=organizer_id,
     )
+    # The card's issuer is told, also when an accepting organizer booked it: it is their card.
+    notice = notification_insert(
+        GIFTCARD_TRANSACTION_MANUAL, organizer_id=row.issuer_id, giftcard=card_id
+    )
+    if session.get_bind().dialect.name == "postgresql":
+        # One round trip for both rows: the notification as a data-modifying CTE.
+        await session.execute(booked.add_cte(notice.cte("notice")))
+    else:
+        await session.execute(booked)
+        await session.execute(notice)
     return row
 
 

@@ -23,6 +23,13 @@ from admit.kit.openapi import json_body
 from admit.kit.pagination import paginate
 from admit.kit.responses import JSONResponse, no_content
 from admit.models import Answer, Checkin, Order, OrderFee, OrderPosition
+from admit.notifications.notify import (
+    ORDER_CHANGED_BLOCKED,
+    ORDER_CHANGED_CANCEL,
+    ORDER_CHANGED_SECRET,
+    ORDER_CHANGED_VALIDITY,
+    notify_all,
+)
 from admit.orders import codes
 from admit.orders.schemas import PositionPatch
 from admit.orders.serialize import (
@@ -123,9 +130,60 @@ async def _render_one(ctx: EventContext, raw_pk: str) -> Response:
 
 
 PATCH_FIELDS = tuple(f for f in PositionPatch.model_fields if f != "answers")
+MODIFIED = "service.event.order.modified"
+# What a position PATCH can change, by the notification type it records (``modified``: the
+# attendee's data, which the reference calls order details).
+NOTICE_FIELDS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (
+        MODIFIED,
+        (
+            "attendee_name_parts",
+            "attendee_email",
+            "company",
+            "street",
+            "zipcode",
+            "city",
+            "country",
+            "state",
+        ),
+    ),
+    (ORDER_CHANGED_SECRET, ("secret",)),
+    (ORDER_CHANGED_VALIDITY, ("valid_from", "valid_until")),
+    (ORDER_CHANGED_BLOCKED, ("blocked",)),
+)
+
+
+async def _notify(ctx: EventContext, order_code: str, actions: list[str]) -> None:
+    await notify_all(
+        ctx.session,
+        actions,
+        organizer_id=ctx.organizer_id,
+        event_id=ctx.event.id,
+        code=order_code,
+    )
+
+
+def _snapshot(position: OrderPosition) -> dict[str, Any]:
+    return {f: getattr(position, f) for _, fields in NOTICE_FIELDS for f in fields}
+
+
+async def _notify_patch(
+    ctx: EventContext, position: OrderPosition, before: dict[str, Any], answered: bool
+) -> None:
+    """The types of what the PATCH really changed (new answers count as a change)."""
+    after = _snapshot(position)
+    actions = [
+        action
+        for action, fields in NOTICE_FIELDS
+        if any(before[f] != after[f] for f in fields) or (action == MODIFIED and answered)
+    ]
+    if actions:
+        code = await ctx.session.scalar(select(Order.code).where(Order.id == position.order_id))
+        await _notify(ctx, str(code), actions)
 
 
 async def _patch(ctx: EventContext, position: OrderPosition, raw: dict[str, Any]) -> None:
+    before = _snapshot(position)
     current = {f: getattr(position, f, None) for f in PATCH_FIELDS}
     current["attendee_name"] = position.attendee_name_cached
     current["attendee_name_parts"] = dict(position.attendee_name_parts or {})
@@ -159,6 +217,7 @@ async def _patch(ctx: EventContext, position: OrderPosition, raw: dict[str, Any]
         for answer in to_models(cleaned):
             answer.orderposition_id = position.id
             ctx.session.add(answer)
+    await _notify_patch(ctx, position, before, "answers" in supplied and patch.answers is not None)
 
 
 async def _cancel(ctx: EventContext, position: OrderPosition) -> None:
@@ -196,6 +255,7 @@ async def _cancel(ctx: EventContext, position: OrderPosition) -> None:
     order.total = kept + Decimal(fees or 0)
     order.last_modified = utcnow()
     await voucher_usage.sync(ctx.session, [p.voucher_id for p in siblings if p.id in going])
+    await _notify(ctx, order.code, [ORDER_CHANGED_CANCEL])
 
 
 def mount(router: APIRouter) -> None:

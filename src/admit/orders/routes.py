@@ -33,6 +33,7 @@ from admit.kit.routing import api_router
 from admit.mail.outbox import queue_mail
 from admit.mail.render import render_mail
 from admit.models import Event, Order, OrderFee, OrderPosition, SubEvent, TaxRule
+from admit.notifications.notify import ORDER_CHANGED_SECRET, notify_all
 from admit.orders import actions, positions
 from admit.orders.create import create_order
 from admit.orders.schemas import CancelIn, ExtendIn, MarkPaidIn, OrderIn, OrderPatch
@@ -80,6 +81,32 @@ ORDERING = Ordering(
     default=("datetime",),
     pk=Order.id,
 )
+
+
+PLACED = "service.event.order.placed"
+PLACED_REQUIRE_APPROVAL = "service.event.order.placed.require_approval"
+PAID = "service.event.order.paid"
+PAYMENT_CONFIRMED = "service.event.order.payment.confirmed"
+CONTACT_CHANGED = "service.event.order.contact.changed"
+EXPIRYCHANGED = "service.event.order.expirychanged"
+MODIFIED = "service.event.order.modified"
+DELETED = "service.event.order.deleted"
+CONTACT_FIELDS = frozenset({"email", "phone"})
+
+
+async def notify_order(ctx: EventContext, order: Order, *actions: str) -> None:
+    """Records the order's notifications (payload: its ``code``) in the request's transaction."""
+    await notify_all(
+        ctx.session,
+        actions,
+        organizer_id=ctx.organizer_id,
+        event_id=ctx.event.id,
+        code=order.code,
+    )
+
+
+def _confirmed_payments(order: Order) -> int:
+    return sum(1 for p in order.payments if p.state == "confirmed")
 
 
 def url_base(ctx: OrgContext, event_slug: str) -> str:
@@ -155,6 +182,11 @@ async def create(ctx: Annotated[EventContext, Depends(EventAccess(WRITE))]) -> R
         await savepoint.rollback()
         return JSONResponse(_as_preview(body), status_code=201)
     order = await flush_guard(create_order(session, ctx.event, data))
+    # One of the two placed types: an order that needs approval is not placed for those who
+    # only want orders they can fulfil. Created paid (or free): its payment is confirmed too.
+    placed = PLACED_REQUIRE_APPROVAL if order.require_approval else PLACED
+    paid = (PAYMENT_CONFIRMED, PAID) if order.status == "p" else ()
+    await notify_order(ctx, order, placed, *paid)
     if data.send_email and order.email:
         await _queue_placed_mail(session, ctx, order)
     return JSONResponse(await render_one(ctx, await load_order(ctx, order.code)), status_code=201)
@@ -201,12 +233,26 @@ async def patch(code: str, ctx: Annotated[EventContext, Depends(EventAccess(WRIT
     order = await load_order(ctx, code, lock=True)
     current = {f: getattr(order, f) for f in PATCH_FIELDS}
     data, supplied = parse_update(OrderPatch, current, await read_object(ctx.request), True)
+    changed = {f for f in supplied if getattr(data, f) != current[f]}
     for field in supplied:
         setattr(order, field, getattr(data, field))
     if supplied:
         order.last_modified = utcnow()
     await flush_guard(ctx.session.flush())
+    await notify_order(ctx, order, *_patch_actions(changed))
     return JSONResponse(await render_one(ctx, await load_order(ctx, code)))
+
+
+def _patch_actions(changed: set[str]) -> list[str]:
+    """What a PATCH changed, as notification types (only values that really changed)."""
+    actions = []
+    if changed & CONTACT_FIELDS:
+        actions.append(CONTACT_CHANGED)
+    if "expires" in changed:
+        actions.append(EXPIRYCHANGED)
+    if changed - CONTACT_FIELDS - {"expires"}:
+        actions.append(MODIFIED)
+    return actions
 
 
 @router.delete(f"{E}/orders/{{code}}/", status_code=204)
@@ -217,6 +263,7 @@ async def delete(code: str, ctx: Annotated[EventContext, Depends(EventAccess(WRI
     # The database cascades to positions, answers, fees and payments.
     await ctx.session.execute(sa_delete(Order).where(Order.id == order.id))
     await voucher_usage.sync_order(ctx.session, order)  # its voucher uses are gone
+    await notify_order(ctx, order, DELETED)
     return no_content()
 
 
@@ -250,18 +297,47 @@ ACTIONS: dict[str, Action] = {
 }
 
 
+# The type each action records when it succeeds (``mark_pending`` has none: the reference
+# has no core type for an order that became unpaid). A payment the action confirmed adds
+# ``payment.confirmed``, an order it made paid ``paid`` (see ``_action_notices``).
+ACTION_NOTICES: dict[str, tuple[str, ...]] = {
+    "mark_paid": (),
+    "mark_pending": (),
+    "mark_expired": ("service.event.order.expired",),
+    "mark_canceled": ("service.event.order.canceled",),
+    "reactivate": ("service.event.order.reactivated",),
+    "extend": (EXPIRYCHANGED,),
+    "approve": ("service.event.order.approved",),
+    "deny": ("service.event.order.denied",),
+    "regenerate_secrets": (ORDER_CHANGED_SECRET,),
+}
+
+
+def _action_notices(name: str, order: Order, status: str, confirmed: int) -> list[str]:
+    actions = list(ACTION_NOTICES[name])
+    if _confirmed_payments(order) > confirmed:
+        actions.append(PAYMENT_CONFIRMED)
+    # Paid by a payment or by approving a free order; a reactivated order returns to the
+    # state it had, which is no new payment.
+    if order.status == "p" and status != "p" and name != "reactivate":
+        actions.append(PAID)
+    return actions
+
+
 def _action_route(name: str, action: Action) -> None:
     async def endpoint(
         code: str, ctx: Annotated[EventContext, Depends(EventAccess(WRITE))]
     ) -> Response:
         order = await load_order(ctx, code, lock=True)
         raw = await read_object(ctx.request)
+        status, confirmed = order.status, _confirmed_payments(order)
         result = action(ctx, order, raw)
         if hasattr(result, "__await__"):
             await result
         order.last_modified = utcnow()
         await flush_guard(ctx.session.flush())
         await voucher_usage.sync_order(ctx.session, order)  # recount the vouchers it uses
+        await notify_order(ctx, order, *_action_notices(name, order, status, confirmed))
         return JSONResponse(await render_one(ctx, await load_order(ctx, code)))
 
     router.add_api_route(

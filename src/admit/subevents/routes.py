@@ -31,6 +31,7 @@ from admit.kit.pagination import paginate
 from admit.kit.responses import JSONResponse
 from admit.kit.routing import api_router
 from admit.models import Event, SubEvent
+from admit.notifications.notify import notify
 from admit.quotas.service import subevent_availability_states
 from admit.seating import sync as seating_sync
 from admit.subevents import service
@@ -40,6 +41,20 @@ from admit.subevents.schemas import SubEventIn, SubEventOut
 router = api_router()
 
 WRITE = "event.subevents:write"
+ADDED = "service.subevent.added"
+CHANGED = "service.subevent.changed"
+DELETED = "service.subevent.deleted"
+
+
+async def _notify(ctx: OrgContext, action: str, subevent_id: int) -> None:
+    await notify(
+        ctx.session,
+        action,
+        organizer_id=ctx.organizer_id,
+        event_id=ctx.event.id,  # type: ignore[attr-defined]
+        subevent=subevent_id,
+    )
+
 
 _COMMON = (
     Filter.boolean("active", SubEvent.active),
@@ -165,6 +180,7 @@ class SubEventResource(_SubEvents):
     async def perform_create(self, ctx: OrgContext, data: BaseModel, supplied: set[str]) -> Any:
         obj = await super().perform_create(ctx, data, supplied)
         await seating_sync.sync_subevent(ctx.session, obj, None)  # the date's seats, if any
+        await _notify(ctx, ADDED, obj.id)
         return obj
 
     async def perform_update(
@@ -173,12 +189,16 @@ class SubEventResource(_SubEvents):
         before = (obj.seating_plan, dict(obj.seat_category_mapping or {}))
         await super().perform_update(ctx, obj, data, supplied)
         await seating_sync.sync_subevent(ctx.session, obj, before)  # seats follow the plan
+        await _notify(ctx, CHANGED, obj.id)
 
     async def perform_delete(self, ctx: OrgContext, obj: SubEvent) -> Response:
         reason = await service.deletion_refusal(ctx.session, obj)
         if reason:
             raise APIError(403, reason)
-        return await super().perform_delete(ctx, obj)
+        subevent_id = obj.id
+        response = await super().perform_delete(ctx, obj)
+        await _notify(ctx, DELETED, subevent_id)
+        return response
 
 
 class OrganizerSubEventResource(_SubEvents):

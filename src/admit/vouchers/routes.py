@@ -33,6 +33,7 @@ from admit.kit.responses import JSONResponse, no_content
 from admit.kit.routing import api_router
 from admit.kit.transaction import SAFE_METHODS
 from admit.models import Voucher
+from admit.notifications.notify import notify, notify_each
 from admit.vouchers import blocking, render, seats, service
 from admit.vouchers.schemas import VoucherIn, VoucherOut
 
@@ -41,6 +42,10 @@ WRITE = "event.vouchers:write"
 PATH = "/organizers/{organizer}/events/{event}/vouchers"
 
 router = api_router()
+
+ADDED = "service.voucher.added"
+CHANGED = "service.voucher.changed"
+DELETED = "service.voucher.deleted"
 
 MONEY_DIGITS = 11  # digits before the point that a Numeric(13, 2) column holds
 
@@ -145,10 +150,30 @@ class VoucherResource(Resource[Voucher]):
     ) -> None:
         assert isinstance(data, VoucherIn) and isinstance(ctx, EventContext)
         await service.write(ctx.session, ctx.event, [data], [obj])
+        await _notify(ctx, CHANGED, [obj])
 
     async def perform_delete(self, ctx: OrgContext, obj: Voucher) -> Response:
+        voucher_id = obj.id
         await service.delete_voucher(ctx.session, obj)
+        await notify(
+            ctx.session,
+            DELETED,
+            organizer_id=ctx.organizer_id,
+            event_id=ctx.event.id,  # type: ignore[attr-defined]
+            voucher=voucher_id,
+        )
         return no_content()
+
+
+async def _notify(ctx: OrgContext, action: str, written: Sequence[Voucher]) -> None:
+    """One notification per voucher (``batch_create``: one per created voucher)."""
+    await notify_each(
+        ctx.session,
+        action,
+        [{"voucher": v.id} for v in written],
+        organizer_id=ctx.organizer_id,
+        event_id=ctx.event.id,  # type: ignore[attr-defined]
+    )
 
 
 vouchers = VoucherResource()
@@ -188,6 +213,7 @@ async def create(ctx: Annotated[EventContext, Depends(EventAccess(WRITE))]) -> R
     data = validate_input(VoucherIn, await read_object(ctx.request))
     assert isinstance(data, VoucherIn)
     [voucher] = await flush_guard(service.write(ctx.session, ctx.event, [data], [None]))
+    await _notify(ctx, ADDED, [voucher])
     [body] = await render.render(ctx.session, [voucher])
     return JSONResponse(body, status_code=201)
 
@@ -206,6 +232,7 @@ async def batch_create(ctx: Annotated[EventContext, Depends(EventAccess(WRITE))]
     created = await flush_guard(
         service.write(ctx.session, ctx.event, entries, [None] * len(entries), many=True)
     )
+    await _notify(ctx, ADDED, created)
     return JSONResponse(await render.render(ctx.session, created), status_code=201)
 
 

@@ -104,6 +104,23 @@ class WaitingListResource(Resource[WaitingListEntry]):
         entry.created = utcnow()
         return entry
 
+    async def perform_create(
+        self, ctx: OrgContext, data: BaseModel, supplied: set[str]
+    ) -> WaitingListEntry:
+        entry = await super().perform_create(ctx, data, supplied)
+        await service.notify_entry(ctx.session, entry, service.ADDED, ctx.organizer_id)
+        return entry
+
+    async def perform_update(
+        self, ctx: OrgContext, obj: WaitingListEntry, data: BaseModel, supplied: set[str]
+    ) -> None:
+        await super().perform_update(ctx, obj, data, supplied)
+        await service.notify_entry(ctx.session, obj, service.CHANGED, ctx.organizer_id)
+
+    async def perform_delete(self, ctx: OrgContext, obj: WaitingListEntry) -> Response:
+        await service.notify_entry(ctx.session, obj, service.DELETED, ctx.organizer_id)
+        return await super().perform_delete(ctx, obj)
+
     async def handle_update(self, ctx: OrgContext, pk: str, partial: bool) -> Response:
         entry = await service.lock_entry(ctx.session, parse_pk(pk), ctx.event.id)  # type: ignore[attr-defined]
         if entry.voucher_id is not None:

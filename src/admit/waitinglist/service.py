@@ -33,13 +33,16 @@ from admit.models import (
     quota_items,
     quota_variations,
 )
-from admit.models.checkin import Notification
 from admit.models.waitinglist import DEFAULT_VOUCHER_HOURS
+from admit.notifications.notify import notify
 from admit.quotas import availability
 from admit.vouchers import blocking, codes
 from admit.waitinglist.schemas import WaitingListEntryIn
 
 VOUCHER_TAG = "waiting-list"
+ADDED = "service.event.orders.waitinglist.added"
+CHANGED = "service.event.orders.waitinglist.changed"
+DELETED = "service.event.orders.waitinglist.deleted"
 NOTIFICATION = "service.event.orders.waitinglist.voucher_assigned"
 
 NOT_ALLOWED = "Waiting list entries cannot be created for this product at this time."
@@ -271,17 +274,28 @@ async def assign_voucher(
     await session.flush()
     entry.voucher_id = voucher.id
     await _queue_mail(session, event, entry, voucher)
-    session.add(
-        Notification(
-            organizer_id=event.organizer_id,
-            event_id=event.id,
-            action=NOTIFICATION,
-            payload={"waitinglistentry": entry.id, "voucher": voucher.id},
-            created=now,
-        )
-    )
-    await session.flush()
+    await notify_entry(session, entry, NOTIFICATION, event.organizer_id, voucher=voucher.id)
+    await session.flush()  # the entry's voucher: later queries of this session count it
     return voucher
+
+
+async def notify_entry(
+    session: AsyncSession,
+    entry: WaitingListEntry,
+    action: str,
+    organizer_id: int,
+    **extra: Any,
+) -> None:
+    """Records a waiting list notification (payload: the entry's id, plus ``extra``) in the
+    session's transaction."""
+    await notify(
+        session,
+        action,
+        organizer_id=organizer_id,
+        event_id=entry.event_id,
+        waitinglistentry=entry.id,
+        **extra,
+    )
 
 
 async def _queue_mail(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from pydantic import BaseModel
 from sqlalchemy import select
 from starlette.responses import Response
 
@@ -18,6 +19,7 @@ from admit.kit.crud import Resource, flush_guard, parse_pk, parse_update
 from admit.kit.errors import not_found
 from admit.kit.responses import JSONResponse
 from admit.models import Item
+from admit.notifications.notify import ITEM_CHANGED, notify
 
 WRITE = "event.items:write"
 EVENT_PATH = "/organizers/{organizer}/events/{event}"
@@ -49,8 +51,21 @@ class CatalogResource(Resource[Any]):
         return JSONResponse(self.serialize(ctx, obj))
 
 
+async def notify_item(ctx: OrgContext, action: str, item_id: int) -> None:
+    """Records an ``service.event.item.*`` notification in the request's transaction."""
+    await notify(
+        ctx.session,
+        action,
+        organizer_id=ctx.organizer_id,
+        event_id=ctx.event.id,  # type: ignore[attr-defined]
+        item=item_id,
+    )
+
+
 class ItemChild(CatalogResource):
-    """Resources under ``items/{item}/``: 404 when the item is not one of this event's."""
+    """Resources under ``items/{item}/``: 404 when the item is not one of this event's.
+    A variation, add-on or bundle is part of its item: writing one changes the item
+    (``service.event.item.changed``)."""
 
     parent_param = "item"
     tag = "items"
@@ -67,3 +82,19 @@ class ItemChild(CatalogResource):
 
     def new_object(self, ctx: OrgContext) -> Any:
         return self.model()
+
+    async def perform_create(self, ctx: OrgContext, data: BaseModel, supplied: set[str]) -> Any:
+        obj = await super().perform_create(ctx, data, supplied)
+        await notify_item(ctx, ITEM_CHANGED, self.item(ctx).id)
+        return obj
+
+    async def perform_update(
+        self, ctx: OrgContext, obj: Any, data: BaseModel, supplied: set[str]
+    ) -> None:
+        await super().perform_update(ctx, obj, data, supplied)
+        await notify_item(ctx, ITEM_CHANGED, self.item(ctx).id)
+
+    async def perform_delete(self, ctx: OrgContext, obj: Any) -> Response:
+        response = await super().perform_delete(ctx, obj)
+        await notify_item(ctx, ITEM_CHANGED, self.item(ctx).id)
+        return response

@@ -6,17 +6,19 @@ from typing import Any
 
 from pydantic import BaseModel
 from sqlalchemy.orm import selectinload
+from starlette.responses import Response
 
 from admit.catalog.items import item_service, service
 from admit.catalog.items.item_schemas import NESTED, ItemIn, ItemOut
 from admit.catalog.items.nested_routes import AddOnResource, BundleResource, VariationResource
-from admit.catalog.items.resource import EVENT_PATH, CatalogResource
+from admit.catalog.items.resource import EVENT_PATH, CatalogResource, notify_item
 from admit.catalog.items.schemas import CategoryIn, CategoryOut
 from admit.kit.context import EventContext, OrgContext
 from admit.kit.crud import mount_crud
 from admit.kit.filtering import Filter, FilterSet, Ordering, parse_int, parse_str
 from admit.kit.routing import api_router
 from admit.models import Item, ItemCategory
+from admit.notifications.notify import ITEM_ADDED, ITEM_CHANGED, ITEM_DELETED
 
 router = api_router()
 
@@ -102,6 +104,23 @@ class ItemResource(CatalogResource):
         partial = ctx.extra.get("partial", False)
         creating = obj.id is None
         item_service.apply_item(obj, data, ctx.extra["refs"], supplied, partial, creating)
+
+    async def perform_create(self, ctx: OrgContext, data: BaseModel, supplied: set[str]) -> Item:
+        item = await super().perform_create(ctx, data, supplied)
+        await notify_item(ctx, ITEM_ADDED, item.id)
+        return item
+
+    async def perform_update(
+        self, ctx: OrgContext, obj: Item, data: BaseModel, supplied: set[str]
+    ) -> None:
+        await super().perform_update(ctx, obj, data, supplied)
+        await notify_item(ctx, ITEM_CHANGED, obj.id)
+
+    async def perform_delete(self, ctx: OrgContext, obj: Item) -> Response:
+        item_id = obj.id
+        response = await super().perform_delete(ctx, obj)
+        await notify_item(ctx, ITEM_DELETED, item_id)
+        return response
 
 
 for resource in (
