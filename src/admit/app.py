@@ -41,10 +41,12 @@ from admit.quotas.routes import availability_lane
 from admit.quotas.routes import router as quotas_router
 from admit.seating.plans import router as seatingplans_router
 from admit.seating.routes import router as seats_router
+from admit.sendmail.routes import router as sendmail_router
 from admit.subevents.routes import router as subevents_router
 from admit.teams.routes import router as teams_router
 from admit.vouchers.routes import router as vouchers_router
 from admit.waitinglist.routes import router as waitinglist_router
+from admit.webhooks.routes import router as webhooks_router
 
 # Every API route comes from one of these routers (the access tests enumerate them).
 API_ROUTERS = (
@@ -64,9 +66,11 @@ API_ROUTERS = (
     seats_router,
     devices_router,
     customers_router,
+    webhooks_router,
     giftcards_router,
     vouchers_router,
     waitinglist_router,
+    sendmail_router,
     jobs_router,
 )
 

@@ -59,6 +59,17 @@ class Settings(BaseSettings):
     # Seconds before the first retry of a mail the server refused temporarily (doubles after).
     mail_retry_seconds: float = Field(default=60.0, gt=0, le=24 * 3600)
 
+    # Webhooks. Targets resolving to loopback, private or link-local addresses are refused
+    # unless allowed here (a receiver on the same network). A delivery waits this long for an
+    # answer; failures are retried with exponential backoff from the base (with jitter) until
+    # the notification is this many hours old. Deliveries to one host run at most this many
+    # at once per process, so a slow receiver cannot take every job slot.
+    webhook_allow_private: bool = False
+    webhook_timeout_seconds: float = Field(default=30.0, gt=0, le=300)
+    webhook_retry_base_seconds: float = Field(default=60.0, gt=0, le=24 * 3600)
+    webhook_max_age_hours: float = Field(default=72.0, gt=0, le=24 * 30)
+    webhook_host_concurrency: int = Field(default=2, ge=1, le=100)
+
     @cached_property
     def resolved_database_url(self) -> str:
         if self.database_url:

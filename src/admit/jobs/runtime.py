@@ -26,20 +26,25 @@ from admit.kit.storage import FileStore, open_store
 def load_job_kinds() -> None:
     """Imports every module that registers a job kind (a worker must know them all)."""
     import admit.jobs.diagnostic
-    import admit.mail.tasks  # noqa: F401
+    import admit.mail.tasks
+    import admit.webhooks.delivery  # noqa: F401
 
 
 def periodic_tasks(settings: Settings, store: FileStore) -> list[PeriodicTask]:
     from admit.carts.service import purge_expired
     from admit.checkin.exits import exit_all
     from admit.mail.tasks import requeue_held_mails
+    from admit.notifications.retention import purge_old_notifications
+    from admit.sendmail import tasks as sendmail
     from admit.waitinglist import auto as waitinglist_auto
+    from admit.webhooks.tasks import periodic_tasks as webhook_tasks
 
     async def sweep(session: AsyncSession, now: dt.datetime) -> None:
         await jobsweep.sweep(session, now, settings, store)
 
     return [
         PeriodicTask("jobs.sweep", settings.job_sweep_seconds, sweep),
+        *webhook_tasks(),
         PeriodicTask("carts.purge_expired", 60, purge_expired),
         PeriodicTask("checkin.exit_all", 60, exit_all),
         PeriodicTask(
@@ -47,6 +52,12 @@ def periodic_tasks(settings: Settings, store: FileStore) -> list[PeriodicTask]:
         ),
         PeriodicTask(
             "mail.requeue_held", 60, functools.partial(requeue_held_mails, settings=settings)
+        ),
+        PeriodicTask("notifications.purge", 3600, purge_old_notifications),
+        PeriodicTask(
+            "sendmail.rules",
+            sendmail.INTERVAL_SECONDS,
+            functools.partial(sendmail.send_due, base_url=settings.base_url),
         ),
     ]
 

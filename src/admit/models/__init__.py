@@ -40,6 +40,7 @@ from admit.models.organizers import Organizer
 from admit.models.questions import Question, QuestionOption, question_items
 from admit.models.quotas import Quota, SalesCount, quota_items, quota_variations
 from admit.models.seating import Seat, SeatingPlan
+from admit.models.sendmail import SendMailRecord, SendMailRule, sendmail_rule_items
 from admit.models.subevents import (
     EventMetaProperty,
     SubEvent,
@@ -50,6 +51,7 @@ from admit.models.teams import Team, TeamAPIToken, TeamInvite, team_limit_events
 from admit.models.users import User
 from admit.models.vouchers import Voucher
 from admit.models.waitinglist import WaitingListEntry, WaitingListSettings
+from admit.models.webhooks import Webhook, WebhookCall, WebhookCursor, webhook_limit_events
 
 __all__ = [
     "JOB_STATUSES",
@@ -90,6 +92,8 @@ __all__ = [
     "SalesCount",
     "Seat",
     "SeatingPlan",
+    "SendMailRecord",
+    "SendMailRule",
     "SubEvent",
     "SubEventItem",
     "SubEventItemVariation",
@@ -101,6 +105,9 @@ __all__ = [
     "Voucher",
     "WaitingListEntry",
     "WaitingListSettings",
+    "Webhook",
+    "WebhookCall",
+    "WebhookCursor",
     "answer_options",
     "auto_checkin_rule_items",
     "auto_checkin_rule_variations",
@@ -113,6 +120,8 @@ __all__ = [
     "question_items",
     "quota_items",
     "quota_variations",
+    "sendmail_rule_items",
     "team_limit_events",
     "team_members",
+    "webhook_limit_events",
 ]

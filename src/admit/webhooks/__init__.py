@@ -1,0 +1,1 @@
+"""Webhooks: organizer-configured receivers of notifications, signed deliveries as jobs."""

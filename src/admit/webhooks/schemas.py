@@ -1,0 +1,103 @@
+"""Webhook input and output shapes, and the delivery log's."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Annotated, Any
+from urllib.parse import urlsplit
+
+import httpx
+from pydantic import AfterValidator, Field
+
+from admit.kit.schema import ReadModel, WriteModel
+from admit.notifications.types import ACTION_TYPES, PREFIXES, canonical, is_known
+
+MAX_URL_LENGTH = 1000
+
+
+def check_target_url(value: str) -> str:
+    """An absolute http(s) URL with a host; what httpx could not send is refused here."""
+    text = value.strip()
+    if any(ord(c) < 33 or ord(c) == 127 for c in text):
+        raise ValueError("Enter a valid URL.")
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018  (raises for a port that is not a number in range)
+        parsed = httpx.URL(text)
+    except (ValueError, httpx.InvalidURL):
+        raise ValueError("Enter a valid URL.") from None
+    if parts.scheme.lower() not in ("http", "https"):
+        raise ValueError("Enter a valid URL with the scheme http or https.")
+    if not parts.hostname or not parsed.host:
+        raise ValueError("Enter a valid URL with a host name.")
+    return text
+
+
+def _family_named(prefix: str) -> bool:
+    """Whether ``<prefix>*`` (prefix ending in a dot) covers some action type."""
+    return any(t.startswith(prefix) for t in ACTION_TYPES) or any(
+        p.startswith(prefix) or prefix.startswith(p) for p in PREFIXES
+    )
+
+
+def check_action_type(value: str) -> str:
+    """A known action type or a family ending in ``.*``; ``pretix.`` stored as ``service.``."""
+    action = canonical(value.strip())
+    if action.endswith(".*") and len(action) > 2 and _family_named(action[:-1]):
+        return action
+    if is_known(action):
+        return action
+    raise ValueError(f'"{value}" is not a valid choice.')
+
+
+def _unique(values: list[str]) -> list[str]:
+    return list(dict.fromkeys(values))
+
+
+TargetURL = Annotated[str, Field(max_length=MAX_URL_LENGTH), AfterValidator(check_target_url)]
+ActionType = Annotated[str, Field(max_length=190), AfterValidator(check_action_type)]
+Slug = Annotated[str, Field(max_length=190)]
+
+
+class WebhookOut(ReadModel):
+    id: int
+    enabled: bool
+    target_url: str
+    all_events: bool
+    limit_events: list[str]
+    action_types: list[str]
+    comment: str | None
+
+
+class WebhookSecretOut(WebhookOut):
+    """The answer of create and ``rotate_secret``: the only time the secret is shown."""
+
+    secret: str
+
+
+class WebhookIn(WriteModel):
+    enabled: bool = True
+    target_url: TargetURL
+    all_events: bool = True
+    limit_events: Annotated[list[Slug], AfterValidator(_unique)] = []
+    action_types: Annotated[list[ActionType], AfterValidator(_unique)]
+    comment: Annotated[str, Field(max_length=2000)] | None = None
+
+
+class CallOut(ReadModel):
+    """One entry of the delivery log (an Admit extension)."""
+
+    id: int
+    notification_id: int
+    action: str
+    payload: dict[str, Any]
+    status: str
+    attempts: int
+    response_status: int | None
+    response_body: str | None
+    error: str | None
+    duration_ms: int | None
+    next_retry: dt.datetime | None
+    last_attempt: dt.datetime | None
+    redelivery_of: int | None
+    created: dt.datetime

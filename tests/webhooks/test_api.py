@@ -1,0 +1,163 @@
+"""``O/webhooks/``: CRUD as the reference, validation, DELETE disabling, tenancy, the secret
+shown once and its rotation."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from admit.db import utcnow
+from tests.factories import World, assert_field_errors, auth
+from tests.webhooks.conftest import HOOKS, hook_row
+
+BODY = {
+    "target_url": "https://example.org/hook",
+    "action_types": ["service.event.order.placed", "service.event.order.changed.*"],
+}
+
+
+async def test_create_read_list_update(client, world: World, factory):
+    other = await factory.event(world.org, "gala")
+    response = await client.post(
+        HOOKS,
+        json={
+            **BODY,
+            "all_events": False,
+            "limit_events": ["summit", "gala"],
+            "comment": "ERP",
+            "action_types": ["pretix.event.order.paid", "service.event.item.*", "pretix.*"],
+        },
+        headers=auth(world.admin),
+    )
+    assert response.status_code == 201, response.text
+    created = response.json()
+    secret = created.pop("secret")
+    assert secret.startswith("whsec_") and len(secret) > 40
+    assert created == {
+        "id": created["id"],
+        "enabled": True,
+        "target_url": "https://example.org/hook",
+        "all_events": False,
+        "limit_events": ["gala", "summit"],
+        "action_types": ["service.event.order.paid", "service.event.item.*", "service.*"],
+        "comment": "ERP",
+    }
+    detail = await client.get(f"{HOOKS}{created['id']}/", headers=auth(world.admin))
+    assert detail.status_code == 200 and detail.json() == created  # no secret
+    assert (await hook_row(client._transport.app, created["id"])).secret == secret
+
+    listed = (await client.get(HOOKS, headers=auth(world.admin))).json()
+    assert listed["count"] == 1 and listed["results"] == [created]
+
+    patched = await client.patch(
+        f"{HOOKS}{created['id']}/", json={"all_events": True}, headers=auth(world.admin)
+    )
+    assert patched.status_code == 200, patched.text
+    assert patched.json()["all_events"] is True and "secret" not in patched.json()
+    assert patched.json()["action_types"] == created["action_types"]
+
+    put = await client.put(f"{HOOKS}{created['id']}/", json=BODY, headers=auth(world.admin))
+    assert put.status_code == 200, put.text
+    assert put.json()["comment"] is None and put.json()["limit_events"] == []
+    assert other.id  # the event stayed
+
+
+async def test_delete_disables_and_the_webhook_stays_readable(client, world: World):
+    created = (await client.post(HOOKS, json=BODY, headers=auth(world.admin))).json()
+    await client.post(HOOKS, json=BODY, headers=auth(world.admin))
+    response = await client.delete(f"{HOOKS}{created['id']}/", headers=auth(world.admin))
+    assert response.status_code == 204 and response.content == b""
+    detail = await client.get(f"{HOOKS}{created['id']}/", headers=auth(world.admin))
+    assert detail.status_code == 200 and detail.json()["enabled"] is False
+    off = (await client.get(f"{HOOKS}?enabled=false", headers=auth(world.admin))).json()
+    on = (await client.get(f"{HOOKS}?enabled=true", headers=auth(world.admin))).json()
+    assert [h["id"] for h in off["results"]] == [created["id"]]
+    assert on["count"] == 1 and on["results"][0]["id"] != created["id"]
+    bad = await client.get(f"{HOOKS}?enabled=maybe", headers=auth(world.admin))
+    assert_field_errors(bad, "enabled")
+
+
+async def test_validation(client, world: World):
+    cases = [
+        ({"target_url": "ftp://example.org/x"}, "target_url"),
+        ({"target_url": "example.org/hook"}, "target_url"),
+        ({"target_url": "http://"}, "target_url"),
+        ({"target_url": "https://exa mple.org/"}, "target_url"),
+        ({"target_url": "http://example.org:99999/"}, "target_url"),
+        ({"target_url": "https://" + "a" * 1000 + ".org/"}, "target_url"),
+        ({"target_url": 12}, "target_url"),
+        ({"action_types": ["service.event.order.nonsense"]}, "action_types"),
+        ({"action_types": ["foo.*"]}, "action_types"),
+        ({"action_types": [".*"]}, "action_types"),
+        ({"action_types": "service.event.order.paid"}, "action_types"),
+        ({"action_types": [None]}, "action_types"),
+        ({"limit_events": "summit"}, "limit_events"),
+        ({"enabled": "sometimes"}, "enabled"),
+    ]
+    for change, field in cases:
+        response = await client.post(HOOKS, json={**BODY, **change}, headers=auth(world.admin))
+        assert_field_errors(response, field)
+    missing = await client.post(HOOKS, json={}, headers=auth(world.admin))
+    assert_field_errors(missing, "target_url", "action_types")
+
+    # Events must be the organizer's own; the answer names each unknown one.
+    response = await client.post(
+        HOOKS,
+        json={**BODY, "all_events": False, "limit_events": ["summit", "expo", "nope"]},
+        headers=auth(world.admin),
+    )
+    body = assert_field_errors(response, "limit_events")
+    assert body["limit_events"] == [
+        'Object with slug="expo" does not exist.',
+        'Object with slug="nope" does not exist.',
+    ]
+    listed = (await client.get(HOOKS, headers=auth(world.admin))).json()
+    assert listed["count"] == 0
+
+
+async def test_tenancy_and_permissions(client, world: World):
+    theirs = await client.post(
+        "/api/v1/organizers/rival/webhooks/", json=BODY, headers=auth(world.outsider)
+    )
+    assert theirs.status_code == 201
+    pk = theirs.json()["id"]
+    for method, path in [
+        ("GET", f"{HOOKS}{pk}/"),
+        ("PATCH", f"{HOOKS}{pk}/"),
+        ("PUT", f"{HOOKS}{pk}/"),
+        ("DELETE", f"{HOOKS}{pk}/"),
+        ("POST", f"{HOOKS}{pk}/rotate_secret/"),
+        ("GET", f"{HOOKS}{pk}/calls/"),
+        ("POST", f"{HOOKS}{pk}/calls/1/redeliver/"),
+    ]:
+        body = BODY if method in ("PUT", "PATCH") else None
+        response = await client.request(method, path, json=body, headers=auth(world.admin))
+        assert response.status_code == 404, (method, path, response.text)
+    assert (await client.get(HOOKS, headers=auth(world.admin))).json()["count"] == 0
+    # The other organizer's URL is refused outright; a token without the permission too.
+    response = await client.get("/api/v1/organizers/rival/webhooks/", headers=auth(world.admin))
+    assert response.status_code == 403
+    response = await client.get(HOOKS, headers=auth(world.nobody))
+    assert response.status_code == 403
+    for bad in ("abc", "0", "+1", "99999999999"):
+        response = await client.get(f"{HOOKS}{bad}/", headers=auth(world.admin))
+        assert response.status_code == 404
+
+
+async def test_rotate_secret_shows_the_new_one_once(client, world: World):
+    created = (await client.post(HOOKS, json=BODY, headers=auth(world.admin))).json()
+    url = f"{HOOKS}{created['id']}/rotate_secret/"
+    response = await client.post(url, headers=auth(world.admin))
+    assert response.status_code == 200, response.text
+    rotated = response.json()
+    assert rotated["secret"] != created["secret"] and rotated["id"] == created["id"]
+    assert {k: v for k, v in rotated.items() if k != "secret"} == {
+        k: v for k, v in created.items() if k != "secret"
+    }
+    row = await hook_row(client._transport.app, created["id"])
+    assert (row.secret, row.previous_secret) == (rotated["secret"], created["secret"])
+    left = row.previous_secret_until - utcnow()
+    assert dt.timedelta(hours=23) < left <= dt.timedelta(hours=24)
+    detail = await client.get(f"{HOOKS}{created['id']}/", headers=auth(world.admin))
+    assert "secret" not in detail.json()
+    missing = await client.post(f"{HOOKS}999999/rotate_secret/", headers=auth(world.admin))
+    assert missing.status_code == 404
