@@ -7,7 +7,14 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-BENCHMARKS = ["event_detail.py", "availability.py", "rush.py", "redeem.py", "jobs.py", "webhooks.py"]
+BENCHMARKS = [
+    "event_detail.py",
+    "availability.py",
+    "rush.py",
+    "redeem.py",
+    "jobs.py",
+    "webhooks.py",
+]
 
 if __name__ == "__main__":
     failed = 0
