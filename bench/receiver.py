@@ -51,3 +51,22 @@ class Receiver:
     def count(self) -> int:
         with self.lock:
             return len(self.deliveries)
+
+
+def create_webhook(base: str, token: str, target_url: str, actions: list[str]) -> dict:
+    """A webhook of the demo organizer for ``actions`` on every event."""
+    import httpx
+
+    hook = httpx.post(
+        f"{base}/api/v1/organizers/demo/webhooks/",
+        json={
+            "target_url": target_url,
+            "enabled": True,
+            "all_events": True,
+            "limit_events": [],
+            "action_types": actions,
+        },
+        headers={"Authorization": f"Token {token}"},
+    )
+    hook.raise_for_status()
+    return hook.json()

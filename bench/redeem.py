@@ -38,7 +38,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 
 from admit.models import Event, Item, Order, OrderPosition, Organizer
 from bench.common import admit, demo_token, fresh_pg_database, server, wrk
-from bench.receiver import Receiver
+from bench.receiver import Receiver, create_webhook
 
 # Each wrk thread takes every n-th secret from its own offset, so no ticket is scanned twice.
 LUA = """
@@ -188,18 +188,7 @@ def main() -> None:
             created.raise_for_status()
             list_id = created.json()["id"]
             if args.webhook:
-                hook = httpx.post(
-                    f"{base}/api/v1/organizers/demo/webhooks/",
-                    json={
-                        "target_url": receiver.url,
-                        "enabled": True,
-                        "all_events": True,
-                        "limit_events": [],
-                        "action_types": ["service.event.checkin"],
-                    },
-                    headers=headers,
-                )
-                hook.raise_for_status()
+                create_webhook(base, token, receiver.url, ["service.event.checkin"])
             path = "/api/v1/organizers/demo/checkinrpc/redeem/"
             results = {}
             for name, chunk, seconds, connections in (

@@ -27,15 +27,13 @@ import time
 import uuid
 from pathlib import Path
 
-import httpx
-
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from bench.common import ROOT, admit, demo_token, fresh_pg_database, server, wrk
-from bench.receiver import Receiver
+from bench.receiver import Receiver, create_webhook
 from bench.rush import POST_SCRIPT, product_with_quota
 
 REDIS_URL = os.environ.get("ADMIT_BENCH_REDIS", "redis://127.0.0.1:6379/0")
@@ -132,18 +130,7 @@ def main() -> None:
                 item, _ = product_with_quota(base, token, 10**7, "Rush")
                 rush(base, token, item, args.connections, 3)  # warm-up
                 plain = rush(base, token, item, args.connections, args.seconds)
-                hook = httpx.post(
-                    f"{base}/api/v1/organizers/demo/webhooks/",
-                    json={
-                        "target_url": receiver.url,
-                        "enabled": True,
-                        "all_events": True,
-                        "limit_events": [],
-                        "action_types": ACTIONS,
-                    },
-                    headers={"Authorization": f"Token {token}"},
-                )
-                hook.raise_for_status()
+                create_webhook(base, token, receiver.url, ACTIONS)
                 since = asyncio.run(last_notification(url))
                 started = time.time()
                 hooked = rush(base, token, item, args.connections, args.seconds)

@@ -122,6 +122,13 @@ async def notify(
     await notify_all(session, (action,), organizer_id=organizer_id, event_id=event_id, **payload)
 
 
+async def notify_in_event(ctx: Any, action: str, **payload: Any) -> None:
+    """:func:`notify` for a request scoped to one event (an ``EventContext``)."""
+    await notify(
+        ctx.session, action, organizer_id=ctx.organizer_id, event_id=ctx.event.id, **payload
+    )
+
+
 async def notify_all(
     session: AsyncSession,
     actions: Sequence[str],

@@ -31,7 +31,7 @@ from admit.kit.pagination import paginate
 from admit.kit.responses import JSONResponse
 from admit.kit.routing import api_router
 from admit.models import Event, SubEvent
-from admit.notifications.notify import notify
+from admit.notifications.notify import notify_in_event
 from admit.quotas.service import subevent_availability_states
 from admit.seating import sync as seating_sync
 from admit.subevents import service
@@ -47,13 +47,7 @@ DELETED = "service.subevent.deleted"
 
 
 async def _notify(ctx: OrgContext, action: str, subevent_id: int) -> None:
-    await notify(
-        ctx.session,
-        action,
-        organizer_id=ctx.organizer_id,
-        event_id=ctx.event.id,  # type: ignore[attr-defined]
-        subevent=subevent_id,
-    )
+    await notify_in_event(ctx, action, subevent=subevent_id)
 
 
 _COMMON = (

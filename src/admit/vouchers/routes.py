@@ -33,7 +33,7 @@ from admit.kit.responses import JSONResponse, no_content
 from admit.kit.routing import api_router
 from admit.kit.transaction import SAFE_METHODS
 from admit.models import Voucher
-from admit.notifications.notify import notify, notify_each
+from admit.notifications.notify import notify_each, notify_in_event
 from admit.vouchers import blocking, render, seats, service
 from admit.vouchers.schemas import VoucherIn, VoucherOut
 
@@ -155,13 +155,7 @@ class VoucherResource(Resource[Voucher]):
     async def perform_delete(self, ctx: OrgContext, obj: Voucher) -> Response:
         voucher_id = obj.id
         await service.delete_voucher(ctx.session, obj)
-        await notify(
-            ctx.session,
-            DELETED,
-            organizer_id=ctx.organizer_id,
-            event_id=ctx.event.id,  # type: ignore[attr-defined]
-            voucher=voucher_id,
-        )
+        await notify_in_event(ctx, DELETED, voucher=voucher_id)
         return no_content()
 
 

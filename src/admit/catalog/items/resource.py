@@ -19,7 +19,7 @@ from admit.kit.crud import Resource, flush_guard, parse_pk, parse_update
 from admit.kit.errors import not_found
 from admit.kit.responses import JSONResponse
 from admit.models import Item
-from admit.notifications.notify import ITEM_CHANGED, notify
+from admit.notifications.notify import ITEM_CHANGED, notify_in_event
 
 WRITE = "event.items:write"
 EVENT_PATH = "/organizers/{organizer}/events/{event}"
@@ -53,13 +53,7 @@ class CatalogResource(Resource[Any]):
 
 async def notify_item(ctx: OrgContext, action: str, item_id: int) -> None:
     """Records an ``service.event.item.*`` notification in the request's transaction."""
-    await notify(
-        ctx.session,
-        action,
-        organizer_id=ctx.organizer_id,
-        event_id=ctx.event.id,  # type: ignore[attr-defined]
-        item=item_id,
-    )
+    await notify_in_event(ctx, action, item=item_id)
 
 
 class ItemChild(CatalogResource):
