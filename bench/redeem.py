@@ -10,22 +10,27 @@ starts its slice again) answers ``already_redeemed`` and is reported as not met:
 
 Target (issue: check-in): >= 1,500 redeems/s with p99 < 50 ms on the 2-core machine.
 With ``--webhook``, a webhook for ``service.event.checkin`` points at a local receiver for the
-whole run (delivered by the server processes, the embedded default), and the report adds how
-many check-ins were delivered and how long the last ones took to arrive.
+whole run (delivered by the server processes, the embedded default; with ``--redis`` by an
+``admit worker`` and ``admit scheduler`` beside them), and the report adds how many check-ins
+were delivered and how long the last ones took to arrive.
 Run: .venv/bin/python bench/redeem.py [--connections 32] [--seconds 10] [--tickets 100000]
-     [--webhook]
+     [--webhook [--redis]]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import datetime as dt
 import json
+import os
 import secrets
+import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 
@@ -37,8 +42,10 @@ from sqlalchemy import insert, select, text
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from admit.models import Event, Item, Order, OrderPosition, Organizer
-from bench.common import admit, demo_token, fresh_pg_database, server, wrk
+from bench.common import ROOT, admit, demo_token, fresh_pg_database, server, wrk
 from bench.receiver import Receiver, create_webhook
+
+REDIS_URL = os.environ.get("ADMIT_BENCH_REDIS", "redis://127.0.0.1:6379/0")
 
 # Each wrk thread takes every n-th secret from its own offset, so no ticket is scanned twice.
 LUA = """
@@ -162,6 +169,11 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--tickets", type=int, default=100_000)
     parser.add_argument("--webhook", action="store_true", help="deliver every check-in")
+    parser.add_argument(
+        "--redis",
+        action="store_true",
+        help="with --webhook: deliver from an admit worker and scheduler (Redis), not the server",
+    )
     args = parser.parse_args()
     threads = 2
 
@@ -173,13 +185,16 @@ def main() -> None:
             "ADMIT_DATA_DIR": data_dir,
             "ADMIT_WEBHOOK_ALLOW_PRIVATE": "true",
         }
+        if args.redis:
+            env["ADMIT_REDIS_URL"] = REDIS_URL
+            env["ADMIT_JOB_QUEUE"] = f"admit-bench-{secrets.token_hex(4)}"
         admit(env, "migrate")
         token = demo_token(env)["token"]
         all_secrets = asyncio.run(load_tickets(url, args.tickets))
         # Warm-up at the measured concurrency, so each worker's pools have grown to what the
         # measurement needs (new connections compile their statements and functions).
         warmup, measured = all_secrets[:15000], all_secrets[15000:]
-        with server(env, workers=args.workers) as base:
+        with server(env, workers=args.workers) as base, background(env, args.redis):
             event = f"{base}/api/v1/organizers/demo/events/democon"
             headers = {"Authorization": f"Token {token}"}
             created = httpx.post(
@@ -250,6 +265,34 @@ def main() -> None:
         and failed == 0,
     )
     print(json.dumps(result))
+
+
+@contextlib.contextmanager
+def background(env: dict[str, str], wanted: bool) -> Iterator[None]:
+    """An ``admit worker`` and an ``admit scheduler`` beside the server (the at-scale mode)."""
+    if not wanted:
+        yield
+        return
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-m", "admit", *command],
+            env={**os.environ, **env},
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for command in (["worker", "--concurrency", "16"], ["scheduler"])
+    ]
+    try:
+        yield
+    finally:
+        for process in processes:
+            process.terminate()
+        for process in processes:
+            process.wait(timeout=30)
+        import redis
+
+        redis.Redis.from_url(REDIS_URL).delete(env["ADMIT_JOB_QUEUE"])
 
 
 def ok_so_far(url: str) -> int:
