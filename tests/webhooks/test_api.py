@@ -161,3 +161,21 @@ async def test_rotate_secret_shows_the_new_one_once(client, world: World):
     assert "secret" not in detail.json()
     missing = await client.post(f"{HOOKS}999999/rotate_secret/", headers=auth(world.admin))
     assert missing.status_code == 404
+
+
+async def test_the_openapi_document_shows_the_secret_of_create_only(client):
+    doc = (await client.get("/api/v1/openapi.json")).json()
+    path = doc["paths"]["/api/v1/organizers/{organizer}/webhooks/"]
+    created = path["post"]["responses"]["201"]["content"]["application/json"]["schema"]
+    listed = path["get"]["responses"]["200"]["content"]["application/json"]["schema"]
+    schemas = doc["components"]["schemas"]
+
+    def properties(ref: dict) -> set[str]:
+        return set(schemas[ref["$ref"].rsplit("/", 1)[1]]["properties"])
+
+    assert "secret" in properties(created)
+    page = properties(listed)
+    assert "results" in page
+    detail = doc["paths"]["/api/v1/organizers/{organizer}/webhooks/{id}/"]["get"]
+    shown = detail["responses"]["200"]["content"]["application/json"]["schema"]
+    assert "secret" not in properties(shown)

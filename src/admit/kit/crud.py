@@ -80,6 +80,8 @@ class Resource(Generic[M]):
     model: ClassVar[type[Any]]
     read_schema: ClassVar[type[BaseModel]]
     write_schema: ClassVar[type[BaseModel] | None] = None
+    # What create answers, where it shows more than a read (a secret shown once).
+    created_schema: ClassVar[type[BaseModel] | None] = None
     scope: ClassVar[str] = "event"
     read_permission: ClassVar[str | None] = None
     write_permission: ClassVar[str | None] = None
@@ -300,7 +302,7 @@ def mount_crud(router: APIRouter, resource: Resource[Any]) -> None:
             name=f"{name}-create",
             tags=tags,
             status_code=201,
-            response_model=resource.read_schema,
+            response_model=resource.created_schema or resource.read_schema,
             openapi_extra=body,
         )
     if "retrieve" in resource.actions:

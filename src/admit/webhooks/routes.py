@@ -46,6 +46,7 @@ class WebhookResource(Resource[Webhook]):
     scope = "organizer"
     read_schema = WebhookOut
     write_schema = WebhookIn
+    created_schema = WebhookSecretOut
     read_permission = PERMISSION
     write_permission = PERMISSION
     filters = FilterSet((Filter.boolean("enabled", Webhook.enabled),))
