@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import datetime as dt
 
+import pytest
+
 from admit.db import utcnow
+from admit.models import Webhook
+from admit.webhooks import service
 from tests.factories import World, assert_field_errors, auth
 from tests.webhooks.conftest import HOOKS, hook_row
 
@@ -179,3 +183,26 @@ async def test_the_openapi_document_shows_the_secret_of_create_only(client):
     detail = doc["paths"]["/api/v1/organizers/{organizer}/webhooks/{id}/"]["get"]
     shown = detail["responses"]["200"]["content"]["application/json"]["schema"]
     assert "secret" not in properties(shown)
+
+
+async def test_a_rotation_racing_another_keeps_the_chain_of_secrets(client, world: World, factory):
+    """Two rotations that both read the webhook before either wrote: the later one must
+    build on the earlier one's new secret, or that secret (already shown) would be lost."""
+    hook = await client.post(
+        "/api/v1/organizers/acme/webhooks/",
+        json={"target_url": "https://example.org/hook", "action_types": ["service.event.*"]},
+        headers=auth(world.admin),
+    )
+    webhook_id = hook.json()["id"]
+    async with factory.sessionmaker() as first, factory.sessionmaker() as second:
+        if first.bind.dialect.name == "sqlite":
+            pytest.skip("SQLite serialises writing transactions from their first statement")
+        mine = await first.get(Webhook, webhook_id)
+        theirs = await second.get(Webhook, webhook_id)
+        earlier = await service.rotate_secret(first, mine, utcnow())
+        await first.commit()
+        later = await service.rotate_secret(second, theirs, utcnow())
+        await second.commit()
+    async with factory.sessionmaker() as session:
+        row = await session.get(Webhook, webhook_id)
+    assert (row.secret, row.previous_secret) == (later, earlier)

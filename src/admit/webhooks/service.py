@@ -99,7 +99,11 @@ async def disable_webhook(session: AsyncSession, webhook: Webhook) -> None:
 
 
 async def rotate_secret(session: AsyncSession, webhook: Webhook, now: dt.datetime) -> str:
-    """A new secret; the current one keeps signing (as a second signature) for a day."""
+    """A new secret; the current one keeps signing (as a second signature) for a day.
+
+    The row is locked and read again first: of two rotations at once, the second must keep
+    the first one's new secret as its previous, or the first caller's secret would be lost."""
+    await session.refresh(webhook, with_for_update=True)
     webhook.previous_secret = webhook.secret
     webhook.previous_secret_until = now + dt.timedelta(hours=PREVIOUS_SECRET_HOURS)
     webhook.secret = new_secret()
