@@ -24,6 +24,8 @@ from admit.models.customers import Customer, Membership, MembershipType
 from admit.models.devices import Device, Gate, device_limit_events
 from admit.models.discounts import Discount, discount_benefit_items, discount_condition_items
 from admit.models.events import Event
+from admit.models.exports import ScheduledExport
+from admit.models.files import UploadedFile
 from admit.models.giftcards import GiftCard, GiftCardAcceptance, GiftCardTransaction
 from admit.models.jobs import JOB_STATUSES, Job, PeriodicRun
 from admit.models.mail import OutgoingMail
@@ -48,6 +50,7 @@ from admit.models.subevents import (
     SubEventItemVariation,
 )
 from admit.models.teams import Team, TeamAPIToken, TeamInvite, team_limit_events, team_members
+from admit.models.tickets import TicketFile, TicketLayout, TicketLayoutItem
 from admit.models.users import User
 from admit.models.vouchers import Voucher
 from admit.models.waitinglist import WaitingListEntry, WaitingListSettings
@@ -90,6 +93,7 @@ __all__ = [
     "Quota",
     "RevokedSecret",
     "SalesCount",
+    "ScheduledExport",
     "Seat",
     "SeatingPlan",
     "SendMailRecord",
@@ -101,6 +105,10 @@ __all__ = [
     "Team",
     "TeamAPIToken",
     "TeamInvite",
+    "TicketFile",
+    "TicketLayout",
+    "TicketLayoutItem",
+    "UploadedFile",
     "User",
     "Voucher",
     "WaitingListEntry",

@@ -1,0 +1,1 @@
+"""Every exporter module; importing this package registers them all."""
