@@ -25,6 +25,7 @@ from admit.kit.storage import FileStore, open_store
 
 def load_job_kinds() -> None:
     """Imports every module that registers a job kind (a worker must know them all)."""
+    import admit.exports.tasks
     import admit.jobs.diagnostic
     import admit.mail.tasks
     import admit.webhooks.delivery  # noqa: F401
