@@ -44,6 +44,8 @@ from admit.seating.routes import router as seats_router
 from admit.sendmail.routes import router as sendmail_router
 from admit.subevents.routes import router as subevents_router
 from admit.teams.routes import router as teams_router
+from admit.tickets.layout_routes import router as ticketlayouts_router
+from admit.uploads.routes import router as uploads_router
 from admit.vouchers.routes import router as vouchers_router
 from admit.waitinglist.routes import router as waitinglist_router
 from admit.webhooks.routes import router as webhooks_router
@@ -72,6 +74,8 @@ API_ROUTERS = (
     waitinglist_router,
     sendmail_router,
     jobs_router,
+    uploads_router,
+    ticketlayouts_router,
 )
 
 

@@ -37,6 +37,7 @@ def periodic_tasks(settings: Settings, store: FileStore) -> list[PeriodicTask]:
     from admit.mail.tasks import requeue_held_mails
     from admit.notifications.retention import purge_old_notifications
     from admit.sendmail import tasks as sendmail
+    from admit.uploads.service import purge_expired as purge_uploads
     from admit.waitinglist import auto as waitinglist_auto
     from admit.webhooks.tasks import periodic_tasks as webhook_tasks
 
@@ -55,6 +56,7 @@ def periodic_tasks(settings: Settings, store: FileStore) -> list[PeriodicTask]:
             "mail.requeue_held", 60, functools.partial(requeue_held_mails, settings=settings)
         ),
         PeriodicTask("notifications.purge", 3600, purge_old_notifications),
+        PeriodicTask("uploads.purge", 3600, functools.partial(purge_uploads, store=store)),
         PeriodicTask(
             "sendmail.rules",
             sendmail.INTERVAL_SECONDS,

@@ -83,6 +83,7 @@ class ItemIn(WriteModel):
     admission: bool = False
     personalized: bool = False
     position: Position = 0
+    picture: str | None = None  # file:<uuid> of an image upload, its current URL, or null
     available_from: DateTime | None = None
     available_until: DateTime | None = None
     require_voucher: bool = False

@@ -13,12 +13,13 @@ from admit.catalog.items.item_schemas import NESTED, ItemIn, ItemOut
 from admit.catalog.items.nested_routes import AddOnResource, BundleResource, VariationResource
 from admit.catalog.items.resource import EVENT_PATH, CatalogResource, notify_item
 from admit.catalog.items.schemas import CategoryIn, CategoryOut
-from admit.kit.context import EventContext, OrgContext
+from admit.kit.context import EventContext, OrgContext, public_base_url
 from admit.kit.crud import mount_crud
 from admit.kit.filtering import Filter, FilterSet, Ordering, parse_int, parse_str
 from admit.kit.routing import api_router
 from admit.models import Item, ItemCategory
 from admit.notifications.notify import ITEM_ADDED, ITEM_CHANGED, ITEM_DELETED
+from admit.uploads.pictures import apply_picture, picture_url, resolve_picture
 
 router = api_router()
 
@@ -87,9 +88,11 @@ class ItemResource(CatalogResource):
 
     def to_read(self, ctx: OrgContext, obj: Item) -> Any:
         assert isinstance(ctx, EventContext)
-        return item_service.item_to_read(
+        data = item_service.item_to_read(
             obj, ctx.event.item_meta_properties, ctx.extra["tax_rates"]
         )
+        data["picture"] = picture_url(public_base_url(ctx.request), obj)
+        return data
 
     async def validate(
         self, ctx: OrgContext, data: BaseModel, obj: Any, supplied: set[str]
@@ -98,12 +101,16 @@ class ItemResource(CatalogResource):
         ctx.extra["refs"] = await item_service.validate_item(
             ctx.session, ctx.event, data, creating=obj is None, supplied=supplied
         )
+        ctx.extra["picture"] = await resolve_picture(
+            ctx.session, ctx.principal, data.picture, obj, public_base_url(ctx.request)
+        )
 
     def apply(self, ctx: OrgContext, obj: Item, data: BaseModel, supplied: set[str]) -> None:
         assert isinstance(data, ItemIn)
         partial = ctx.extra.get("partial", False)
         creating = obj.id is None
         item_service.apply_item(obj, data, ctx.extra["refs"], supplied, partial, creating)
+        apply_picture(obj, ctx.extra["picture"])
 
     async def perform_create(self, ctx: OrgContext, data: BaseModel, supplied: set[str]) -> Item:
         item = await super().perform_create(ctx, data, supplied)

@@ -1,0 +1,99 @@
+"""``POST /api/v1/upload`` (any credential) and the public media URLs of used uploads.
+
+The media route takes no credentials on purpose: file fields read back as plain absolute URLs
+that integrations, shops and PDF tools fetch without an ``Authorization`` header, as they fetch
+the reference's media URLs. What protects a file is its random uuid (122 bits) in the URL, and
+only uploads a field has taken are served; a fresh upload stays private to its owner.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Annotated
+
+from fastapi import Depends, Path, Request
+from pydantic import BaseModel
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+from starlette.responses import Response, StreamingResponse
+
+from admit.devices.access import NoCredentials
+from admit.kit.context import Authenticated, Principal, Session
+from admit.kit.downloads import content_disposition
+from admit.kit.errors import not_found
+from admit.kit.responses import JSONResponse
+from admit.kit.routing import api_router
+from admit.kit.storage import StoredFileMissing
+from admit.models import UploadedFile
+from admit.uploads.service import receive_upload, url_name
+
+router = api_router(tags=["uploads"])
+
+
+class UploadOut(BaseModel):
+    id: str
+
+
+_BODY = {
+    "requestBody": {
+        "required": True,
+        "description": "The file itself, with its Content-Type and "
+        'Content-Disposition: attachment; filename="..."',
+        "content": {
+            kind: {"schema": {"type": "string", "format": "binary"}}
+            for kind in ("application/pdf", "image/png", "image/jpeg", "image/gif")
+        },
+    }
+}
+
+
+@router.post("/upload", status_code=201, response_model=UploadOut, openapi_extra=_BODY)
+async def upload(
+    request: Request,
+    session: Session,
+    principal: Annotated[Principal, Depends(Authenticated())],
+) -> JSONResponse:
+    store = request.app.state.background.store
+    stored = await receive_upload(request, session, principal, store)
+    return JSONResponse({"id": f"file:{stored.uuid}"}, status_code=201)
+
+
+@router.get("/media/{uuid}/{name}", response_class=StreamingResponse)
+async def media(
+    session: Annotated[AsyncSession, Depends(NoCredentials())],
+    request: Request,
+    uuid: Annotated[str, Path(description="The file's random id")],
+    name: Annotated[str, Path(description="The file's name")],
+) -> Response:
+    if len(uuid) != 32 or not all(c in "0123456789abcdef" for c in uuid):
+        raise not_found()
+    query = select(UploadedFile).where(UploadedFile.uuid == uuid, UploadedFile.expires.is_(None))
+    stored = (await session.execute(query)).scalar_one_or_none()
+    if stored is None or name != url_name(stored.filename):
+        raise not_found()
+    chunks = request.app.state.background.store.open(stored.key)
+    try:
+        first = await anext(chunks)
+    except StoredFileMissing:
+        raise not_found() from None
+    except StopAsyncIteration:
+        first = b""
+    headers = {
+        "Content-Length": str(stored.size),
+        "Content-Disposition": content_disposition(stored.filename).replace(
+            "attachment", "inline", 1
+        ),
+        # The content behind a uuid never changes.
+        "Cache-Control": "public, max-age=86400",
+        "X-Content-Type-Options": "nosniff",
+    }
+    return StreamingResponse(
+        _stream(first, chunks), media_type=stored.content_type, headers=headers
+    )
+
+
+async def _stream(first: bytes, rest: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+    if first:
+        yield first
+    async for chunk in rest:
+        yield chunk
