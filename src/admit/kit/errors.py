@@ -172,7 +172,12 @@ def errors_from_pydantic(
     for error in errors:
         loc = [p for p in error.get("loc", ()) if isinstance(p, int | str)]
         # Strip pydantic's tags for function validators / unions (e.g. "function-after[...]").
-        loc = [p for p in loc if not (isinstance(p, str) and ("[" in p or p in _TAGS))]
+        # The first element is the field's own name, even when it reads like a tag ("list").
+        loc = [
+            p
+            for i, p in enumerate(loc)
+            if not (isinstance(p, str) and ("[" in p or (i and p in _TAGS)))
+        ]
         path = [*prefix, *loc]
         if path and isinstance(path[-1], int) and _about_object(error):
             # An element of a list of objects that is not a valid object: that element's
