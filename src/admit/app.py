@@ -42,6 +42,7 @@ from admit.quotas.routes import router as quotas_router
 from admit.seating.plans import router as seatingplans_router
 from admit.seating.routes import router as seats_router
 from admit.sendmail.routes import router as sendmail_router
+from admit.shredders.routes import router as shredders_router
 from admit.subevents.routes import router as subevents_router
 from admit.teams.routes import router as teams_router
 from admit.tickets.layout_routes import router as ticketlayouts_router
@@ -74,6 +75,7 @@ API_ROUTERS = (
     waitinglist_router,
     sendmail_router,
     jobs_router,
+    shredders_router,
     uploads_router,
     ticketlayouts_router,
 )

@@ -28,6 +28,7 @@ def load_job_kinds() -> None:
     import admit.exports.tasks
     import admit.jobs.diagnostic
     import admit.mail.tasks
+    import admit.shredders.tasks
     import admit.webhooks.delivery  # noqa: F401
 
 
