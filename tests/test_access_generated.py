@@ -283,3 +283,75 @@ def test_security_profiles_name_existing_routes():
             assert (method, path) in mounted, (profile, method, path)
             access = next(a for m, p, a in ROUTES if (m, p) == (method, path))
             assert _device_may_pass(access[0]), (profile, method, path)
+
+
+# -- OAuth Bearer tokens ---------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+async def bearers(factory: Factory, world: World) -> dict[str, str]:
+    """Tokens of a user holding every permission in both organizers: revoked, read-only,
+    granted only the other organizer, and full (read write profile for the URL's organizer)."""
+    from admit.auth.permissions import EVENT_PERMISSIONS, ORGANIZER_PERMISSIONS
+    from tests.oauth.helpers import bearer_token, make_app
+
+    user = await factory.user()
+    for org in (world.org, world.other):
+        await factory.team(
+            org,
+            members=[user],
+            event_permissions=list(EVENT_PERMISSIONS),
+            organizer_permissions=list(ORGANIZER_PERMISSIONS),
+        )
+    app = await make_app(factory)
+    return {
+        "revoked": await bearer_token(factory, app, user, [world.org], revoked=True),
+        "expired": await bearer_token(factory, app, user, [world.org], expired=True),
+        "read": await bearer_token(factory, app, user, [world.org], "read profile"),
+        "subset": await bearer_token(factory, app, user, [world.other]),
+        "full": await bearer_token(factory, app, user, [world.org]),
+    }
+
+
+def _bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+@pytest.mark.parametrize(("method", "path", "access"), ROUTES, ids=IDS)
+async def test_bearer_tokens(client, world: World, bearers, method, path, access):
+    from admit.kit.transaction import SAFE_METHODS
+
+    _skip_public(access)
+    url = _url(path, world)
+    body = None if method in ("GET", "DELETE") else {}
+
+    async def call(token: str) -> Any:
+        return await client.request(method, url, json=body, headers=_bearer(token))
+
+    for dead in ("revoked", "expired"):
+        response = await call(bearers[dead])
+        assert response.status_code == 401, (dead, response.text)
+        assert response.json() == {"detail": "Authentication credentials were not provided."}
+
+    device_only = isinstance(access[0], DeviceAccess)
+    # Read-only scope: unsafe methods are refused whatever the user's permissions.
+    response = await call(bearers["read"])
+    if method not in SAFE_METHODS or device_only:
+        assert response.status_code == 403, response.text
+    else:
+        _assert_passed_access(response)
+
+    # Granted only the other organizer: this one is as unknown as a missing one.
+    if isinstance(access[0], OrganizerAccess | EventAccess):
+        response = await call(bearers["subset"])
+        assert response.status_code == 403, response.text
+        assert response.json() == FORBIDDEN
+
+    # The full token passes every check a user with these permissions passes (reads only:
+    # writes by an all-powerful caller would change the module's shared world).
+    if method in SAFE_METHODS:
+        response = await call(bearers["full"])
+        if device_only:
+            assert response.status_code == 403 and response.json() == FORBIDDEN
+        else:
+            _assert_passed_access(response)

@@ -35,6 +35,7 @@ from admit.kit.openapi import install_openapi
 from admit.kit.responses import JSONResponse
 from admit.kit.routing import API_PREFIX, mount_routers
 from admit.kit.transaction import SAFE_METHODS
+from admit.oauth.routes import router as oauth_router
 from admit.orders.routes import router as orders_router
 from admit.organizers.routes import router as organizers_router
 from admit.quotas.routes import availability_lane
@@ -49,6 +50,7 @@ from admit.tickets.layout_routes import router as ticketlayouts_router
 from admit.uploads.routes import router as uploads_router
 from admit.vouchers.routes import router as vouchers_router
 from admit.waitinglist.routes import router as waitinglist_router
+from admit.web.routes import mount_pages
 from admit.webhooks.routes import router as webhooks_router
 
 # Every API route comes from one of these routers (the access tests enumerate them).
@@ -75,6 +77,7 @@ API_ROUTERS = (
     waitinglist_router,
     sendmail_router,
     jobs_router,
+    oauth_router,
     shredders_router,
     uploads_router,
     ticketlayouts_router,
@@ -161,6 +164,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.credential_cache = CredentialCache(settings.credential_cache_seconds)
 
     mount_routers(app, API_ROUTERS)
+    mount_pages(app)  # the HTML pages (login, settings, OAuth consent), not API routes
 
     install_error_handlers(app)
     install_openapi(app, API_PREFIX)

@@ -14,6 +14,7 @@ from rich.console import Console
 from admit.config import Settings
 from admit.jobs.cli import jobs_app
 from admit.mail.cli import mail_app
+from admit.oauth.cli import oauth_app
 
 T = TypeVar("T")
 
@@ -22,6 +23,7 @@ organizer_app = typer.Typer(help="Manage organizers.", no_args_is_help=True)
 app.add_typer(organizer_app, name="organizer")
 app.add_typer(jobs_app, name="jobs")
 app.add_typer(mail_app, name="mail")
+app.add_typer(oauth_app, name="oauth-app")
 console = Console(stderr=True)
 
 

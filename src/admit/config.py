@@ -30,6 +30,15 @@ class Settings(BaseSettings):
     # How long after a scan the scanning device may annul it.
     checkin_annul_window_minutes: int = Field(default=15, ge=0, le=24 * 60)
 
+    # Accounts and pages. Failed logins (password or second factor) allowed per account and
+    # per client address within the window; more are refused with 429 until old ones age out.
+    login_max_failures: int = Field(default=5, ge=1, le=1000)
+    login_max_failures_per_ip: int = Field(default=30, ge=1, le=100_000)
+    login_throttle_minutes: float = Field(default=15.0, gt=0, le=24 * 60)
+    # How long a login (a signed session cookie) lasts; how long a team invitation is good.
+    session_hours: float = Field(default=24.0 * 14, gt=0, le=24 * 365)
+    invite_days: float = Field(default=14.0, gt=0, le=365)
+
     # Background work. Without a broker URL jobs run inside the server process (embedded);
     # with one, ``admit worker`` processes run them and ``admit scheduler`` the periodic work.
     # ``redis://`` (from ``broker_url`` or else ``redis_url``) or ``amqp://`` (RabbitMQ).

@@ -15,6 +15,7 @@ from admit.kit.context import (
     unauthenticated,
 )
 from admit.models import Event, Organizer, Team, TeamAPIToken, team_limit_events
+from admit.oauth.bearer import bearer_token
 
 
 async def authenticate_request(request: Request, session: AsyncSession) -> Principal:
@@ -26,8 +27,9 @@ async def authenticate_request(request: Request, session: AsyncSession) -> Princ
         return await _team_token(request, session, credential)
     if scheme == "device" and credential:
         return await device_token(request, session, credential)
-    # OAuth (Bearer) credentials are resolved here once that scheme exists; until then they
-    # are "not provided", as an unknown scheme is.
+    if scheme == "bearer" and credential:
+        # Always from the database, never the lane's cache: revocation holds at once.
+        return await bearer_token(request, session, credential)
     raise unauthenticated()
 
 

@@ -1,5 +1,6 @@
 """All SQLAlchemy models, imported here so metadata is complete wherever models are used."""
 
+from admit.models.accounts import LoginFailure, UserTOTP
 from admit.models.catalog import (
     Item,
     ItemAddOn,
@@ -29,6 +30,13 @@ from admit.models.files import UploadedFile
 from admit.models.giftcards import GiftCard, GiftCardAcceptance, GiftCardTransaction
 from admit.models.jobs import JOB_STATUSES, Job, PeriodicRun
 from admit.models.mail import OutgoingMail
+from admit.models.oauth import (
+    OAuthApplication,
+    OAuthCode,
+    OAuthGrant,
+    OAuthToken,
+    oauth_grant_organizers,
+)
 from admit.models.orders import (
     Answer,
     CartPosition,
@@ -78,9 +86,14 @@ __all__ = [
     "ItemCategory",
     "ItemVariation",
     "Job",
+    "LoginFailure",
     "Membership",
     "MembershipType",
     "Notification",
+    "OAuthApplication",
+    "OAuthCode",
+    "OAuthGrant",
+    "OAuthToken",
     "Order",
     "OrderFee",
     "OrderPayment",
@@ -110,6 +123,7 @@ __all__ = [
     "TicketLayoutItem",
     "UploadedFile",
     "User",
+    "UserTOTP",
     "Voucher",
     "WaitingListEntry",
     "WaitingListSettings",
@@ -125,6 +139,7 @@ __all__ = [
     "device_limit_events",
     "discount_benefit_items",
     "discount_condition_items",
+    "oauth_grant_organizers",
     "question_items",
     "quota_items",
     "quota_variations",

@@ -1,0 +1,1 @@
+"""User accounts: passwords, second factors, login throttling, password reset, invitations."""

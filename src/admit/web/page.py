@@ -1,0 +1,119 @@
+"""What every page handler starts from: the web session, the logged-in user, form reading
+with the CSRF check, rendering and redirects that carry the session cookie."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
+
+from fastapi import Request
+from sqlalchemy.ext.asyncio import AsyncSession
+from starlette.responses import RedirectResponse, Response
+
+from admit.models import User
+from admit.users.accounts import password_fingerprint
+from admit.web import sessions
+from admit.web.forms import FormError, first, read_form
+from admit.web.render import SECURITY_HEADERS, render
+
+TWO_FACTOR_SETUP = "/settings/2fa/"
+HOME = "/settings/"
+
+
+def safe_next(url: str | None, default: str = HOME) -> str:
+    """Only paths on this site (no ``//host`` or ``\\host`` tricks): no open redirect."""
+    if (
+        not url
+        or not url.startswith("/")
+        or url.startswith(("//", "/\\"))
+        or any(c in url for c in "\r\n\t\\")
+        or len(url) > 4000
+    ):
+        return default
+    return url
+
+
+@dataclass
+class Page:
+    request: Request
+    session: AsyncSession
+    web: sessions.WebSession
+    user: User | None
+
+    @classmethod
+    async def load(cls, request: Request, session: AsyncSession) -> Page:
+        web = sessions.load(request)
+        user = None
+        user_id = web.get("u")
+        if isinstance(user_id, int):
+            user = await session.get(User, user_id)
+            if user is None or not user.is_active or web.get("pw") != password_fingerprint(user):
+                user = None
+                web.log_out()
+        return cls(request, session, web, user)
+
+    @property
+    def settings(self) -> Any:
+        return self.request.app.state.settings
+
+    @property
+    def ip(self) -> str:
+        return self.request.client.host if self.request.client else "unknown"
+
+    def here(self) -> str:
+        url = self.request.url.path
+        return f"{url}?{self.request.url.query}" if self.request.url.query else url
+
+    def render(self, template: str, status: int = 200, **context: Any) -> Response:
+        response = render(
+            template,
+            status,
+            csrf_token=self.web.csrf,
+            user=self.user,
+            setup_pending=bool(self.web.get("setup2fa")),
+            flash=self.web.pop_flash(),
+            **context,
+        )
+        sessions.save(self.request, response, self.web)
+        return response
+
+    def redirect(self, url: str, status: int = 303) -> Response:
+        response = RedirectResponse(url, status_code=status, headers=SECURITY_HEADERS)
+        sessions.save(self.request, response, self.web)
+        return response
+
+    def message(self, title: str, text: str, status: int) -> Response:
+        return self.render("message.html", status, title=title, text=text)
+
+    def not_found(self) -> Response:
+        return self.message("Not found", "There is nothing here (any more).", 404)
+
+    def gate(self) -> Response | None:
+        """A redirect when the page needs a full login (or the second-factor setup a team
+        requires comes first); None when the user may see it."""
+        if self.user is None:
+            return self.redirect(f"/login?next={quote(self.here(), safe='')}")
+        if self.web.get("setup2fa") and self.request.url.path != TWO_FACTOR_SETUP:
+            return self.redirect(f"{TWO_FACTOR_SETUP}?next={quote(self.here(), safe='')}")
+        return None
+
+    async def post(self) -> tuple[list[tuple[str, str]], Response | None]:
+        """The form's fields, or the response refusing it: 403 without the session's CSRF
+        token, 4xx for a body that is no form."""
+        try:
+            pairs = await read_form(self.request)
+        except FormError as exc:
+            return [], self.message("Bad request", exc.message, exc.status)
+        return pairs, self.refuse_csrf(pairs)
+
+    def refuse_csrf(self, pairs: list[tuple[str, str]]) -> Response | None:
+        """The 403 page when the form lacks the session's CSRF token, else None."""
+        if self.web.csrf_ok(first(pairs, "csrf_token")):
+            return None
+        return self.message(
+            "Forbidden",
+            "The form could not be verified (CSRF token missing or wrong). Go back, reload "
+            "the page and try again.",
+            403,
+        )

@@ -1,0 +1,144 @@
+"""The user's settings: profile, password, second factor, authorized applications."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from starlette.responses import Response
+
+from admit.kit.context import Session
+from admit.models import OAuthApplication
+from admit.oauth import apps
+from admit.oauth.scopes import DESCRIPTIONS
+from admit.users import accounts, totp
+from admit.web.forms import first
+from admit.web.page import Page, safe_next
+
+router = APIRouter(include_in_schema=False)
+
+
+@router.get("/settings/")
+async def settings_page(request: Request, session: Session) -> Response:
+    page = await Page.load(request, session)
+    if gate := page.gate():
+        return gate
+    assert page.user is not None
+    authorized = await apps.authorized_by(session, page.user.id)
+    return page.render(
+        "settings.html",
+        authorized=authorized,
+        two_factor=await totp.get(session, page.user.id) is not None,
+        organizers=await accounts.user_organizers(session, page.user.id),
+        descriptions=DESCRIPTIONS,
+    )
+
+
+@router.post("/settings/authorized/{app_id}/revoke")
+async def revoke(request: Request, session: Session, app_id: int) -> Response:
+    page = await Page.load(request, session)
+    if gate := page.gate():
+        return gate
+    _, refused = await page.post()
+    if refused:
+        return refused
+    assert page.user is not None
+    app = await session.get(OAuthApplication, app_id)
+    if app is None:
+        return page.not_found()
+    await apps.revoke_authorization(session, page.user.id, app_id)
+    page.web.flash(f"Access of {app.name} was revoked.")
+    return page.redirect("/settings/")
+
+
+@router.get("/settings/password/")
+async def password_form(request: Request, session: Session) -> Response:
+    page = await Page.load(request, session)
+    if gate := page.gate():
+        return gate
+    return page.render("password.html", errors=[])
+
+
+@router.post("/settings/password/")
+async def change_password(request: Request, session: Session) -> Response:
+    page = await Page.load(request, session)
+    if gate := page.gate():
+        return gate
+    pairs, refused = await page.post()
+    if refused:
+        return refused
+    user = page.user
+    assert user is not None
+    errors = []
+    if not accounts.check_password(user, first(pairs, "current")):
+        errors.append("The current password is wrong.")
+    errors += accounts.password_problems(first(pairs, "password"), first(pairs, "password2"))
+    if errors:
+        return page.render("password.html", 400, errors=errors)
+    accounts.set_password(user, first(pairs, "password"))
+    page.web.log_in(user)  # this session goes on; every other one ends with the old password
+    page.web.flash("Your password was changed.")
+    return page.redirect("/settings/")
+
+
+@router.get("/settings/2fa/")
+async def two_factor_page(request: Request, session: Session) -> Response:
+    page = await Page.load(request, session)
+    if gate := page.gate():
+        return gate
+    assert page.user is not None
+    enabled = await totp.get(session, page.user.id) is not None
+    secret = page.web.get("totp_secret")
+    if not enabled and not isinstance(secret, str):
+        secret = totp.new_secret()
+        page.web.set("totp_secret", secret)
+    return page.render(
+        "twofactor.html",
+        enabled=enabled,
+        secret=secret,
+        uri=totp.provisioning_uri(secret, page.user.email) if not enabled else "",
+        required=await accounts.two_factor_required(session, page.user.id),
+        next=safe_next(request.query_params.get("next")),
+        error=None,
+    )
+
+
+@router.post("/settings/2fa/")
+async def two_factor(request: Request, session: Session) -> Response:
+    page = await Page.load(request, session)
+    if gate := page.gate():
+        return gate
+    pairs, refused = await page.post()
+    if refused:
+        return refused
+    user = page.user
+    assert user is not None
+    required = await accounts.two_factor_required(session, user.id)
+    next_url = safe_next(first(pairs, "next"))
+    if first(pairs, "action") == "disable":
+        if required:
+            return page.message(
+                "Not possible", "A team you belong to requires two-factor authentication.", 400
+            )
+        if not accounts.check_password(user, first(pairs, "password")):
+            page.web.flash("The password was wrong; two-factor authentication stays on.")
+            return page.redirect("/settings/2fa/")
+        await totp.disable(session, user)
+        page.web.flash("Two-factor authentication is off.")
+        return page.redirect("/settings/")
+    secret = page.web.get("totp_secret")
+    if not isinstance(secret, str) or not await totp.enable(
+        session, user, secret, first(pairs, "code")
+    ):
+        return page.render(
+            "twofactor.html",
+            400,
+            enabled=False,
+            secret=secret or "",
+            uri=totp.provisioning_uri(secret, user.email) if isinstance(secret, str) else "",
+            required=required,
+            next=next_url,
+            error="That code is not valid. Check the time on your phone and try again.",
+        )
+    page.web.set("totp_secret", None)
+    page.web.set("setup2fa", None)
+    page.web.flash("Two-factor authentication is on.")
+    return page.redirect(next_url)
