@@ -40,6 +40,7 @@ from admit.orders.routes import router as orders_router
 from admit.organizers.routes import router as organizers_router
 from admit.quotas.routes import availability_lane
 from admit.quotas.routes import router as quotas_router
+from admit.scheduled_exports.routes import router as scheduled_exports_router
 from admit.seating.plans import router as seatingplans_router
 from admit.seating.routes import router as seats_router
 from admit.sendmail.routes import router as sendmail_router
@@ -76,6 +77,7 @@ API_ROUTERS = (
     vouchers_router,
     waitinglist_router,
     sendmail_router,
+    scheduled_exports_router,
     jobs_router,
     oauth_router,
     shredders_router,

@@ -28,6 +28,7 @@ def load_job_kinds() -> None:
     import admit.exports.tasks
     import admit.jobs.diagnostic
     import admit.mail.tasks
+    import admit.scheduled_exports.tasks
     import admit.shredders.tasks
     import admit.webhooks.delivery  # noqa: F401
 
@@ -37,6 +38,7 @@ def periodic_tasks(settings: Settings, store: FileStore) -> list[PeriodicTask]:
     from admit.checkin.exits import exit_all
     from admit.mail.tasks import requeue_held_mails
     from admit.notifications.retention import purge_old_notifications
+    from admit.scheduled_exports import tasks as scheduled_exports
     from admit.sendmail import tasks as sendmail
     from admit.uploads.service import purge_expired as purge_uploads
     from admit.waitinglist import auto as waitinglist_auto
@@ -57,6 +59,7 @@ def periodic_tasks(settings: Settings, store: FileStore) -> list[PeriodicTask]:
             "mail.requeue_held", 60, functools.partial(requeue_held_mails, settings=settings)
         ),
         PeriodicTask("notifications.purge", 3600, purge_old_notifications),
+        PeriodicTask("scheduled_exports.start_due", 60, scheduled_exports.start_due),
         PeriodicTask("uploads.purge", 3600, functools.partial(purge_uploads, store=store)),
         PeriodicTask(
             "sendmail.rules",
