@@ -30,6 +30,7 @@ def load_job_kinds() -> None:
     import admit.mail.tasks
     import admit.scheduled_exports.tasks
     import admit.shredders.tasks
+    import admit.tickets.tasks
     import admit.webhooks.delivery  # noqa: F401
 
 
