@@ -42,7 +42,9 @@ class DeviceAccess(Authenticated):
 
 
 class NoCredentials:
-    """No ``Authorization`` needed (or looked at): the body carries a one-time secret."""
+    """No ``Authorization`` needed (or looked at): device initialisation (the body carries a
+    one-time secret) and the public media URLs of used uploads (the unguessable URL is the
+    secret)."""
 
     permission: str | None = None
     scope = "public"
