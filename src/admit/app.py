@@ -26,6 +26,7 @@ from admit.customers.routes import router as customers_router
 from admit.db import create_database
 from admit.devices.routes import router as devices_router
 from admit.events.routes import router as events_router
+from admit.exports.routes import router as exporters_router
 from admit.giftcards.routes import router as giftcards_router
 from admit.jobs.routes import router as jobs_router
 from admit.jobs.runtime import Background
@@ -85,6 +86,7 @@ API_ROUTERS = (
     uploads_router,
     ticketlayouts_router,
     tickets_router,
+    exporters_router,
 )
 
 

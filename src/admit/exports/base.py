@@ -65,6 +65,13 @@ class Exporter:
             "input_parameters": self.input_parameters(),
         }
 
+    async def check_input(
+        self, session: AsyncSession, event_id: int | None, params: Any
+    ) -> dict[str, list[str]]:
+        """Field errors only the database can tell (a list id of another event): checked
+        when the run is requested, so such input is a 400 rather than a failed job."""
+        return {}
+
     async def export(self, run: ExportRun) -> None:
         """Writes the file through ``run.result_file``; raise ``JobFailed`` for a refusal
         the owner should read."""
@@ -120,12 +127,30 @@ def add_translations(locale: str, texts: dict[str, str]) -> None:
     TRANSLATIONS.setdefault(locale, {}).update(texts)
 
 
+def _language(locale: str) -> str:
+    return locale.split("-")[0].split("_")[0]
+
+
 def translate(locale: str, text: str) -> str:
-    for candidate in (locale, locale.split("-")[0].split("_")[0]):
+    for candidate in (locale, _language(locale)):
         found = TRANSLATIONS.get(candidate, {}).get(text)
         if found is not None:
             return found
     return text
+
+
+def localized(value: Any, locale: str) -> str:
+    """A multi-lingual text (``{"en": ..., "de": ...}``) in ``locale``: else its language,
+    else English, else any language it has; a plain string as it is."""
+    if value is None:
+        return ""
+    if not isinstance(value, dict):
+        return str(value)
+    for key in (locale, _language(locale), "en"):
+        found = value.get(key)
+        if found:
+            return str(found)
+    return str(next((v for v in value.values() if v), ""))
 
 
 @dataclass

@@ -17,7 +17,8 @@ from pydantic import ValidationError
 from sqlalchemy import select
 
 from admit.auth.owners import current_principal, event_permission, organizer_permission
-from admit.exports.base import EVENT, ORGANIZER, ExportRun, find
+from admit.db import write_intent
+from admit.exports.base import EVENT, ORGANIZER, Exporter, ExportRun, find
 from admit.kit.jobs import JobContext, JobFailed, job_kind
 from admit.models import Event, Organizer
 
@@ -77,6 +78,28 @@ async def run_export(job: JobContext, spec: dict[str, Any], owner: tuple[str, in
             f"The export's input is no longer valid: {exc.errors()[0]['msg']}"
         ) from None
     organizer_id = int(spec["organizer_id"])
+    # An export only reads. On SQLite its session then begins a deferred (read) transaction
+    # instead of taking the write lock for the whole run, which would hold up the job's own
+    # progress and heartbeat writes (and every other writer) until it ends.
+    token = write_intent.set(False)
+    try:
+        await _run(job, spec, owner, exporter, params, organizer_id)
+    finally:
+        write_intent.reset(token)
+    if not job.result:
+        raise JobFailed("The export produced no file.")
+
+
+async def _run(
+    job: JobContext,
+    spec: dict[str, Any],
+    owner: tuple[str, int],
+    exporter: Exporter,
+    params: Any,
+    organizer_id: int,
+) -> None:
+    """The owner's permissions as they are now, then the exporter, in one read snapshot."""
+    level = spec["level"]
     async with job.db.sessionmaker() as session:
         if not job.db.is_sqlite:
             # One snapshot for the whole file: chunks read later see what the first saw.
@@ -113,8 +136,6 @@ async def run_export(job: JobContext, spec: dict[str, Any], owner: tuple[str, in
             principal=principal,
         )
         await exporter.export(run)
-    if not job.result:
-        raise JobFailed("The export produced no file.")
 
 
 @job_kind(EXPORT_KIND, max_attempts=2, keep_hours=KEEP_HOURS)
