@@ -14,6 +14,8 @@ BENCHMARKS = [
     "redeem.py",
     "jobs.py",
     "webhooks.py",
+    "export.py",
+    "render.py",
 ]
 
 if __name__ == "__main__":
