@@ -13,7 +13,13 @@ from typing import Annotated
 
 from fastapi import Path, Request
 
-from admit.kit.context import EventAccess, EventContext, OrganizerAccess, OrgContext, Session
+from admit.kit.context import (
+    AnyEventPermission,
+    EventAccess,
+    OrganizerAccess,
+    OrgContext,
+    Session,
+)
 from admit.kit.errors import forbidden
 
 SCAN = ("event.orders:checkin", "event.orders:write")
@@ -31,27 +37,6 @@ def scan_events(ctx: OrgContext) -> list[int] | None:
     if any(g.all_events for g in scanning):
         return None
     return sorted({e for g in scanning for e in g.event_ids})
-
-
-class AnyEventPermission(EventAccess):
-    """Event access with any one of several permissions."""
-
-    def __init__(self, *permissions: str) -> None:
-        super().__init__(permissions[0])
-        self.permissions = permissions
-        self.event_permission = None  # checked below, any of them
-
-    async def __call__(
-        self,
-        request: Request,
-        session: Session,
-        organizer: Annotated[str, Path(description="The organizer's slug")],
-        event: Annotated[str, Path(description="The event's slug")],
-    ) -> EventContext:
-        ctx = await super().__call__(request, session, organizer, event)
-        if not any(ctx.has_event_permission(ctx.event.id, p) for p in self.permissions):
-            raise forbidden()
-        return ctx
 
 
 class ScanAccess(OrganizerAccess):

@@ -317,3 +317,24 @@ def public_base_url(request: Request) -> str:
     """The configured ``ADMIT_BASE_URL``, else the URL the request came in on."""
     base = request.app.state.settings.base_url
     return (base or str(request.base_url)).rstrip("/")
+
+
+class AnyEventPermission(EventAccess):
+    """Event access with any one of several permissions."""
+
+    def __init__(self, *permissions: str) -> None:
+        super().__init__(permissions[0])
+        self.permissions = permissions
+        self.event_permission = None  # checked below, any of them
+
+    async def __call__(
+        self,
+        request: Request,
+        session: Session,
+        organizer: Annotated[str, Path(description="The organizer's slug")],
+        event: Annotated[str, Path(description="The event's slug")],
+    ) -> EventContext:
+        ctx = await super().__call__(request, session, organizer, event)
+        if not any(ctx.has_event_permission(ctx.event.id, p) for p in self.permissions):
+            raise forbidden()
+        return ctx

@@ -14,7 +14,13 @@ from fastapi import Depends, Path, Request
 from starlette.responses import Response
 
 from admit.auth.permissions import EVENT_PERMISSIONS, ORGANIZER_PERMISSIONS
-from admit.kit.context import EventAccess, EventContext, OrganizerAccess, OrgContext, Session
+from admit.kit.context import (
+    AnyEventPermission,
+    EventContext,
+    OrganizerAccess,
+    OrgContext,
+    Session,
+)
 from admit.kit.crud import mount_crud
 from admit.kit.errors import forbidden
 from admit.kit.openapi import json_body
@@ -35,25 +41,9 @@ ANY_EVENT_PERMISSION = (LABEL, *(p for p in EVENT_PERMISSIONS if p != LABEL))
 router = api_router(tags=["scheduled_exports"])
 
 
-class EventCreateAccess(EventAccess):
+def EventCreateAccess() -> AnyEventPermission:
     """The event, and any event permission on it."""
-
-    def __init__(self) -> None:
-        super().__init__(LABEL)
-        self.permissions = ANY_EVENT_PERMISSION
-        self.event_permission = None  # any of them, checked below
-
-    async def __call__(
-        self,
-        request: Request,
-        session: Session,
-        organizer: Annotated[str, Path(description="The organizer's slug")],
-        event: Annotated[str, Path(description="The event's slug")],
-    ) -> EventContext:
-        ctx = await super().__call__(request, session, organizer, event)
-        if not any(ctx.has_event_permission(ctx.event.id, p) for p in self.permissions):
-            raise forbidden()
-        return ctx
+    return AnyEventPermission(*ANY_EVENT_PERMISSION)
 
 
 class OrganizerCreateAccess(OrganizerAccess):
