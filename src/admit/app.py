@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import gc
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
-from starlette.types import Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from admit import __version__
 from admit.auth.authenticate import authenticate_request
@@ -101,16 +101,40 @@ LANE.add(
 )
 
 
+# An edge layer wraps every HTTP request, the fast lane's included: it gets the next ASGI app
+# inward and the settings, and returns its own ASGI app (which finds the application in
+# ``scope["app"]``). A layer with nothing to do for a request must cost next to nothing: the
+# rush paths go through every layer.
+EdgeLayer = Callable[[ASGIApp, Settings], ASGIApp]
+# Outermost first.
+EDGE_LAYERS: tuple[EdgeLayer, ...] = ()
+
+
 class AdmitAPI(FastAPI):
-    """The application, with the fast lane in front of all its middleware and routing."""
+    """The application: the edge layers, then the fast lane in front of all the framework's
+    middleware and routing."""
+
+    edge: ASGIApp
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or not self.state.db.fast.native:
+        if scope["type"] != "http":
             await super().__call__(scope, receive, send)
             return
         scope["app"] = self
+        await self.edge(scope, receive, send)
+
+    async def _dispatch(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if not self.state.db.fast.native:
+            await super().__call__(scope, receive, send)
+            return
         limit = self.state.settings.max_body_bytes
         await fastlane.serve(LANE, scope, receive, send, self._framework, limit)
+
+    def build_edge(self, layers: tuple[EdgeLayer, ...]) -> None:
+        edge: ASGIApp = self._dispatch
+        for layer in reversed(layers):
+            edge = layer(edge, self.state.settings)
+        self.edge = edge
 
     async def _framework(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
@@ -174,5 +198,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     install_error_handlers(app)
     install_openapi(app, API_PREFIX)
+    app.build_edge(EDGE_LAYERS)
 
     return app

@@ -28,6 +28,7 @@ from admit.models.events import Event
 from admit.models.exports import ScheduledExport
 from admit.models.files import UploadedFile
 from admit.models.giftcards import GiftCard, GiftCardAcceptance, GiftCardTransaction
+from admit.models.idempotency import IdempotencyKey
 from admit.models.jobs import JOB_STATUSES, Job, PeriodicRun
 from admit.models.mail import OutgoingMail
 from admit.models.oauth import (
@@ -44,6 +45,7 @@ from admit.models.orders import (
     OrderFee,
     OrderPayment,
     OrderPosition,
+    OrderRefund,
     answer_options,
 )
 from admit.models.organizers import Organizer
@@ -80,6 +82,7 @@ __all__ = [
     "GiftCard",
     "GiftCardAcceptance",
     "GiftCardTransaction",
+    "IdempotencyKey",
     "Item",
     "ItemAddOn",
     "ItemBundle",
@@ -98,6 +101,7 @@ __all__ = [
     "OrderFee",
     "OrderPayment",
     "OrderPosition",
+    "OrderRefund",
     "Organizer",
     "OutgoingMail",
     "PeriodicRun",

@@ -42,3 +42,6 @@ class Event(Base):
     last_modified: Mapped[dt.datetime] = mapped_column(
         UTCDateTime(), default=utcnow, onupdate=utcnow
     )
+    # Bumped by every write of the event's categories, items, questions, quotas, subevents
+    # and tax rules: the stamp their lists answer ``If-Modified-Since`` from.
+    catalog_modified: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)

@@ -59,6 +59,9 @@ class Order(Base):
     invoice_address: Mapped[dict[str, Any] | None] = mapped_column(JSONType, nullable=True)
     meta_info: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict)
     cancellation_date: Mapped[dt.datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    customer_id: Mapped[int | None] = mapped_column(
+        ForeignKey("customers.id", ondelete="SET NULL"), nullable=True, index=True
+    )
     last_modified: Mapped[dt.datetime] = mapped_column(
         UTCDateTime(), default=utcnow, onupdate=utcnow, index=True
     )
@@ -71,6 +74,9 @@ class Order(Base):
     )
     payments: Mapped[list[OrderPayment]] = relationship(
         lazy="raise", order_by="OrderPayment.local_id", passive_deletes=True
+    )
+    refunds: Mapped[list[OrderRefund]] = relationship(
+        lazy="raise", order_by="OrderRefund.local_id", passive_deletes=True
     )
 
 
@@ -161,6 +167,29 @@ class OrderPayment(Base):
     provider: Mapped[str] = mapped_column(String(64))
     created: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)
     payment_date: Mapped[dt.datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    info: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict)
+
+
+class OrderRefund(Base):
+    """Money going back to the buyer: ``state`` created|transit|done|failed|canceled,
+    ``source`` admin|buyer|external; ``payment_id`` the payment it returns, if any."""
+
+    __tablename__ = "order_refunds"
+    __table_args__ = (UniqueConstraint("order_id", "local_id"), TABLE_OPTIONS)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    order_id: Mapped[int] = mapped_column(ForeignKey("orders.id", ondelete="CASCADE"), index=True)
+    local_id: Mapped[int] = mapped_column(Integer)
+    state: Mapped[str] = mapped_column(String(16), default="created")
+    source: Mapped[str] = mapped_column(String(16), default="admin")
+    amount: Mapped[Decimal] = mapped_column(Money)
+    payment_id: Mapped[int | None] = mapped_column(
+        ForeignKey("order_payments.id", ondelete="SET NULL"), nullable=True
+    )
+    provider: Mapped[str] = mapped_column(String(64), default="manual")
+    comment: Mapped[str | None] = mapped_column(Text, nullable=True)
+    created: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    execution_date: Mapped[dt.datetime | None] = mapped_column(UTCDateTime(), nullable=True)
     info: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict)
 
 

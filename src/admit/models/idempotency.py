@@ -1,0 +1,32 @@
+"""Answers stored for idempotency keys, so a retried write is replayed instead of repeated."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from sqlalchemy import Integer, LargeBinary, String, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column
+
+from admit.db import TABLE_OPTIONS, Base, JSONType, UTCDateTime, utcnow
+
+
+class IdempotencyKey(Base):
+    """One ``X-Idempotency-Key`` of one credential. ``status`` is None while the first
+    request still runs; the answer (status, headers, body) is written in the transaction of
+    the change it answers."""
+
+    __tablename__ = "idempotency_keys"
+    __table_args__ = (UniqueConstraint("credential", "key"), TABLE_OPTIONS)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    credential: Mapped[str] = mapped_column(String(64))
+    key: Mapped[str] = mapped_column(String(200))
+    method: Mapped[str] = mapped_column(String(8))
+    path: Mapped[str] = mapped_column(String(1000))
+    body_hash: Mapped[str] = mapped_column(String(64))
+    status: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    headers: Mapped[list[Any]] = mapped_column(JSONType, default=list)
+    body: Mapped[bytes] = mapped_column(LargeBinary, default=b"")
+    created: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    expires: Mapped[dt.datetime] = mapped_column(UTCDateTime(), index=True)
