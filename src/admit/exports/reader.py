@@ -6,8 +6,9 @@ per row; see :class:`Reader`.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from typing import Any
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TypeVar
 
 from sqlalchemy import Integer, Select, any_, bindparam
 from sqlalchemy.dialects.postgresql import ARRAY
@@ -15,6 +16,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 # Rows per chunk of a streamed statement.
 CHUNK = 2000
+# Rows a pipelined export works through between two looks at its reads (see
+# :meth:`Reader.pipelined`).
+BREATHE = 250
+
+T = TypeVar("T")
 
 
 def among_ids(column: Any, dialect: str) -> Any:
@@ -32,6 +38,9 @@ class Reader:
     statement, a server-side cursor for the big ones): SQLAlchemy's per-row result handling
     cost more than the export's own work per row (measured on 100,000 positions). Elsewhere
     they run as Core statements. Rows are tuples, read by position.
+
+    One connection runs one statement at a time: every read takes :attr:`_turn`, so a
+    statement the exporter sends while :meth:`pipelined` reads ahead waits its turn.
     """
 
     def __init__(self, session: AsyncSession) -> None:
@@ -39,6 +48,7 @@ class Reader:
         self.dialect = session.bind.dialect
         self.native = self.dialect.name == "postgresql"
         self._compiled: dict[int, tuple[Any, str, tuple[str, ...], dict[str, Any]]] = {}
+        self._turn = asyncio.Lock()
 
     def _sql(self, statement: Any) -> tuple[Any, str, tuple[str, ...], dict[str, Any]]:
         """The statement compiled for asyncpg: SQL, parameter names in order, defaults."""
@@ -53,13 +63,14 @@ class Reader:
         return found
 
     async def fetch(self, statement: Any, params: dict[str, Any] | None = None) -> list[Any]:
-        conn = await self.session.connection()
-        if not self.native:
-            return list(await conn.execute(statement, params or {}))
-        _, sql, names, defaults = self._sql(statement)
-        values = {**defaults, **(params or {})}
-        driver = (await conn.get_raw_connection()).driver_connection
-        return await driver.fetch(sql, *(values[n] for n in names))
+        async with self._turn:
+            conn = await self.session.connection()
+            if not self.native:
+                return list(await conn.execute(statement, params or {}))
+            _, sql, names, defaults = self._sql(statement)
+            values = {**defaults, **(params or {})}
+            driver = (await conn.get_raw_connection()).driver_connection
+            return await driver.fetch(sql, *(values[n] for n in names))
 
     async def chunks(self, statement: Any, size: int | None = None) -> AsyncIterator[list[Any]]:
         """The statement's rows in lists of at most ``size`` (default :data:`CHUNK`), read
@@ -67,15 +78,54 @@ class Reader:
         size = size or CHUNK
         conn = await self.session.connection()
         if not self.native:
-            result = await conn.stream(statement.execution_options(yield_per=size))
-            async for partition in result.partitions(size):
+            async with self._turn:
+                result = await conn.stream(statement.execution_options(yield_per=size))
+            partitions = result.partitions(size).__aiter__()
+            while True:
+                async with self._turn:
+                    partition = await anext(partitions, None)
+                if partition is None:
+                    return
                 yield list(partition)
-            return
         _, sql, names, values = self._sql(statement)
         driver = (await conn.get_raw_connection()).driver_connection
-        cursor = await driver.cursor(sql, *(values[n] for n in names))
-        while batch := await cursor.fetch(size):
+        async with self._turn:
+            cursor = await driver.cursor(sql, *(values[n] for n in names))
+        while True:
+            async with self._turn:
+                batch = await cursor.fetch(size)
+            if not batch:
+                return
             yield batch
+
+    async def pipelined(
+        self,
+        statement: Any,
+        load: Callable[[list[Any]], Awaitable[T]],
+        size: int | None = None,
+    ) -> AsyncIterator[tuple[list[Any], T]]:
+        """The statement's chunks, each with what ``load`` reads for it (answers, totals),
+        read one chunk ahead: while the caller turns a chunk into rows, the database
+        produces the next one on the other core. The caller should ``await
+        asyncio.sleep(0)`` every :data:`BREATHE` rows or so, which lets the read ahead send
+        its next statement as soon as the previous one answered (an XLSX order list spent
+        a fifth of its time waiting for the database before)."""
+        chunks = self.chunks(statement, size).__aiter__()
+
+        async def read_ahead() -> tuple[list[Any], T] | None:
+            chunk = await anext(chunks, None)
+            return None if chunk is None else (chunk, await load(chunk))
+
+        pending = asyncio.ensure_future(read_ahead())
+        try:
+            while (ready := await pending) is not None:
+                pending = asyncio.ensure_future(read_ahead())
+                await asyncio.sleep(0)  # the read ahead sends its statement now
+                yield ready
+        finally:
+            if not pending.done():
+                pending.cancel()
+                await asyncio.gather(pending, return_exceptions=True)
 
 
 async def chunks(

@@ -49,9 +49,20 @@ _MAX_SHAPES = 1000
 _NEEDS_WORK = re.compile(r"[&<>\x00-\x08\x0b-\x1f\ufffe\uffff]|_x[0-9a-fA-F]{4}_|^\s|\s$")
 _EDGE_SPACE = re.compile(r"^\s|\s$")
 _SPECIAL = re.compile(r"[&<>\x00-\x08\x0b-\x1f\ufffe\uffff]").search
-# The same over a row's strings joined by U+E000 (a private-use character): a match means
-# some string needs escaping, or has whitespace at an edge; else all are copied as they are.
-_ROW_SPECIAL = re.compile("[&<>\x00-\x08\x0b-\x1f\ufffe\uffff]|_x|\\s\ue000|\ue000\\s").search
+# The same over a row's strings joined by U+E000 (a private-use character), in parts that are
+# each fast (one alternation over it all took twice as long): a match means some string needs
+# escaping, or has whitespace at an edge (a separator before it, or after it: seen in the
+# reversed text); else all are copied as they are.
+_SPACE_AFTER_SEPARATOR = re.compile("\ue000\\s").search
+
+
+def _row_special(wrapped: str) -> bool:
+    return (
+        "_x" in wrapped
+        or _SPECIAL(wrapped) is not None
+        or _SPACE_AFTER_SEPARATOR(wrapped) is not None
+        or _SPACE_AFTER_SEPARATOR(wrapped[::-1]) is not None
+    )
 
 
 def _plain(text: str) -> bool:
@@ -79,11 +90,23 @@ def excel_serial(value: dt.datetime | dt.date) -> float:
     return delta.days + (delta.seconds + delta.microseconds / 1e6) / 86400
 
 
+_EPOCH_ORDINAL = _EPOCH.toordinal()
+# The last datetime rendered and its text: an order's positions share their order's date.
+_last_serial: list[Any] = [None, ""]
+
+
 def _serial_text(value: dt.datetime) -> str:
-    if value.year > 1900:
-        delta = value.replace(tzinfo=None) - _EPOCH
-        return repr(delta.days + (delta.seconds + delta.microseconds / 1e6) / 86400)
-    return repr(excel_serial(value))
+    last = _last_serial
+    if value is last[0]:
+        return last[1]  # type: ignore[no-any-return]
+    if value.year > 1900:  # the wall-clock time since _EPOCH in µs, over a day's µs
+        seconds = (value.toordinal() - _EPOCH_ORDINAL) * 86400
+        seconds += value.hour * 3600 + value.minute * 60 + value.second
+        text = repr((seconds * 1_000_000 + value.microsecond) / 86_400_000_000)
+    else:
+        text = repr(excel_serial(value))
+    last[0], last[1] = value, text
+    return text
 
 
 class _MoneyStyles(dict):  # type: ignore[type-arg]
@@ -197,7 +220,7 @@ class XlsxSheet:
             wrapped = f"\ue000{joined}\ue000"
             if "\ue000\ue000" in wrapped:  # an empty string, which makes no cell
                 return self._render(n, [None if v == "" else v for v in values], bold)
-            if len(joined) > XLSX_MAX_CHARS or _ROW_SPECIAL(wrapped) is not None:
+            if len(joined) > XLSX_MAX_CHARS or _row_special(wrapped):
                 escaped = [_escaped(v) if type(v) is str else v for v in values]
                 if _CELL_BY_CELL in escaped:
                     return self._render_cells(n, values, bold)

@@ -54,7 +54,7 @@ from admit.exports.exporters.orderdata import (
     positions_query,
     seat_name,
 )
-from admit.exports.reader import Reader
+from admit.exports.reader import BREATHE, Reader
 from admit.exports.tables import (
     CSV_TYPE,
     XLSX_TYPE,
@@ -236,12 +236,17 @@ class OrderListWriter:
         sheet = book.sheet(t("Orders"), headers)
         events, status = self.catalog.events, self.status
         extras_reader = OrderExtrasReader(self.dialect)
-        async for chunk in self.reader.chunks(query):
-            extras = await extras_reader.read(self.reader, [r[0] for r in chunk])
-            for (
+
+        async def load(chunk: list[Any]) -> Any:
+            return await extras_reader.read(self.reader, [r[0] for r in chunk])
+
+        async for chunk, extras in self.reader.pipelined(query, load):
+            for n, (
                 order_id, event_id, code, order_status, testmode, email, phone, locale,
                 ordered, total, channel, comment, address,
-            ) in chunk:  # fmt: skip
+            ) in enumerate(chunk):  # fmt: skip
+                if not n % BREATHE:
+                    await asyncio.sleep(0)  # see Reader.pipelined
                 event = events[event_id]
                 places, tz = event.places, event.tz
                 extra = extras[order_id]
@@ -325,18 +330,22 @@ class OrderListWriter:
         last_order: int | None = None
         local: dt.datetime | None = None
         numbers: dict[int, int] = {}  # the current order's positions: id -> number
-        async for chunk in self.reader.chunks(query):
-            answers = await answer_cells(
-                self.reader, answers_query, catalog.answers, [r[0] for r in chunk]
-            )
+
+        async def load(chunk: list[Any]) -> dict[int, list[Any]]:
+            ids = [r[0] for r in chunk]
+            return await answer_cells(self.reader, answers_query, catalog.answers, ids)
+
+        async for chunk, answers in self.reader.pipelined(query, load):
             rows: list[list[Any]] = []
             missing: list[tuple[list[Any], int, int]] = []  # (row, column, parent id)
-            for (
+            for n, (
                 pos_id, order_id, number, item_id, variation_id, subevent_id, price, tax_rate,
                 tax_value, name, email, company, street, zipcode, city, country, state,
                 secret, canceled, parent_id, event_id, code, order_status, order_email,
                 ordered, seat_label, seat_zone, seat_row, seat_number, voucher,
-            ) in chunk:  # fmt: skip
+            ) in enumerate(chunk):  # fmt: skip
+                if not n % BREATHE:
+                    await asyncio.sleep(0)  # see Reader.pipelined
                 event = events[event_id]
                 places = event.places
                 if order_id != last_order:  # an order's positions come together
@@ -389,7 +398,9 @@ class OrderListWriter:
                 shift = 1 if multi else 0
                 for row, column, parent_id in missing:
                     row[column + shift] = found.get(parent_id)
-            for row in rows:
+            for n, row in enumerate(rows):
+                if not n % BREATHE:
+                    await asyncio.sleep(0)
                 write(row)
             await progress.add(len(chunk))
 
