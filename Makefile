@@ -26,7 +26,7 @@ install-test: $(VENV)/.installed-test
 
 run: install
 	$(BIN)/admit migrate
-	$(BIN)/admit demo
+	ADMIT_BASE_URL=$${ADMIT_BASE_URL:-http://$(HOST):$(PORT)} $(BIN)/admit demo
 	@echo "API docs: http://$(HOST):$(PORT)/api/v1/docs"
 	$(BIN)/admit serve --host $(HOST) --port $(PORT) --workers $(WORKERS)
 

@@ -46,8 +46,10 @@ def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("cli")
     result = run(path, "migrate")
     assert result.returncode == 0, result.stderr
-    assert "up to date" in result.stderr
+    assert "Created the database schema" in result.stderr
     assert (path / "admit.sqlite3").is_file()
+    again = run(path, "migrate")
+    assert "up to date" in again.stderr
     return path
 
 
@@ -74,7 +76,7 @@ async def test_demo_is_idempotent_and_prints_a_new_working_token_each_run(data_d
         result = run(data_dir, "demo", "--json")
         assert result.returncode == 0, result.stderr
         info = json.loads(result.stdout.strip().splitlines()[-1])
-        assert set(info) == {"base_url", "organizer", "event", "token"}
+        assert set(info) == {"base_url", "organizer", "event", "token", "ticket_item", "checkin_list"}
         assert info["organizer"] == "demo"
         assert info["event"] == "democon"
         assert info["base_url"].startswith("http")
@@ -117,7 +119,8 @@ def test_demo_without_json_prints_a_curl_line(data_dir: Path):
     assert result.returncode == 0, result.stderr
     assert "API token: " in result.stdout
     assert "Authorization: Token " in result.stdout
-    assert "/api/v1/organizers/demo/events/" in result.stdout
+    assert "export ADMIT=http" in result.stdout
+    assert "$ADMIT/organizers/demo/events/democon/orders/" in result.stdout
 
 
 def test_createuser_and_duplicate(data_dir: Path):
@@ -142,6 +145,39 @@ def test_organizer_create_duplicate_and_bad_slug(data_dir: Path):
     assert "slug" in bad.stderr
     assert scalar(data_dir, "SELECT count(*) FROM organizers WHERE slug LIKE 'cli-org%'") == 1
     assert scalar(data_dir, "SELECT name FROM organizers WHERE slug = 'cli-org'") == "CLI Org"
+
+
+async def test_organizer_create_gives_access_by_token_and_to_its_owner(data_dir: Path):
+    assert run(data_dir, "createuser", "owner@example.org", "--password", "pw").returncode == 0
+    missing = run(data_dir, "organizer", "create", "owned", "Owned", "--owner", "no@example.org")
+    assert missing.returncode != 0
+    assert "admit createuser" in missing.stderr
+    created = run(data_dir, "organizer", "create", "owned", "Owned", "--owner", "owner@example.org")
+    assert created.returncode == 0, created.stderr
+    assert "owner@example.org is a member" in created.stderr
+    token = created.stdout.split("API token (team Administrators): ")[1].strip()
+    member = scalar(
+        data_dir,
+        "SELECT u.email FROM team_members m JOIN users u ON u.id = m.user_id "
+        "JOIN teams t ON t.id = m.team_id JOIN organizers o ON o.id = t.organizer_id "
+        "WHERE o.slug = 'owned'",
+    )
+    assert member == "owner@example.org"
+    url = f"sqlite+aiosqlite:///{data_dir / 'admit.sqlite3'}"
+    app = create_app(Settings(data_dir=data_dir, database_url=url))
+    try:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+            own = await client.get(
+                "/api/v1/organizers/owned/events/", headers={"Authorization": f"Token {token}"}
+            )
+            assert own.status_code == 200, own.text
+            other = await client.get(
+                "/api/v1/organizers/cli-org/events/", headers={"Authorization": f"Token {token}"}
+            )
+            assert other.status_code == 403
+    finally:
+        await app.state.db.dispose()
 
 
 def test_recount_sales_reports_and_repairs_drift(data_dir: Path):

@@ -16,6 +16,7 @@ from admit.db import create_database
 from admit.events.plugins import PLUGINS
 from admit.kit.schema import SLUG_RE
 from admit.models import (
+    CheckinList,
     Event,
     Item,
     ItemAddOn,
@@ -24,11 +25,14 @@ from admit.models import (
     Organizer,
     Question,
     QuestionOption,
+    Quota,
     TaxRule,
     Team,
     TeamAPIToken,
     User,
     question_items,
+    quota_items,
+    quota_variations,
     team_members,
 )
 
@@ -71,17 +75,68 @@ async def create_user(settings: Settings, email: str, password: str | None, staf
     await _in_session(settings, work)
 
 
-async def create_organizer(settings: Settings, slug: str, name: str) -> None:
+async def create_organizer(
+    settings: Settings, slug: str, name: str, owner: str | None = None
+) -> str:
+    """Creates the organizer with an all-permissions "Administrators" team (``owner``, an
+    existing user's e-mail address, becomes its member) and returns a new API token of that
+    team, so nothing created on the command line is out of reach."""
     if not SLUG_RE.match(slug) or len(slug) > 50:
         raise ValueError("The slug may only contain letters, numbers, dots and dashes.")
 
-    async def work(session: AsyncSession) -> None:
+    async def work(session: AsyncSession) -> str:
         exists = await session.scalar(select(Organizer.id).where(Organizer.slug == slug))
         if exists:
             raise ValueError(f"An organizer with the slug {slug} exists already.")
-        session.add(Organizer(slug=slug, name=name, plugins=list(PLUGINS)))
+        user = None
+        if owner is not None:
+            user = await _get_user(session, owner)
+            if user is None:
+                raise ValueError(
+                    f"No user has the e-mail address {owner}; create one with `admit createuser`."
+                )
+        org = Organizer(slug=slug, name=name, plugins=list(PLUGINS))
+        session.add(org)
+        await session.flush()
+        return await _administrators_token(session, org, user)
 
-    await _in_session(settings, work)
+    result = await _in_session(settings, work)
+    assert isinstance(result, str)
+    return result
+
+
+async def _administrators_token(session: AsyncSession, org: Organizer, member: User | None) -> str:
+    """The organizer's "Administrators" team (made with every permission when missing),
+    ``member`` added to it, and a new API token of that team."""
+    team = (
+        await session.execute(
+            select(Team).where(Team.organizer_id == org.id, Team.name == "Administrators")
+        )
+    ).scalar_one_or_none()
+    if team is None:
+        team = Team(
+            organizer_id=org.id,
+            name="Administrators",
+            all_events=True,
+            all_event_permissions=True,
+            limit_event_permissions=list(EVENT_PERMISSIONS),
+            all_organizer_permissions=True,
+            limit_organizer_permissions=list(ORGANIZER_PERMISSIONS),
+        )
+        session.add(team)
+        await session.flush()
+    if member is not None:
+        joined = await session.scalar(
+            select(team_members.c.user_id).where(
+                team_members.c.team_id == team.id, team_members.c.user_id == member.id
+            )
+        )
+        if joined is None:
+            await session.execute(insert(team_members).values(team_id=team.id, user_id=member.id))
+    token = generate_token()
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
+    session.add(TeamAPIToken(team_id=team.id, name=f"cli {stamp}", token_hash=hash_token(token)))
+    return token
 
 
 async def _demo_catalog(session: AsyncSession, event: Event) -> None:
@@ -151,6 +206,30 @@ async def _demo_catalog(session: AsyncSession, event: Event) -> None:
         insert(question_items),
         [{"question_id": diet.id, "item_id": i.id} for i in (regular, student)],
     )
+    await _demo_sales_and_gate(session, event, tickets=(regular, student), shirt=shirt)
+
+
+async def _demo_sales_and_gate(
+    session: AsyncSession, event: Event, *, tickets: tuple[Item, ...], shirt: Item
+) -> None:
+    """What selling and scanning need at once: quotas for every product (nothing sells
+    without one) and a check-in list for the entrance."""
+    seats = Quota(event_id=event.id, name="Conference seats", size=500, position=0)
+    shirts = Quota(event_id=event.id, name="T-shirts", size=200, position=1)
+    session.add_all([seats, shirts, CheckinList(event_id=event.id, name="Entrance")])
+    await session.flush()
+    await session.execute(
+        insert(quota_items),
+        [{"quota_id": seats.id, "item_id": t.id} for t in tickets]
+        + [{"quota_id": shirts.id, "item_id": shirt.id}],
+    )
+    variations = await session.scalars(
+        select(ItemVariation.id).where(ItemVariation.item_id == shirt.id)
+    )
+    await session.execute(
+        insert(quota_variations),
+        [{"quota_id": shirts.id, "variation_id": v} for v in variations],
+    )
 
 
 @dataclass
@@ -160,6 +239,8 @@ class DemoResult:
     email: str
     password: str
     token: str
+    ticket_item: int = 0  # the regular ticket's id
+    checkin_list: int = 0  # the entrance list's id
 
 
 async def load_demo(settings: Settings) -> DemoResult:
@@ -201,30 +282,16 @@ async def load_demo(settings: Settings) -> DemoResult:
                         password_hash=hash_password(DEMO_PASSWORD))  # fmt: skip
             session.add(user)
             await session.flush()
-        team = (
-            await session.execute(
-                select(Team).where(Team.organizer_id == org.id, Team.name == "Administrators")
-            )
-        ).scalar_one_or_none()
-        if team is None:
-            team = Team(
-                organizer_id=org.id,
-                name="Administrators",
-                all_events=True,
-                all_event_permissions=True,
-                limit_event_permissions=list(EVENT_PERMISSIONS),
-                all_organizer_permissions=True,
-                limit_organizer_permissions=list(ORGANIZER_PERMISSIONS),
-            )
-            session.add(team)
-            await session.flush()
-            await session.execute(insert(team_members).values(team_id=team.id, user_id=user.id))
-        token = generate_token()
-        stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
-        session.add(
-            TeamAPIToken(team_id=team.id, name=f"demo {stamp}", token_hash=hash_token(token))
+        token = await _administrators_token(session, org, user)
+        ticket = await session.scalar(
+            select(Item.id).where(Item.event_id == event.id).order_by(Item.position, Item.id)
         )
-        return DemoResult(org.slug, event.slug, DEMO_EMAIL, DEMO_PASSWORD, token)
+        gate = await session.scalar(
+            select(CheckinList.id).where(CheckinList.event_id == event.id).order_by(CheckinList.id)
+        )
+        return DemoResult(
+            org.slug, event.slug, DEMO_EMAIL, DEMO_PASSWORD, token, ticket or 0, gate or 0
+        )
 
     result = await _in_session(settings, work)
     assert isinstance(result, DemoResult)

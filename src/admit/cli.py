@@ -6,7 +6,7 @@ import asyncio
 import json
 import sys
 from collections.abc import Coroutine
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
@@ -16,6 +16,9 @@ from admit.jobs.cli import jobs_app
 from admit.mail.cli import mail_app
 from admit.oauth.cli import oauth_app
 
+if TYPE_CHECKING:
+    from admit.bootstrap import DemoResult
+
 T = TypeVar("T")
 
 app = typer.Typer(help="Admit ticketing server.", no_args_is_help=True, add_completion=False)
@@ -24,7 +27,7 @@ app.add_typer(organizer_app, name="organizer")
 app.add_typer(jobs_app, name="jobs")
 app.add_typer(mail_app, name="mail")
 app.add_typer(oauth_app, name="oauth-app")
-console = Console(stderr=True)
+console = Console(stderr=True, soft_wrap=True)
 
 
 def _run(work: Coroutine[Any, Any, T]) -> T:
@@ -47,8 +50,33 @@ def migrate() -> None:
     from admit.migrate import upgrade
 
     settings = Settings()
-    upgrade(settings.resolved_database_url)
-    console.print("[green]Database schema is up to date.[/green]")
+    url = settings.resolved_database_url
+    before = _run(_schema_revision(url))
+    upgrade(url)
+    after = _run(_schema_revision(url))
+    if before is None:
+        console.print(f"[green]Created the database schema (revision {after}).[/green]")
+    elif before != after:
+        console.print(f"[green]Upgraded the database schema from {before} to {after}.[/green]")
+    else:
+        console.print(f"[green]Database schema is up to date (revision {after}).[/green]")
+
+
+async def _schema_revision(url: str) -> str | None:
+    """The schema's Alembic revision; None for a database without the schema."""
+    from sqlalchemy import text
+    from sqlalchemy.exc import DBAPIError
+
+    from admit.db import create_database
+
+    database = create_database(url)
+    try:
+        async with database.engine.connect() as conn:
+            return await conn.scalar(text("SELECT version_num FROM alembic_version"))
+    except DBAPIError:
+        return None
+    finally:
+        await database.dispose()
 
 
 @app.command()
@@ -103,16 +131,25 @@ def createuser(
 
 
 @organizer_app.command("create")
-def organizer_create(slug: str, name: str) -> None:
-    """Create an organizer."""
+def organizer_create(
+    slug: str,
+    name: str,
+    owner: Annotated[
+        str | None,
+        typer.Option(help="E-mail of an existing user who joins its Administrators team."),
+    ] = None,
+) -> None:
+    """Create an organizer with an Administrators team and print an API token of that team."""
     from admit.bootstrap import create_organizer
 
     try:
-        _run(create_organizer(Settings(), slug, name))
+        token = _run(create_organizer(Settings(), slug, name, owner))
     except ValueError as exc:
         console.print(f"[red]{exc}[/red]")
         raise typer.Exit(1) from None
-    console.print(f"Created organizer {slug}")
+    joined = f"; {owner} is a member of its Administrators team" if owner else ""
+    console.print(f"Created organizer {slug}{joined}")
+    print(f"API token (team Administrators): {token}")
 
 
 @app.command()
@@ -130,6 +167,8 @@ def demo(
         "organizer": result.organizer,
         "event": result.event,
         "token": result.token,
+        "ticket_item": result.ticket_item,
+        "checkin_list": result.checkin_list,
     }
     if as_json:
         print(json.dumps(info))
@@ -137,10 +176,39 @@ def demo(
     print(f"Demo organizer: {result.organizer}, event: {result.event}")
     print(f"Demo user: {result.email} / password: {result.password}")
     print(f"API token: {result.token}")
-    print(
-        f'Try: curl -H "Authorization: Token {result.token}" '
-        f"{base_url}/api/v1/organizers/{result.organizer}/events/"
+    print(demo_steps(base_url, result))
+
+
+def demo_steps(base_url: str, demo: DemoResult) -> str:
+    """The newcomer's first sale and scan, as shell lines to paste once the server runs
+    (``tests/test_newcomer.py`` runs exactly these)."""
+    event = f"$ADMIT/organizers/{demo.organizer}/events/{demo.event}"
+    order = json.dumps(
+        {
+            "email": "ada@example.org",
+            "status": "p",
+            "payment_provider": "banktransfer",
+            "positions": [{"item": demo.ticket_item, "attendee_name": "Ada Lovelace"}],
+        }
     )
+    pick_secret = (
+        'python3 -c \'import json,sys; print(json.load(sys.stdin)["positions"][0]["secret"])\''
+    )
+    # The secret goes between the JSON's single-quoted halves, expanded by the shell.
+    redeem = '{"secret": "\'"$SECRET"\'", "lists": [' + str(demo.checkin_list) + "]}"
+    lines = [
+        "Next steps, once the server runs (paste into a shell):",
+        f"  export ADMIT={base_url}/api/v1 TOKEN={demo.token}",
+        "  # the event",
+        f'  curl -sS -w "\\n" -H "Authorization: Token $TOKEN" {event}/',
+        "  # sell a paid ticket at the box office and keep its secret",
+        f'  SECRET=$(curl -sS -H "Authorization: Token $TOKEN" -H "Content-Type: application/json" '
+        f"-d '{order}' {event}/orders/ | {pick_secret})",
+        "  # scan it at the entrance",
+        f'  curl -sS -w "\\n" -H "Authorization: Token $TOKEN" -H "Content-Type: application/json" '
+        f"-d '{redeem}' $ADMIT/organizers/{demo.organizer}/checkinrpc/redeem/",
+    ]
+    return "\n".join(lines)
 
 
 @app.command("recount-sales")
