@@ -18,6 +18,7 @@ import pytest
 from fastapi.routing import APIRoute
 
 from admit.app import API_ROUTERS, create_app
+from admit.auth.authenticate import BEARER_REFUSED
 from admit.auth.devices import (
     CHECKIN_CALLS,
     DEVICE_EVENT_PERMISSIONS,
@@ -331,7 +332,7 @@ async def test_bearer_tokens(client, world: World, bearers, method, path, access
     for dead in ("revoked", "expired"):
         response = await call(bearers[dead])
         assert response.status_code == 401, (dead, response.text)
-        assert response.json() == {"detail": "Authentication credentials were not provided."}
+        assert response.json() == {"detail": BEARER_REFUSED}
 
     device_only = isinstance(access[0], DeviceAccess)
     # Read-only scope: unsafe methods are refused whatever the user's permissions.

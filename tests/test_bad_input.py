@@ -532,6 +532,28 @@ async def test_wrong_scheme_or_token_is_401(client, world: World, header: str):
     assert_detail(response, 401)
 
 
+@pytest.mark.parametrize("header", ["Basic {t}", "Bearer {t}", "Tokenx {t}", "{t}"])
+async def test_a_credential_in_the_wrong_scheme_is_told_the_accepted_schemes(
+    client, world: World, header: str
+):
+    response = await client.get(TEAMS, headers={"Authorization": header.format(t=world.admin)})
+    assert response.status_code == 401
+    detail = response.json()["detail"]
+    assert '"Authorization: Token <' in detail, detail
+    assert '"Authorization: Device <' in detail, detail
+
+
+async def test_page_size_zero_negative_or_junk_gives_the_default_page(client, world: World):
+    for value in ("0", "-3", "abc", "1e3"):
+        response = await client.get(f"{TEAMS}?page_size={value}", headers=auth(world.admin))
+        assert response.status_code == 200, (value, response.text)
+        body = response.json()
+        assert body["count"] >= 2  # else the page size would not show
+        assert len(body["results"]) == min(body["count"], 50), value
+    one = await client.get(f"{TEAMS}?page_size=1", headers=auth(world.admin))
+    assert len(one.json()["results"]) == 1
+
+
 # -- OpenAPI and docs ---------------------------------------------------------------------
 
 

@@ -14,6 +14,7 @@ from admit.kit.context import (
     Principal,
     unauthenticated,
 )
+from admit.kit.errors import APIError
 from admit.models import Event, Organizer, Team, TeamAPIToken, team_limit_events
 from admit.oauth.bearer import bearer_token
 
@@ -29,8 +30,24 @@ async def authenticate_request(request: Request, session: AsyncSession) -> Princ
         return await device_token(request, session, credential)
     if scheme == "bearer" and credential:
         # Always from the database, never the lane's cache: revocation holds at once.
-        return await bearer_token(request, session, credential)
-    raise unauthenticated()
+        try:
+            return await bearer_token(request, session, credential)
+        except APIError:
+            raise unauthenticated(BEARER_REFUSED) from None
+    if not header.strip():
+        raise unauthenticated()
+    raise unauthenticated(SCHEMES_ACCEPTED)
+
+
+SCHEMES_ACCEPTED = (
+    'Unsupported authorization header. Send "Authorization: Token <team API token>", '
+    '"Authorization: Device <device API token>" or "Authorization: Bearer <OAuth access token>".'
+)
+# A team token sent as a Bearer token is the usual mix-up: the message says where it goes.
+BEARER_REFUSED = (
+    "Invalid, expired or revoked OAuth access token. A team API token goes in "
+    '"Authorization: Token <token>", a device token in "Authorization: Device <token>".'
+)
 
 
 # Built once: the hot path only binds the hash.

@@ -28,9 +28,11 @@ def page_params(request: Request) -> tuple[int, int]:
     raw_size = request.query_params.get("page_size")
     if raw_size is not None:
         try:
-            size = max(1, min(PAGE_SIZE, int(raw_size)))
+            wanted = int(raw_size)
         except ValueError:
-            size = PAGE_SIZE
+            wanted = 0
+        # Zero, negative or junk: the default, as if none was asked for.
+        size = min(PAGE_SIZE, wanted) if wanted >= 1 else PAGE_SIZE
     return page, size
 
 
