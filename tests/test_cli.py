@@ -76,7 +76,14 @@ async def test_demo_is_idempotent_and_prints_a_new_working_token_each_run(data_d
         result = run(data_dir, "demo", "--json")
         assert result.returncode == 0, result.stderr
         info = json.loads(result.stdout.strip().splitlines()[-1])
-        assert set(info) == {"base_url", "organizer", "event", "token", "ticket_item", "checkin_list"}
+        assert set(info) == {
+            "base_url",
+            "organizer",
+            "event",
+            "token",
+            "ticket_item",
+            "checkin_list",
+        }
         assert info["organizer"] == "demo"
         assert info["event"] == "democon"
         assert info["base_url"].startswith("http")

@@ -35,7 +35,7 @@ from admit.models import (
     SubEvent,
     TaxRule,
 )
-from admit.orders import codes, hooks
+from admit.orders import codes, customer_link, hooks
 from admit.orders.pricing import Line, load_discounts, price_lines, tax
 from admit.orders.quota import quota_errors
 from admit.orders.schemas import OrderIn, PositionIn
@@ -170,6 +170,7 @@ def _name_parts(data: PositionIn) -> dict[str, str]:
 async def create_order(session: AsyncSession, event: Event, data: OrderIn) -> Order:
     """Validates, prices, reserves quota and writes the order (flushed, not committed)."""
     now = utcnow()
+    customer_id = await customer_link.resolve(session, event.organizer_id, data.customer)
     drafts = await _check_positions(session, event, data.positions)
     uses = await voucher_sales.for_order(session, event, drafts, now)  # locks the vouchers
     rules = {
@@ -235,6 +236,7 @@ async def create_order(session: AsyncSession, event: Event, data: OrderIn) -> Or
         valid_if_pending=data.valid_if_pending,
         invoice_address=data.invoice_address,
         meta_info={},
+        customer_id=customer_id,
         last_modified=now,
     )
     session.add(order)

@@ -34,7 +34,7 @@ from admit.mail.outbox import queue_mail
 from admit.mail.render import render_mail
 from admit.models import Event, Order, OrderFee, OrderPosition, SubEvent, TaxRule
 from admit.notifications.notify import ORDER_CHANGED_SECRET, notify_all
-from admit.orders import actions, positions
+from admit.orders import actions, customer_link, positions
 from admit.orders.create import create_order
 from admit.orders.schemas import CancelIn, ExtendIn, MarkPaidIn, OrderIn, OrderPatch
 from admit.orders.serialize import ORDER_LOAD, render_orders
@@ -69,6 +69,7 @@ FILTERS = FilterSet(
             ),
         ),
         Filter.where("modified_since", parse_datetime, lambda v: Order.last_modified >= v),
+        Filter.where("customer", parse_str, customer_link.by_identifier),
     )
 )
 ORDERING = Ordering(
@@ -231,10 +232,15 @@ PATCH_FIELDS = tuple(OrderPatch.model_fields)
 @router.patch(f"{E}/orders/{{code}}/", openapi_extra=json_body(OrderPatch))
 async def patch(code: str, ctx: Annotated[EventContext, Depends(EventAccess(WRITE))]) -> Response:
     order = await load_order(ctx, code, lock=True)
-    current = {f: getattr(order, f) for f in PATCH_FIELDS}
+    current = {f: getattr(order, f) for f in PATCH_FIELDS if f != "customer"}
+    current["customer"] = order.customer_identifier  # type: ignore[attr-defined]
     data, supplied = parse_update(OrderPatch, current, await read_object(ctx.request), True)
     changed = {f for f in supplied if getattr(data, f) != current[f]}
-    for field in supplied:
+    if "customer" in supplied:
+        order.customer_id = await customer_link.resolve(
+            ctx.session, ctx.event.organizer_id, data.customer
+        )
+    for field in supplied - {"customer"}:
         setattr(order, field, getattr(data, field))
     if supplied:
         order.last_modified = utcnow()

@@ -125,6 +125,7 @@ class OrderIn(WriteModel):
     payment_date: DateTime | None = None
     expires: DateTime | None = None
     invoice_address: InvoiceAddress = None
+    customer: str | None = None  # the identifier of a customer of the same organizer
     positions: list[PositionIn]
     fees: list[FeeIn] = Field(default_factory=list)
     force: bool = False
@@ -156,6 +157,7 @@ class OrderPatch(WriteModel):
     invoice_address: InvoiceAddress = None
     valid_if_pending: bool = False
     expires: DateTime
+    customer: str | None = None  # the identifier of a customer of the same organizer
 
 
 class PositionPatch(NameFields):

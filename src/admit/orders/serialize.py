@@ -214,7 +214,7 @@ def order_dict(
         "invoice_address": order.invoice_address,
         "require_approval": order.require_approval,
         "valid_if_pending": order.valid_if_pending,
-        "customer": None,
+        "customer": getattr(order, "customer_identifier", None),
         "url": f"{url_base}order/{order.code}/{order.secret}/",
         "positions": [
             position_dict(p, order.code, idents, seats, checkins) for p in order.positions
