@@ -38,6 +38,7 @@ from admit.kit.routing import API_PREFIX, mount_routers
 from admit.kit.transaction import SAFE_METHODS
 from admit.oauth.routes import router as oauth_router
 from admit.orders.change_routes import router as order_change_router
+from admit.orders.money_routes import router as order_money_router
 from admit.orders.routes import router as orders_router
 from admit.organizers.routes import router as organizers_router
 from admit.quotas.routes import availability_lane
@@ -71,6 +72,7 @@ API_ROUTERS = (
     quotas_router,
     carts_router,
     orders_router,
+    order_money_router,
     order_change_router,
     seatingplans_router,
     seats_router,

@@ -15,7 +15,8 @@ ORDERS = "tests.notifications.test_orders"
 RESOURCES = "tests.notifications.test_event_resources"
 ORGANIZER = "tests.notifications.test_organizer_resources"
 CHECKIN = "tests.checkin"
-NO_REFUNDS = "not produced: Admit has no refunds yet"
+REFUNDS = "tests.orders.test_refunds::test_refunds_recorded_by_hand"
+CHANGES = "tests.orders.test_change_notify"
 
 # action type -> "module::test" that performs the operation and asserts the row, or
 # "not produced: <reason>".
@@ -37,12 +38,25 @@ PRODUCERS: dict[str, str] = {
     "service.event.order.changed.secret": f"{ORDERS}::test_order_position_changes",
     "service.event.order.changed.validity": f"{ORDERS}::test_order_position_changes",
     "service.event.order.changed.blocked": f"{ORDERS}::test_order_position_changes",
-    "service.event.order.refund.created": NO_REFUNDS,
-    "service.event.order.refund.created.externally": NO_REFUNDS,
-    "service.event.order.refund.requested": NO_REFUNDS,
-    "service.event.order.refund.done": NO_REFUNDS,
-    "service.event.order.refund.canceled": NO_REFUNDS,
-    "service.event.order.refund.failed": NO_REFUNDS,
+    "service.event.order.changed.item": f"{CHANGES}::test_order_change_types",
+    "service.event.order.changed.price": f"{CHANGES}::test_order_change_types",
+    "service.event.order.changed.tax_rule": f"{CHANGES}::test_order_change_types",
+    "service.event.order.changed.add": f"{CHANGES}::test_order_change_types",
+    "service.event.order.changed.feevalue": f"{CHANGES}::test_order_change_types",
+    "service.event.order.changed.cancelfee": f"{CHANGES}::test_order_change_types",
+    "service.event.order.changed.recalculate_taxes": f"{CHANGES}::test_order_change_types",
+    "service.event.order.changed.split": f"{CHANGES}::test_order_change_types",
+    "service.event.order.changed.split_from": f"{CHANGES}::test_order_change_types",
+    "service.event.order.changed.subevent": f"{CHANGES}::test_subevent_and_seat_change_types",
+    "service.event.order.changed.seat": f"{CHANGES}::test_seat_change_type",
+    "service.event.order.refund.created": REFUNDS,
+    "service.event.order.refund.created.externally": REFUNDS,
+    "service.event.order.refund.requested": (
+        "not produced: Admit has no shop in which a buyer requests a refund"
+    ),
+    "service.event.order.refund.done": REFUNDS,
+    "service.event.order.refund.canceled": REFUNDS,
+    "service.event.order.refund.failed": REFUNDS,
     "service.event.orders.waitinglist.added": f"{ORGANIZER}::test_waitinglist_life_cycle",
     "service.event.orders.waitinglist.changed": f"{ORGANIZER}::test_waitinglist_life_cycle",
     "service.event.orders.waitinglist.deleted": f"{ORGANIZER}::test_waitinglist_life_cycle",

@@ -50,7 +50,7 @@ Which operation records which type (the producers, see ``PRODUCERS`` in
 - check-in: ``checkin.reverted`` on annul; a successful check-in is no row here, the
   ``checkins`` table is its outbox (the redeem fast path writes nothing more).
 
-Not produced: the refund types (Admit has no refunds yet).
+Not produced: ``refund.requested`` (Admit has no shop in which a buyer asks for a refund).
 """
 
 from __future__ import annotations
@@ -70,11 +70,17 @@ ORDER_CHANGED_CANCEL = types.ORDER_CHANGED_PREFIX + "cancel"  # a position was c
 ORDER_CHANGED_SECRET = types.ORDER_CHANGED_PREFIX + "secret"  # ticket secret(s) changed
 ORDER_CHANGED_VALIDITY = types.ORDER_CHANGED_PREFIX + "validity"  # valid_from / valid_until
 ORDER_CHANGED_BLOCKED = types.ORDER_CHANGED_PREFIX + "blocked"  # a position's blocks
+# Order changes (``orders/change.py``) record these besides: the reference's names.
+ORDER_CHANGE_KINDS = (
+    "item", "subevent", "seat", "price", "tax_rule", "add", "split", "split_from", "feevalue",
+    "cancelfee", "recalculate_taxes",
+)  # fmt: skip
 ORDER_CHANGED_ACTIONS = (
     ORDER_CHANGED_CANCEL,
     ORDER_CHANGED_SECRET,
     ORDER_CHANGED_VALIDITY,
     ORDER_CHANGED_BLOCKED,
+    *(types.ORDER_CHANGED_PREFIX + kind for kind in ORDER_CHANGE_KINDS),
 )
 ITEM_ADDED = types.ITEM_PREFIX + "added"
 ITEM_CHANGED = types.ITEM_PREFIX + "changed"

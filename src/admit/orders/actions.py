@@ -9,7 +9,9 @@ import zoneinfo
 from collections import Counter
 from decimal import Decimal
 
+from sqlalchemy import inspect
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm.base import NO_VALUE
 
 from admit.db import utcnow
 from admit.kit.errors import APIError, FieldErrors
@@ -44,19 +46,33 @@ async def take_quota_again(session: AsyncSession, order: Order, force: bool = Fa
     await seating.reclaim(session, order.positions, utcnow())
 
 
-def _confirmed_sum(order: Order) -> Decimal:
-    return sum((p.amount for p in order.payments if p.state == "confirmed"), ZERO)
+# Refunds that take money back from the order: done, under way, or carried out elsewhere.
+HELD_REFUNDS = frozenset({"created", "transit", "external", "done"})
+
+
+def net_paid(order: Order) -> Decimal:
+    """What the order holds: confirmed payments (and those since refunded) less the refunds
+    that are done or under way. Refunds are read only when loaded (every order route loads
+    them); without them, only confirmed payments count, as before refunds existed."""
+    refunds = inspect(order).attrs.refunds.loaded_value
+    if refunds is NO_VALUE:
+        return sum((p.amount for p in order.payments if p.state == "confirmed"), ZERO)
+    paid = sum((p.amount for p in order.payments if p.state in ("confirmed", "refunded")), ZERO)
+    return paid - sum((r.amount for r in refunds if r.state in HELD_REFUNDS), ZERO)
 
 
 def _confirm_payment(session: AsyncSession, order: Order, now: dt.datetime) -> None:
-    """Confirms the open payment, or records a manual one for what is still owed."""
-    open_payment = next((p for p in order.payments if p.state == "created"), None)
+    """Confirms the open payment, or records a manual one for what is still owed. A gift
+    card payment is left alone: only its own confirmation debits the card."""
+    open_payment = next(
+        (p for p in order.payments if p.state == "created" and p.provider != "giftcard"), None
+    )
     if open_payment is not None:
+        open_payment.amount = max(order.total - net_paid(order), ZERO)  # what is still owed
         open_payment.state = "confirmed"
-        open_payment.amount = order.total
         open_payment.payment_date = now
         return
-    owed = order.total - _confirmed_sum(order)
+    owed = order.total - net_paid(order)
     if owed <= 0 and order.payments:
         return
     local_id = max((p.local_id for p in order.payments), default=0) + 1
@@ -125,13 +141,16 @@ def mark_canceled(session: AsyncSession, order: Order, data: CancelIn) -> None:
         return
     order.status = "c"
     order.cancellation_date = now
+    for payment in order.payments:  # money still expected will not come for a canceled order
+        if payment.state in ("created", "pending"):
+            payment.state = "canceled"
 
 
 async def reactivate(session: AsyncSession, order: Order) -> None:
     if order.status != "c":
         raise bad("The order cannot be reactivated, because it is not canceled.")
     await take_quota_again(session, order)
-    paid = order.total == 0 or _confirmed_sum(order) >= order.total
+    paid = order.total == 0 or net_paid(order) >= order.total
     order.status = "p" if paid and not order.require_approval else "n"
     order.cancellation_date = None
 

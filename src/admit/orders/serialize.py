@@ -12,13 +12,23 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import selectinload
 
-from admit.models import Answer, Checkin, Order, OrderFee, OrderPayment, OrderPosition, Question
+from admit.models import (
+    Answer,
+    Checkin,
+    Order,
+    OrderFee,
+    OrderPayment,
+    OrderPosition,
+    OrderRefund,
+    Question,
+)
 from admit.seating.render import position_seats
 
 ORDER_LOAD = (
     selectinload(Order.positions).selectinload(OrderPosition.answers).selectinload(Answer.options),
     selectinload(Order.fees),
     selectinload(Order.payments),
+    selectinload(Order.refunds),
 )
 POSITION_LOAD = (selectinload(OrderPosition.answers).selectinload(Answer.options),)
 
@@ -171,6 +181,15 @@ def fee_dict(fee: OrderFee) -> dict[str, Any]:
     }
 
 
+def _gift_card_details(provider: str, info: dict[str, Any] | None) -> dict[str, Any]:
+    """What a client may see of a gift card payment or refund: the card it used (recorded in
+    ``info`` when the card was debited or credited); other providers show nothing."""
+    card = (info or {}).get("gift_card")
+    if provider != "giftcard" or not isinstance(card, dict):
+        return {}
+    return {"gift_card": {k: card.get(k) for k in ("id", "secret", "organizer")}}
+
+
 def payment_dict(payment: OrderPayment) -> dict[str, Any]:
     return {
         "local_id": payment.local_id,
@@ -178,8 +197,32 @@ def payment_dict(payment: OrderPayment) -> dict[str, Any]:
         "amount": _money(payment.amount),
         "created": _dt(payment.created),
         "payment_date": _dt(payment.payment_date),
+        "payment_url": None,
+        "details": _gift_card_details(payment.provider, payment.info),
         "provider": payment.provider,
     }
+
+
+def refund_dict(refund: OrderRefund, payment_local_ids: Mapping[int, int]) -> dict[str, Any]:
+    """``payment_local_ids`` maps payment ids to their order-local ids (what the API shows)."""
+    return {
+        "local_id": refund.local_id,
+        "state": refund.state,
+        "source": refund.source,
+        "amount": _money(refund.amount),
+        "payment": payment_local_ids.get(refund.payment_id) if refund.payment_id else None,
+        "created": _dt(refund.created),
+        "execution_date": _dt(refund.execution_date),
+        "comment": refund.comment,
+        "provider": refund.provider,
+        "details": _gift_card_details(refund.provider, refund.info),
+    }
+
+
+def refund_dicts(order: Order) -> list[dict[str, Any]]:
+    """The order's refunds (payments and refunds loaded, as :data:`ORDER_LOAD` does)."""
+    local_ids = {p.id: p.local_id for p in order.payments}
+    return [refund_dict(r, local_ids) for r in order.refunds]
 
 
 def order_dict(
@@ -221,7 +264,7 @@ def order_dict(
         ],
         "fees": [fee_dict(f) for f in order.fees],
         "payments": [payment_dict(p) for p in order.payments],
-        "refunds": [],
+        "refunds": refund_dicts(order),
         "downloads": [],
         "last_modified": _dt(order.last_modified),
         "cancellation_date": _dt(order.cancellation_date),
