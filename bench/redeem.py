@@ -13,8 +13,12 @@ With ``--webhook``, a webhook for ``service.event.checkin`` points at a local re
 whole run (delivered by the server processes, the embedded default; with ``--redis`` by an
 ``admit worker`` and ``admit scheduler`` beside them), and the report adds how many check-ins
 were delivered and how long the last ones took to arrive.
+With ``--idempotency`` a second measured phase runs right after the first, on tickets not
+scanned before, with an ``X-Idempotency-Key`` on every request; the report adds its figures
+(``keyed_*``), their ratio to the plain ones (target: >= 0.85) and checks that every keyed
+check-in has its stored answer.
 Run: .venv/bin/python bench/redeem.py [--connections 32] [--seconds 10] [--tickets 100000]
-     [--webhook [--redis]]
+     [--webhook [--redis]] [--idempotency]
 """
 
 from __future__ import annotations
@@ -75,6 +79,7 @@ request = function()
     secret = secrets[position]
   end
   local body = '{"secret": "' .. secret .. '", "lists": [%(list)d], "nonce": "' .. secret .. '"}'
+  %(key)s
   return wrk.format("POST", "%(path)s", headers, body)
 end
 """
@@ -170,6 +175,9 @@ def main() -> None:
     parser.add_argument("--tickets", type=int, default=100_000)
     parser.add_argument("--webhook", action="store_true", help="deliver every check-in")
     parser.add_argument(
+        "--idempotency", action="store_true", help="measure with a key on every request too"
+    )
+    parser.add_argument(
         "--redis",
         action="store_true",
         help="with --webhook: deliver from an admit worker and scheduler (Redis), not the server",
@@ -194,6 +202,14 @@ def main() -> None:
         # Warm-up at the measured concurrency, so each worker's pools have grown to what the
         # measurement needs (new connections compile their statements and functions).
         warmup, measured = all_secrets[:15000], all_secrets[15000:]
+        phases = [("warmup", warmup, 2, ""), ("measured", measured, args.seconds, "")]
+        if args.idempotency:
+            half = len(measured) // 2
+            key = f'headers["X-Idempotency-Key"] = "{secrets.token_hex(6)}-" .. secret'
+            phases[1:] = [
+                ("measured", measured[:half], args.seconds, ""),
+                ("keyed", measured[half:], args.seconds, key),
+            ]
         with server(env, workers=args.workers) as base, background(env, args.redis):
             event = f"{base}/api/v1/organizers/demo/events/democon"
             headers = {"Authorization": f"Token {token}"}
@@ -206,10 +222,8 @@ def main() -> None:
                 create_webhook(base, token, receiver.url, ["service.event.checkin"])
             path = "/api/v1/organizers/demo/checkinrpc/redeem/"
             results = {}
-            for name, chunk, seconds, connections in (
-                ("warmup", warmup, 2, args.connections),
-                ("measured", measured, args.seconds, args.connections),
-            ):
+            connections = args.connections
+            for name, chunk, seconds, key in phases:
                 if name == "measured":
                     # The warm-up wrote the first check-ins: update the planner's statistics
                     # as autovacuum's analyze does on a normal server once a table has grown
@@ -223,8 +237,16 @@ def main() -> None:
                 script = Path(data_dir) / f"{name}.lua"
                 script.write_text(
                     LUA
-                    % {"secrets": secrets_file, "threads": threads, "list": list_id, "path": path}
+                    % {
+                        "secrets": secrets_file,
+                        "threads": threads,
+                        "list": list_id,
+                        "path": path,
+                        "key": key,
+                    }
                 )
+                if name == "keyed":
+                    stored_before = asyncio.run(count_stored(url))
                 results[name] = wrk(
                     f"{base}{path}",
                     token,
@@ -240,6 +262,7 @@ def main() -> None:
                     time.sleep(0.2)
                 delivery_wait = time.monotonic() - waited
         ok, failed = asyncio.run(count_checkins(url))
+        stored_after = asyncio.run(count_stored(url)) if args.idempotency else 0
     result = results["measured"]
     if args.webhook:
         result.update(
@@ -248,6 +271,23 @@ def main() -> None:
         )
     result.pop("raw")
     answered = results["warmup"]["requests"] + result["requests"]
+    keyed_ok = True
+    if args.idempotency:
+        keyed = results["keyed"]
+        answered += keyed["requests"]
+        ratio = keyed["requests_per_second"] / max(1.0, result["requests_per_second"])
+        stored = stored_after - stored_before
+        result.update(
+            keyed_requests_per_second=keyed["requests_per_second"],
+            keyed_p50=keyed["p50"],
+            keyed_p99=keyed["p99"],
+            keyed_non_2xx=keyed["non_2xx"],
+            keyed_answers_stored=stored,
+            keyed_ratio=round(ratio, 3),
+        )
+        # wrk stops mid-request: a check-in and its stored answer commit together, so the
+        # stored answers may exceed the answers wrk saw, never fall short of them.
+        keyed_ok = keyed["non_2xx"] == 0 and keyed["requests"] <= stored
     result.update(
         benchmark="redeem",
         workers=args.workers,
@@ -261,8 +301,9 @@ def main() -> None:
         and result["non_2xx"] == 0
         and _ms(result["p99"]) < 50
         # wrk stops mid-request on some connections: those may have checked in unanswered
-        and answered <= ok <= answered + 2 * args.connections
-        and failed == 0,
+        and answered <= ok <= answered + len(phases) * args.connections
+        and failed == 0
+        and keyed_ok,
     )
     print(json.dumps(result))
 
@@ -293,6 +334,14 @@ def background(env: dict[str, str], wanted: bool) -> Iterator[None]:
         import redis
 
         redis.Redis.from_url(REDIS_URL).delete(env["ADMIT_JOB_QUEUE"])
+
+
+async def count_stored(url: str) -> int:
+    engine = create_async_engine(url)
+    async with engine.connect() as conn:
+        stored = await conn.scalar(text("SELECT count(*) FROM idempotency_keys WHERE status = 201"))
+    await engine.dispose()
+    return int(stored)
 
 
 def ok_so_far(url: str) -> int:

@@ -8,14 +8,20 @@ PostgreSQL, 2 server workers, wrk POSTing as fast as answers come. Two phases:
    rows written must equal the quota exactly (oversell must be 0) and availability reads 0.
 
 Target (issue: sales core): >= 1,000 successful cart positions/s on the 2-core machine, no
-oversell. Run: .venv/bin/python bench/rush.py [--kind carts|orders] [--connections 32]
+oversell. With ``--idempotency`` a second throughput phase runs right after the first with an
+``X-Idempotency-Key`` (unique per request) on every request; the report gives both figures
+and their ratio (target: keyed >= 85 % of plain), and checks that every keyed success has
+its stored answer. Run: .venv/bin/python bench/rush.py [--kind carts|orders]
+[--connections 32] [--idempotency]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import json
+import secrets
 import sys
 import tempfile
 from pathlib import Path
@@ -35,6 +41,23 @@ wrk.body = [[%s]]
 wrk.headers["Content-Type"] = "application/json"
 """
 
+# Every request its own key: the thread's number, a counter, and the phase's random token.
+KEYED_SCRIPT = """
+local threads = 0
+function setup(thread)
+  threads = threads + 1
+  thread:set("tid", threads)
+end
+function init(args)
+  n = 0
+end
+request = function()
+  n = n + 1
+  wrk.headers["X-Idempotency-Key"] = "%s-" .. tid .. "-" .. n
+  return wrk.format()
+end
+"""
+
 
 def product_with_quota(base: str, token: str, size: int, name: str) -> tuple[int, int]:
     event = f"{base}/api/v1/organizers/demo/events/democon"
@@ -43,6 +66,7 @@ def product_with_quota(base: str, token: str, size: int, name: str) -> tuple[int
         f"{event}/items/",
         json={"name": {"en": name}, "default_price": "10.00", "admission": True},
         headers=headers,
+        timeout=60,
     )
     item.raise_for_status()
     item_id = item.json()["id"]
@@ -50,6 +74,7 @@ def product_with_quota(base: str, token: str, size: int, name: str) -> tuple[int
         f"{event}/quotas/",
         json={"name": name, "size": size, "items": [item_id], "variations": []},
         headers=headers,
+        timeout=60,
     )
     quota.raise_for_status()
     return item_id, quota.json()["id"]
@@ -65,22 +90,30 @@ def body_for(kind: str, item_id: int) -> str:
 
 def rows_for(url: str, kind: str, item_id: int) -> int:
     table = "cart_positions" if kind == "carts" else "order_positions"
+    return count(url, f"SELECT count(*) FROM {table} WHERE item_id = {int(item_id)}")
 
+
+STORED = "SELECT count(*) FROM idempotency_keys WHERE status = 201"
+
+
+def count(url: str, sql: str) -> int:
     async def work() -> int:
         engine = create_async_engine(url)
         async with engine.connect() as conn:
-            rows = await conn.scalar(
-                text(f"SELECT count(*) FROM {table} WHERE item_id = :i"), {"i": item_id}
-            )
+            rows = await conn.scalar(text(sql))
         await engine.dispose()
         return int(rows)
 
     return asyncio.run(work())
 
 
-def run_phase(base: str, token: str, kind: str, item_id: int, args, seconds: int) -> dict:
+def run_phase(
+    base: str, token: str, kind: str, item_id: int, args, seconds: int, keyed: bool = False
+) -> dict:
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
         script.write(POST_SCRIPT % body_for(kind, item_id))
+        if keyed:
+            script.write(KEYED_SCRIPT % secrets.token_hex(6))
     path = "cartpositions" if kind == "carts" else "orders"
     target = f"{base}/api/v1/organizers/demo/events/democon/{path}/"
     result = wrk(target, token, connections=args.connections, seconds=seconds, script=script.name)
@@ -98,6 +131,9 @@ def main() -> None:
     parser.add_argument("--seconds", type=int, default=15)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--sellout", type=int, default=3000)
+    parser.add_argument(
+        "--idempotency", action="store_true", help="measure with a key on every request too"
+    )
     args = parser.parse_args()
 
     url = fresh_pg_database("admit_bench_rush")
@@ -111,6 +147,13 @@ def main() -> None:
             item_id, _ = product_with_quota(base, token, 10**7, "Rush")
             throughput = run_phase(base, token, args.kind, item_id, args, args.seconds)
             written = rows_for(url, args.kind, item_id)
+            if args.idempotency:
+                run_phase(base, token, args.kind, warm_item, args, 3, keyed=True)
+                keyed_item, _ = product_with_quota(base, token, 10**7, "Rush keyed")
+                keyed = run_phase(base, token, args.kind, keyed_item, args, args.seconds, True)
+                keyed_written = rows_for(url, args.kind, keyed_item)
+                body_hash = hashlib.sha256(body_for(args.kind, keyed_item).encode()).hexdigest()
+                stored = count(url, f"{STORED} AND body_hash = '{body_hash}'")
             sell_item, sell_quota = product_with_quota(base, token, args.sellout, "Sell-out")
             sellout = run_phase(base, token, args.kind, sell_item, args, 5)
             sold = rows_for(url, args.kind, sell_item)
@@ -135,8 +178,21 @@ def main() -> None:
         "sellout_available_number": availability["available_number"],
         "target_successes_per_second": 1000,
     }
+    if args.idempotency:
+        ratio = keyed["successes_per_second"] / max(1.0, throughput["successes_per_second"])
+        result.update(
+            keyed_successes_per_second=keyed["successes_per_second"],
+            keyed_p50=keyed["p50"],
+            keyed_p99=keyed["p99"],
+            keyed_failed_requests=keyed["non_2xx"],
+            keyed_rows_written_minus_successes=keyed_written - keyed["successes"],
+            # each keyed row and its stored answer are committed together: exactly equal
+            keyed_answers_minus_rows=stored - keyed_written,
+            keyed_ratio=round(ratio, 3),
+        )
     result["met"] = (
         result["successes_per_second"] >= 1000
+        and (not args.idempotency or result["keyed_answers_minus_rows"] == 0)
         and result["oversell"] == 0
         and sold == args.sellout
         and availability["available_number"] == 0

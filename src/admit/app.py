@@ -30,7 +30,8 @@ from admit.exports.routes import router as exporters_router
 from admit.giftcards.routes import router as giftcards_router
 from admit.jobs.routes import router as jobs_router
 from admit.jobs.runtime import Background
-from admit.kit import fastlane
+from admit.kit import fastlane, idempotency
+from admit.kit.conditional import conditional_layer
 from admit.kit.errors import install_error_handlers
 from admit.kit.openapi import install_openapi
 from admit.kit.responses import JSONResponse
@@ -111,7 +112,7 @@ LANE.add(
 # rush paths go through every layer.
 EdgeLayer = Callable[[ASGIApp, Settings], ASGIApp]
 # Outermost first.
-EDGE_LAYERS: tuple[EdgeLayer, ...] = ()
+EDGE_LAYERS: tuple[EdgeLayer, ...] = (idempotency.layer, conditional_layer)
 
 
 class AdmitAPI(FastAPI):

@@ -20,6 +20,7 @@ class Settings(BaseSettings):
     secret_key: str | None = None
     max_body_bytes: int = 5 * 1024 * 1024
     db_pool_size: int = 10
+    idempotency_hours: float = Field(default=24.0, gt=0, le=24 * 30)  # answers to keys kept
     sql_echo: bool = False
     # FastAPI's built-in OpenTelemetry hooks; off by default, they cost ~5% per request.
     telemetry: bool = False

@@ -36,6 +36,7 @@ from admit.kit.batching import Coalescer
 from admit.kit.context import EventAccess, EventContext, lane_context
 from admit.kit.errors import BUSY_SQLSTATES, NON_FIELD
 from admit.kit.fastlane import LaneRequest
+from admit.kit.idempotency_lane import lane_write
 from admit.kit.plpgsql import embed, temp_function
 from admit.kit.responses import JSONResponse
 from admit.models import CartPosition
@@ -264,7 +265,7 @@ async def create_cart(request: LaneRequest) -> JSONResponse | None:
         if ctx is None:
             return None
         assert isinstance(ctx, EventContext)
-        return await _sell_one(ctx, data)
+        return await lane_write(request.scope, ctx.session, lambda: _sell_one(ctx, data))
 
 
 async def _sell_one(ctx: EventContext, data: CartPositionIn) -> JSONResponse | None:

@@ -17,6 +17,7 @@ from admit.checkin.redeem import Redeem
 from admit.checkin.schemas import RedeemIn
 from admit.kit.context import lane_context
 from admit.kit.fastlane import LaneRequest
+from admit.kit.idempotency_lane import lane_write
 
 _ACCESS = ScanAccess()
 
@@ -32,4 +33,4 @@ async def redeem(request: LaneRequest) -> Response | None:
     async with lane_context(request.scope, _ACCESS, request.params) as ctx:
         if ctx is None:
             return None
-        return await Redeem(ctx, data).run()
+        return await lane_write(request.scope, ctx.session, Redeem(ctx, data).run)

@@ -37,6 +37,7 @@ def load_job_kinds() -> None:
 def periodic_tasks(settings: Settings, store: FileStore) -> list[PeriodicTask]:
     from admit.carts.service import purge_expired
     from admit.checkin.exits import exit_all
+    from admit.kit.idempotency_store import purge_expired as purge_idempotency_keys
     from admit.mail.tasks import requeue_held_mails
     from admit.notifications.retention import purge_old_notifications
     from admit.scheduled_exports import tasks as scheduled_exports
@@ -60,6 +61,7 @@ def periodic_tasks(settings: Settings, store: FileStore) -> list[PeriodicTask]:
             "mail.requeue_held", 60, functools.partial(requeue_held_mails, settings=settings)
         ),
         PeriodicTask("notifications.purge", 3600, purge_old_notifications),
+        PeriodicTask("idempotency.purge", 600, purge_idempotency_keys),
         PeriodicTask("scheduled_exports.start_due", 60, scheduled_exports.start_due),
         PeriodicTask("uploads.purge", 3600, functools.partial(purge_uploads, store=store)),
         PeriodicTask(

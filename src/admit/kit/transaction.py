@@ -19,6 +19,7 @@ from fastapi import Request
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.db import write_intent
+from admit.kit.idempotency_store import CLAIM, in_session
 
 log = logging.getLogger("admit")
 
@@ -34,9 +35,7 @@ def before_commit(session: AsyncSession, key: str, callback: BeforeCommit) -> No
 
 async def commit(session: AsyncSession) -> None:
     """Commits after the registered before-commit work (which may register more)."""
-    while callbacks := session.info.pop("before_commit", None):
-        for callback in callbacks.values():
-            await callback(session)
+    await run_before_commit(session)
     await session.commit()
 
 
@@ -64,15 +63,32 @@ async def commit_and_notify(session: AsyncSession) -> None:
     await run_after_commit(session)
 
 
+async def run_before_commit(session: AsyncSession) -> None:
+    """The registered before-commit work, without the commit."""
+    while callbacks := session.info.pop("before_commit", None):
+        for callback in callbacks.values():
+            await callback(session)
+
+
 async def db_session(request: Request) -> AsyncIterator[AsyncSession]:
-    """Yields the request's session; commits when the handler returned, rolls back on error."""
+    """Yields the request's session; commits when the handler returned, rolls back on error.
+
+    A request with an idempotency key (``kit/idempotency``) does not commit here: its
+    session, with the before-commit work done, goes to the idempotency layer, which adds the
+    stored answer to the same transaction and commits. Its reads and writes all go through
+    the session (never the native pool's autocommit statements)."""
     writes = request.method not in SAFE_METHODS
     token = write_intent.set(writes)
     db = request.app.state.db
     session: AsyncSession = db.sessionmaker() if writes else db.read_sessionmaker()
-    session.info["fast"] = db.fast
+    claim = request.scope.get(CLAIM) if writes else None
+    session.info["fast"] = db.fast if claim is None else in_session(db.fast)
     try:
         yield session
+        if claim is not None:
+            await run_before_commit(session)
+            claim.session = session  # the idempotency layer commits, then closes it
+            return
         if session.in_transaction():
             await commit(session)
     except BaseException:
@@ -81,7 +97,9 @@ async def db_session(request: Request) -> AsyncIterator[AsyncSession]:
         await session.rollback()
         raise
     finally:
-        if session.in_transaction() or session.identity_map:
+        if (session.in_transaction() or session.identity_map) and (
+            claim is None or claim.session is None
+        ):
             await session.close()
         write_intent.reset(token)
     await run_after_commit(session)

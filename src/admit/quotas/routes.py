@@ -16,6 +16,7 @@ from sqlalchemy.orm import load_only, selectinload
 from starlette.responses import Response
 
 from admit.events.cloning import extra_copiers
+from admit.kit.changestamp import ModifiedSinceList
 from admit.kit.context import EventAccess, EventContext, OrgContext, lane_context
 from admit.kit.crud import Resource, mount_crud, parse_pk
 from admit.kit.errors import FieldErrors, not_found
@@ -58,7 +59,7 @@ def wants_availability(ctx: OrgContext) -> bool:
         raise FieldErrors.single("with_availability", str(exc)) from None
 
 
-class QuotaResource(Resource[Quota]):
+class QuotaResource(ModifiedSinceList, Resource[Quota]):
     name = "quotas"
     path = "/organizers/{organizer}/events/{event}/quotas"
     model = Quota

@@ -15,6 +15,7 @@ from sqlalchemy.orm import selectinload
 from starlette.responses import Response
 
 from admit.events.service import attr_params, load_meta_properties
+from admit.kit.changestamp import ModifiedSinceList
 from admit.kit.context import OrgContext
 from admit.kit.crud import Resource, mount_crud
 from admit.kit.errors import APIError, FieldErrors
@@ -129,12 +130,15 @@ class _SubEvents(Resource[SubEvent]):
         return JSONResponse(body)
 
 
-class SubEventResource(_SubEvents):
+class SubEventResource(ModifiedSinceList, _SubEvents):
     """``E/subevents/``: the dates of one event series."""
 
     name = "subevents"
     path = "/organizers/{organizer}/events/{event}/subevents"
     filters = EVENT_FILTERS
+
+    def conditional_list(self, ctx: OrgContext) -> bool:
+        return "with_availability_for" not in ctx.request.query_params  # sales change it
 
     def event_slug(self, ctx: OrgContext, obj: SubEvent) -> str:
         return ctx.event.slug  # type: ignore[attr-defined]

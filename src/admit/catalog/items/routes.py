@@ -13,6 +13,7 @@ from admit.catalog.items.item_schemas import NESTED, ItemIn, ItemOut
 from admit.catalog.items.nested_routes import AddOnResource, BundleResource, VariationResource
 from admit.catalog.items.resource import EVENT_PATH, CatalogResource, notify_item
 from admit.catalog.items.schemas import CategoryIn, CategoryOut
+from admit.kit.changestamp import ModifiedSinceList
 from admit.kit.context import EventContext, OrgContext, public_base_url
 from admit.kit.crud import mount_crud
 from admit.kit.filtering import Filter, FilterSet, Ordering, parse_int, parse_str
@@ -24,7 +25,7 @@ from admit.uploads.pictures import apply_picture, picture_url, resolve_picture
 router = api_router()
 
 
-class CategoryResource(CatalogResource):
+class CategoryResource(ModifiedSinceList, CatalogResource):
     name = "categories"
     path = f"{EVENT_PATH}/categories"
     model = ItemCategory
@@ -54,7 +55,7 @@ class CategoryResource(CatalogResource):
         service.apply_category(obj, data, ctx.extra["products"])
 
 
-class ItemResource(CatalogResource):
+class ItemResource(ModifiedSinceList, CatalogResource):
     name = "items"
     path = f"{EVENT_PATH}/items"
     model = Item

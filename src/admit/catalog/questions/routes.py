@@ -15,6 +15,7 @@ from starlette.responses import Response
 
 from admit.catalog.questions import service
 from admit.catalog.questions.schemas import OptionIn, OptionOut, QuestionIn, QuestionOut
+from admit.kit.changestamp import ModifiedSinceList
 from admit.kit.context import OrgContext
 from admit.kit.crud import Resource, mount_crud, parse_pk
 from admit.kit.errors import not_found
@@ -27,7 +28,7 @@ WRITE = "event.items:write"
 router = api_router()
 
 
-class QuestionResource(Resource[Question]):
+class QuestionResource(ModifiedSinceList, Resource[Question]):
     name = "questions"
     path = "/organizers/{organizer}/events/{event}/questions"
     model = Question

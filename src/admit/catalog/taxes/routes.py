@@ -10,6 +10,7 @@ from starlette.responses import Response
 
 from admit.catalog.taxes import service
 from admit.catalog.taxes.schemas import TaxRuleIn, TaxRuleOut
+from admit.kit.changestamp import ModifiedSinceList
 from admit.kit.context import OrgContext
 from admit.kit.crud import Resource, mount_crud
 from admit.kit.responses import no_content
@@ -19,7 +20,7 @@ from admit.models import TaxRule
 router = api_router()
 
 
-class TaxRuleResource(Resource[TaxRule]):
+class TaxRuleResource(ModifiedSinceList, Resource[TaxRule]):
     name = "taxrules"
     path = "/organizers/{organizer}/events/{event}/taxrules"
     model = TaxRule

@@ -1,0 +1,294 @@
+"""``X-Idempotency-Key``: a retried write is answered from the first attempt, not repeated.
+
+An edge layer (``app.EDGE_LAYERS``). A request without the header, or with a safe method,
+passes straight through: one scan of the header list. A keyed POST/PUT/PATCH/DELETE:
+
+* the key is bound to the credential (a hash of the ``Authorization`` header: a token is a
+  credential, and only its holder can replay its answers; without one, of the cookies), the
+  method, the path with its query and a hash of the body;
+* the key is claimed (``idempotency_store``). Taken by an identical request that finished:
+  its stored status, headers and body are replayed, with ``Idempotent-Replayed: true``.
+  Still running: 409. Taken by a different request: 409 naming what differs;
+* otherwise the request runs with the claim in its scope, and its whole answer is captured
+  before anything is sent. The transaction that makes the change writes the answer into the
+  claimed row before it commits: ``kit/transaction.db_session`` hands its session to this
+  layer instead of committing, and the lane's keyed requests commit in groups
+  (``idempotency_lane``). A request that changed nothing in a transaction (refused access,
+  invalid input) has its answer stored on its own. Answers that a retry should not get
+  (5xx, 429, anything with ``Retry-After``) are not kept: the claim is released and the
+  same key may be sent again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from typing import Any
+
+import orjson
+from sqlalchemy.exc import DBAPIError
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from admit.config import Settings
+from admit.kit import idempotency_store as store
+from admit.kit.errors import busy_error
+from admit.kit.transaction import commit, run_after_commit
+
+log = logging.getLogger("admit")
+
+HEADER = b"x-idempotency-key"
+REPLAYED = (b"idempotent-replayed", b"true")
+UNSAFE = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+MAX_KEY = 200
+
+
+def _answer(status: int, detail: str, headers: list[tuple[bytes, bytes]] = ()) -> store.Answer:
+    return store.Answer(
+        status,
+        [["content-type", "application/json"], *([k.decode(), v.decode()] for k, v in headers)],
+        orjson.dumps({"detail": detail}),
+    )
+
+
+def _valid_key(raw: bytes) -> str | None:
+    key = raw.decode("latin-1").strip()
+    if not 0 < len(key) <= MAX_KEY or not key.isprintable():
+        return None
+    return key
+
+
+def _credential(scope: Scope) -> str:
+    found = b""
+    cookie = b""
+    for name, value in scope["headers"]:
+        if name == b"authorization":
+            found = b"authorization:" + value
+        elif name == b"cookie":
+            cookie = b"cookie:" + value
+    return hashlib.sha256(found or cookie).hexdigest()
+
+
+async def _read_body(receive: Receive, limit: int) -> tuple[bytes | None, list[Message]]:
+    chunks: list[bytes] = []
+    messages: list[Message] = []
+    size = 0
+    while True:
+        message = await receive()
+        messages.append(message)
+        if message["type"] != "http.request":
+            return None, messages
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            return None, messages
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks), messages
+
+
+def _replay(messages: list[Message], receive: Receive) -> Receive:
+    pending = list(messages)
+
+    async def replayed() -> Message:
+        if pending:
+            return pending.pop(0)
+        return await receive()
+
+    return replayed
+
+
+async def _send(send: Send, answer: store.Answer, replayed: bool = False) -> None:
+    headers = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in answer.headers]
+    if answer.status >= 200 and answer.status not in (204, 304):
+        headers.append((b"content-length", str(len(answer.body)).encode()))
+    if replayed:
+        headers.append(REPLAYED)
+    await send({"type": "http.response.start", "status": answer.status, "headers": headers})
+    await send({"type": "http.response.body", "body": answer.body})
+
+
+def _conflict(request: store.Request, existing: store.Existing) -> store.Answer | None:
+    """409 naming what differs from the request that first used the key, or None."""
+    differs = [
+        name
+        for name, mine, theirs in (
+            ("method", request.method, existing.method),
+            ("path", request.path, existing.path),
+            ("body", request.body_hash, existing.body_hash),
+        )
+        if mine != theirs
+    ]
+    if not differs:
+        return None
+    first = f"{existing.method} {existing.path}"
+    return _answer(
+        409,
+        f"This idempotency key was already used for another request ({first}): "
+        f"the {' and '.join(differs)} differ{'s' if len(differs) == 1 else ''}.",
+    )
+
+
+class _Capture:
+    """Holds the inner application's answer until it is stored."""
+
+    def __init__(self) -> None:
+        self.status: int | None = None
+        self.headers: list[tuple[bytes, bytes]] = []
+        self.chunks: list[bytes] = []
+
+    async def send(self, message: Message) -> None:
+        if message["type"] == "http.response.start":
+            self.status = message["status"]
+            self.headers = list(message.get("headers", ()))
+        elif message["type"] == "http.response.body":
+            self.chunks.append(message.get("body", b""))
+
+    def answer(self) -> store.Answer:
+        assert self.status is not None
+        headers = [
+            [k.decode("latin-1"), v.decode("latin-1")]
+            for k, v in self.headers
+            if k.lower() != b"content-length"
+        ]
+        return store.Answer(self.status, headers, b"".join(self.chunks))
+
+
+def layer(app: ASGIApp, settings: Settings) -> ASGIApp:
+    """The edge layer (see the module's docstring)."""
+    hours = settings.idempotency_hours
+    limit = settings.max_body_bytes
+
+    async def idempotency(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["method"] not in UNSAFE:
+            await app(scope, receive, send)
+            return
+        for name, value in scope["headers"]:
+            if name == HEADER:
+                await _keyed(app, scope, receive, send, value, hours, limit)
+                return
+        await app(scope, receive, send)
+
+    return idempotency
+
+
+async def _keyed(
+    app: ASGIApp,
+    scope: Scope,
+    receive: Receive,
+    send: Send,
+    raw_key: bytes,
+    hours: float,
+    limit: int,
+) -> None:
+    key = _valid_key(raw_key)
+    if key is None:
+        detail = f"The X-Idempotency-Key header must be 1 to {MAX_KEY} printable characters."
+        await _send(send, _answer(400, detail))
+        return
+    body, messages = await _read_body(receive, limit)
+    if body is None:  # too large or gone: the application answers (and changes nothing)
+        await app(scope, _replay(messages, receive), send)
+        return
+    path = scope["path"] + (
+        "?" + scope["query_string"].decode("latin-1") if scope["query_string"] else ""
+    )
+    if len(path) > 1000:
+        path = path[:936] + "#" + hashlib.sha256(path.encode()).hexdigest()[:63]
+    request = store.Request(
+        _credential(scope), key, scope["method"], path, hashlib.sha256(body).hexdigest()
+    )
+    db = scope["app"].state.db
+    for _attempt in range(3):
+        claimed = await store.claim(db, request)
+        if claimed is not None:
+            break
+    if not isinstance(claimed, store.Claim):
+        await _refuse(send, request, claimed)
+        return
+    scope[store.CLAIM] = claimed
+    capture = _Capture()
+    try:
+        await app(scope, _replay(messages, receive), capture.send)
+    except BaseException:
+        await _abandon(db, claimed)
+        if capture.status is None:
+            await _send(send, _answer(500, "Internal server error."))
+        raise
+    if capture.status is None:  # nothing was answered: nothing to keep either
+        await _abandon(db, claimed)
+        return
+    answer = capture.answer()
+    if claimed.session is not None:
+        answer = await _commit_with_answer(db, claimed, answer, hours)
+    elif claimed.state == "pending":
+        try:
+            await store.store_alone(db, claimed, answer, hours)
+        except Exception:
+            log.exception("could not store the answer of idempotency key %r", key)
+            await _abandon(db, claimed)
+            answer = _answer(500, "Internal server error.")
+    await _send(send, answer)
+
+
+async def _refuse(send: Send, request: store.Request, existing: store.Existing | None) -> None:
+    if existing is None:
+        await _send(send, _answer(409, "This idempotency key is busy. Please try again."))
+        return
+    conflict = _conflict(request, existing)
+    if conflict is not None:
+        await _send(send, conflict)
+    elif existing.status is None:
+        detail = "A request with this idempotency key is still being processed."
+        await _send(send, _answer(409, detail, [(b"retry-after", b"1")]))
+    else:
+        stored = store.Answer(existing.status, existing.headers, existing.body)
+        await _send(send, stored, replayed=True)
+
+
+async def _abandon(db: Any, claim: store.Claim) -> None:
+    """Rolls back a parked transaction and frees the key (a retry may run again)."""
+    session = claim.session
+    claim.session = None
+    if session is not None:
+        await session.rollback()
+        await session.close()
+    try:
+        await store.release(db, claim)
+    except Exception:  # the lease frees the key later
+        log.exception("could not release an idempotency key")
+
+
+async def _commit_with_answer(
+    db: Any, claim: store.Claim, answer: store.Answer, hours: float
+) -> store.Answer:
+    """Writes the answer into the request's transaction and commits the two together;
+    the answer to send (an error instead when the commit failed)."""
+    session = claim.session
+    assert session is not None
+    try:
+        if answer.storable:
+            if not await store.write_answer(session, claim, answer, hours):
+                await _abandon(db, claim)
+                detail = "The first request with this idempotency key ran too long; retry."
+                return _answer(409, detail, [(b"retry-after", b"1")])
+        else:
+            await store.delete_claim(session, claim)
+        await commit(session)
+    except DBAPIError as exc:
+        await _abandon(db, claim)
+        busy = busy_error(exc)
+        if busy is None:
+            log.exception("commit failed for idempotency key %r", claim.request.key)
+            return _answer(500, "Internal server error.")
+        return _answer(busy.status, str(busy.body()["detail"]), [(b"retry-after", b"1")])
+    except Exception:
+        log.exception("commit failed for idempotency key %r", claim.request.key)
+        await _abandon(db, claim)
+        return _answer(500, "Internal server error.")
+    claim.session = None
+    claim.state = "stored" if answer.storable else "released"
+    try:
+        await run_after_commit(session)
+    finally:
+        await session.close()
+    return answer

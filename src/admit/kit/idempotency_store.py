@@ -1,0 +1,271 @@
+"""The rows behind ``X-Idempotency-Key``: claims, stored answers, releases, the purge.
+
+A key's life: a *claim* inserts a running row (``status`` NULL) whose ``expires`` is a
+short lease, in its own tiny transaction, so that a repeat arriving meanwhile sees it and
+answers 409 at once instead of doing the work twice. The answer (status, headers, body) is
+then written into that row by the transaction that makes the change, so both commit or
+neither does; ``expires`` becomes the retention (24 h by default). A request that fails
+with a server error *releases* its claim (deletes the row): the key stays usable for a
+retry. A process that dies mid-request leaves a running row whose lease runs out; the next
+claim of the key takes it over (and the purge removes it eventually).
+
+The claim's ``created`` stamp is its token: the answer is only written into the row while
+it still carries that stamp and is still running, so a request whose lease was taken over
+cannot store an answer (it rolls back instead).
+
+On PostgreSQL claims of concurrent requests go as one statement on the native pool
+(``kit/batching.Coalescer``); on SQLite each is a small Core statement.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from typing import Any
+
+import asyncpg
+from sqlalchemy import delete, select, update
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from admit.db import Database, utcnow
+from admit.kit.batching import Coalescer
+from admit.kit.fastread import FastReader
+from admit.models import IdempotencyKey
+
+# The scope entry of a keyed request: its :class:`Claim`.
+CLAIM = "admit.idempotency"
+# How long a running claim blocks its key: past it, the request is taken for dead.
+LEASE = dt.timedelta(minutes=5)
+
+
+@dataclass(frozen=True)
+class Request:
+    """What a key is bound to."""
+
+    credential: str
+    key: str
+    method: str
+    path: str
+    body_hash: str
+
+
+@dataclass
+class Claim:
+    """A running row this request owns. ``state``: ``pending`` until the answer is stored
+    (``stored``) or the row deleted (``released``)."""
+
+    id: int
+    created: dt.datetime
+    request: Request
+    state: str = "pending"
+    # A request transaction waiting for its answer to be written before it commits.
+    session: AsyncSession | None = field(default=None, repr=False)
+
+
+@dataclass(frozen=True)
+class Existing:
+    """The row that made a claim fail."""
+
+    method: str
+    path: str
+    body_hash: str
+    status: int | None
+    headers: list[Any]
+    body: bytes
+
+
+@dataclass(frozen=True)
+class Answer:
+    status: int
+    headers: list[list[str]]  # without content-length (recomputed on replay)
+    body: bytes
+
+    @property
+    def storable(self) -> bool:
+        """Whether a repeat should get this answer again. Server errors, rate limits and
+        "busy, retry" answers are not kept: the retry must be able to succeed."""
+        if self.status >= 500 or self.status == 429:
+            return False
+        return not any(name == "retry-after" for name, _ in self.headers)
+
+
+_PG_CLAIM = """
+INSERT INTO idempotency_keys AS k
+    (credential, key, method, path, body_hash, status, headers, body, created, expires)
+SELECT r.c, r.k, r.m, r.p, r.h, NULL, '[]'::jsonb, ''::bytea, $6, $7
+FROM unnest($1::varchar[], $2::varchar[], $3::varchar[], $4::varchar[], $5::varchar[])
+    AS r(c, k, m, p, h)
+ON CONFLICT (credential, key) DO UPDATE SET
+    method = excluded.method, path = excluded.path, body_hash = excluded.body_hash,
+    status = NULL, headers = excluded.headers, body = excluded.body,
+    created = excluded.created, expires = excluded.expires
+WHERE k.expires < excluded.created
+RETURNING k.id, k.credential, k.key
+"""
+
+# The answers of a batch of lane requests, in their transaction (see ``idempotency_lane``).
+PG_ANSWER = """
+UPDATE idempotency_keys AS k
+SET status = a.status, headers = $5::jsonb -> (a.n::int - 1), body = a.body, expires = $6
+FROM unnest($1::int[], $2::timestamptz[], $3::int[], $4::bytea[])
+    WITH ORDINALITY AS a(id, created, status, body, n)
+WHERE k.id = a.id AND k.created = a.created AND k.status IS NULL
+"""
+PG_RELEASE_MANY = """
+DELETE FROM idempotency_keys AS k
+USING unnest($1::int[], $2::timestamptz[]) AS a(id, created)
+WHERE k.id = a.id AND k.created = a.created AND k.status IS NULL
+"""
+
+_EXISTING = select(
+    IdempotencyKey.method,
+    IdempotencyKey.path,
+    IdempotencyKey.body_hash,
+    IdempotencyKey.status,
+    IdempotencyKey.headers,
+    IdempotencyKey.body,
+)
+
+
+def _existing_query(request: Request) -> Any:
+    return _EXISTING.where(
+        IdempotencyKey.credential == request.credential, IdempotencyKey.key == request.key
+    )
+
+
+def _mine(claim: Claim) -> Any:
+    return (
+        IdempotencyKey.id == claim.id,
+        IdempotencyKey.created == claim.created,
+        IdempotencyKey.status.is_(None),
+    )
+
+
+# Claims of concurrent requests on PostgreSQL: one statement per batch. The key is the pool.
+async def _claim_batch(pool: asyncpg.Pool, requests: list[Request]) -> list[Claim | None]:
+    now = utcnow()
+    first: dict[tuple[str, str], int] = {}
+    for i, r in enumerate(requests):
+        first.setdefault((r.credential, r.key), i)  # a key twice in one batch: once claimed
+    batch = [requests[i] for i in sorted(first.values())]
+    columns = [[getattr(r, name) for r in batch] for name in Request.__dataclass_fields__]
+    rows = await pool.fetch(_PG_CLAIM, *columns, now, now + LEASE)
+    claimed = {(row["credential"], row["key"]): row["id"] for row in rows}
+    results: list[Claim | None] = []
+    for i, r in enumerate(requests):
+        pk = claimed.get((r.credential, r.key)) if first[(r.credential, r.key)] == i else None
+        results.append(Claim(pk, now, r) if pk is not None else None)
+    return results
+
+
+_claims: Coalescer[asyncpg.Pool, Request, Claim | None] = Coalescer(_claim_batch)
+
+
+async def _claim_sqlite(db: Database, request: Request) -> Claim | None:
+    now = utcnow()
+    values = {
+        **{name: getattr(request, name) for name in Request.__dataclass_fields__},
+        "status": None,
+        "headers": [],
+        "body": b"",
+        "created": now,
+        "expires": now + LEASE,
+    }
+    stmt = sqlite_insert(IdempotencyKey).values(values)
+    stmt = stmt.on_conflict_do_update(
+        index_elements=[IdempotencyKey.credential, IdempotencyKey.key],
+        set_={k: stmt.excluded[k] for k in values},
+        where=IdempotencyKey.expires < stmt.excluded.created,
+    ).returning(IdempotencyKey.id)
+    async with db.sessionmaker() as session:
+        pk = (await session.execute(stmt)).scalar()
+        await session.commit()
+    return Claim(pk, now, request) if pk is not None else None
+
+
+async def claim(db: Database, request: Request) -> Claim | Existing | None:
+    """The claim of ``request``'s key, or the row holding the key (None: that row vanished
+    between the two statements, try again)."""
+    if db.fast.native:
+        claimed = await _claims.submit(await db.fast.pool(), request)
+    else:
+        claimed = await _claim_sqlite(db, request)
+    if claimed is not None:
+        return claimed
+    async with db.read_sessionmaker() as session:
+        row = (await session.execute(_existing_query(request))).first()
+    return Existing(*row) if row is not None else None
+
+
+async def write_answer(session: AsyncSession, claim: Claim, answer: Answer, hours: float) -> bool:
+    """Stores the answer in ``session``'s transaction; False when the claim is no longer
+    this request's (its lease ran out and another request took the key)."""
+    stmt = (
+        update(IdempotencyKey)
+        .where(*_mine(claim))
+        .values(
+            status=answer.status,
+            headers=answer.headers,
+            body=answer.body,
+            expires=utcnow() + dt.timedelta(hours=hours),
+        )
+        .execution_options(synchronize_session=False)
+    )
+    result = await session.execute(stmt)
+    return bool(result.rowcount)  # type: ignore[attr-defined]
+
+
+async def delete_claim(session: AsyncSession, claim: Claim) -> None:
+    """Deletes the running row in ``session``'s transaction."""
+    stmt = delete(IdempotencyKey).where(*_mine(claim))
+    await session.execute(stmt.execution_options(synchronize_session=False))
+
+
+async def store_alone(db: Database, claim: Claim, answer: Answer, hours: float) -> None:
+    """The answer of a request that changed nothing in a transaction of its own (failed
+    validation, refused access), or the release of its key when the answer is not kept."""
+    async with db.sessionmaker() as session:
+        if answer.storable:
+            await write_answer(session, claim, answer, hours)
+            claim.state = "stored"
+        else:
+            await delete_claim(session, claim)
+            claim.state = "released"
+        await session.commit()
+
+
+async def release(db: Database, claim: Claim) -> None:
+    """Frees the key of a request that failed (a retry may run it again)."""
+    if claim.state != "pending":
+        return
+    async with db.sessionmaker() as session:
+        await delete_claim(session, claim)
+        await session.commit()
+    claim.state = "released"
+
+
+async def purge_expired(session: AsyncSession, now: dt.datetime) -> None:
+    """Periodic: deletes answers past their retention and claims past their lease."""
+    await session.execute(delete(IdempotencyKey).where(IdempotencyKey.expires < now))
+
+
+@dataclass(eq=False)
+class InSession(FastReader):
+    """The fast reader of a keyed request's transaction: everything the request reads and
+    writes goes through its session (on PostgreSQL the hot paths would otherwise write on
+    the native pool, outside the transaction that must hold the answer)."""
+
+    @property
+    def native(self) -> bool:
+        return False
+
+
+_in_session: dict[int, InSession] = {}
+
+
+def in_session(fast: FastReader) -> InSession:
+    view = _in_session.get(id(fast))
+    if view is None or view.engine is not fast.engine:
+        view = _in_session[id(fast)] = InSession(fast.engine, fast.url)
+    return view
