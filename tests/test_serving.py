@@ -72,11 +72,3 @@ def test_idle_connection_outlives_a_client_keepalive_then_sigterm_stops_all(serv
         assert _answer(sock) == b"HTTP/1.1 404 Not Found"  # answered on the same connection
     os.killpg(process.pid, signal.SIGTERM)  # as a supervisor stops the service
     assert process.wait(timeout=20) == 0
-
-
-def test_a_dead_worker_stops_the_server_with_status_1(served) -> None:
-    process, _ = served
-    workers = _workers(process.pid)
-    assert len(workers) == 2
-    os.kill(workers[0], signal.SIGKILL)
-    assert process.wait(timeout=30) == 1

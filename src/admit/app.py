@@ -32,6 +32,7 @@ from admit.jobs.routes import router as jobs_router
 from admit.jobs.runtime import Background
 from admit.kit import fastlane, idempotency
 from admit.kit.conditional import conditional_layer
+from admit.kit.edge import OUTER_LAYERS
 from admit.kit.errors import install_error_handlers
 from admit.kit.openapi import install_openapi
 from admit.kit.responses import JSONResponse
@@ -112,7 +113,7 @@ LANE.add(
 # rush paths go through every layer.
 EdgeLayer = Callable[[ASGIApp, Settings], ASGIApp]
 # Outermost first.
-EDGE_LAYERS: tuple[EdgeLayer, ...] = (idempotency.layer, conditional_layer)
+EDGE_LAYERS: tuple[EdgeLayer, ...] = (*OUTER_LAYERS, idempotency.layer, conditional_layer)
 
 
 class AdmitAPI(FastAPI):
@@ -165,7 +166,10 @@ def settle_garbage_collector() -> None:
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
     database = create_database(
-        settings.resolved_database_url, pool_size=settings.db_pool_size, echo=settings.sql_echo
+        settings.resolved_database_url,
+        pool_size=settings.db_pool_size,
+        echo=settings.sql_echo,
+        pool_timeout=settings.db_pool_timeout,
     )
 
     background = Background.for_settings(settings, database)

@@ -20,7 +20,7 @@ class Settings(BaseSettings):
     secret_key: str | None = None
     max_body_bytes: int = 5 * 1024 * 1024
     db_pool_size: int = 10
-    idempotency_hours: float = Field(default=24.0, gt=0, le=24 * 30)  # answers to keys kept
+    db_pool_timeout: float = Field(default=10.0, gt=0, le=600)  # wait for a connection, then 503
     sql_echo: bool = False
     # FastAPI's built-in OpenTelemetry hooks; off by default, they cost ~5% per request.
     telemetry: bool = False
@@ -28,6 +28,7 @@ class Settings(BaseSettings):
     # credential it resolved before; 0 looks every one up. A revoked token or a changed team
     # takes effect at once in the worker that made the change, in the others within this time.
     credential_cache_seconds: float = Field(default=1.0, ge=0, le=60)
+    idempotency_hours: float = Field(default=24.0, gt=0, le=24 * 30)  # answers to keys kept
     # How long after a scan the scanning device may annul it.
     checkin_annul_window_minutes: int = Field(default=15, ge=0, le=24 * 60)
 
@@ -79,6 +80,13 @@ class Settings(BaseSettings):
     webhook_retry_base_seconds: float = Field(default=60.0, gt=0, le=24 * 3600)
     webhook_max_age_hours: float = Field(default=72.0, gt=0, le=24 * 30)
     webhook_host_concurrency: int = Field(default=2, ge=1, le=100)
+    log_format: str = Field(default="text", pattern="^(text|json)$")
+    log_level: str = Field(default="WARNING", pattern="(?i)^(debug|info|warning|error)$")
+    access_log: bool = True
+    trusted_proxies: str = "127.0.0.1,::1"
+    hsts_seconds: int = Field(default=31_536_000, ge=0, le=10 * 31_536_000)
+    rate_limit: str | None = None
+    rate_limit_device: str | None = None
 
     @cached_property
     def resolved_database_url(self) -> str:

@@ -3,6 +3,11 @@
 SQLite is the embedded default and PostgreSQL the production database. On SQLite a request that
 may write starts its transaction with ``BEGIN IMMEDIATE`` so the write lock is taken up front:
 a check-then-write (quota, voucher, check-in) can then never interleave with another writer.
+
+On PostgreSQL no request waits without bound for a connection: a full pool or a server that
+does not answer within ``ADMIT_DB_POOL_TIMEOUT`` seconds is answered 503 (kit.errors). After a
+server restart the pooled connections are dead; each is replaced when it is next taken from the
+pool (see :func:`_replace_closed_connections`), so no request meets one.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import orjson
 from sqlalchemy import JSON, DateTime, MetaData, Numeric, event
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Dialect
+from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
     AsyncSession,
@@ -25,6 +31,7 @@ from sqlalchemy.ext.asyncio import (
 from sqlalchemy.orm import DeclarativeBase
 from sqlalchemy.types import TypeDecorator
 
+from admit.config import Settings
 from admit.kit.fastread import FastReader
 
 NAMING_CONVENTION = {
@@ -106,18 +113,35 @@ class Database:
 LOCK_TIMEOUT = "5s"
 
 
-def create_database(url: str, *, pool_size: int = 10, echo: bool = False) -> Database:
+def create_database(
+    url: str, *, pool_size: int = 10, echo: bool = False, pool_timeout: float | None = None
+) -> Database:
+    """The engine and session factories for ``url``. ``pool_timeout`` bounds the wait for a
+    pooled connection and for a new one (default: the setting ``db_pool_timeout``)."""
     # Non-ASCII text stays readable in JSON columns (searchable with LIKE on SQLite too).
     kwargs: dict[str, Any] = {"echo": echo, "json_serializer": _json_dumps}
     if url.startswith("sqlite"):
         kwargs["connect_args"] = {"timeout": 30}
     else:
-        kwargs.update(pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=False)
-        # No request waits long for a row lock: it answers 409 (kit.errors.busy_error) instead.
-        kwargs["connect_args"] = {"server_settings": {"lock_timeout": LOCK_TIMEOUT}}
+        if pool_timeout is None:
+            pool_timeout = Settings().db_pool_timeout
+        kwargs.update(
+            pool_size=pool_size,
+            max_overflow=pool_size,
+            pool_pre_ping=False,  # a round trip per checkout; see _replace_closed_connections
+            pool_timeout=pool_timeout,
+        )
+        kwargs["connect_args"] = {
+            # No request waits long for a row lock: it answers 409 (kit.errors.busy_error).
+            "server_settings": {"lock_timeout": LOCK_TIMEOUT},
+            # Nor for a server that does not answer: 503 (kit.errors.unavailable_error).
+            "timeout": pool_timeout,
+        }
     engine = create_async_engine(url, **kwargs)
     if engine.dialect.name == "sqlite":
         _configure_sqlite(engine)
+    else:
+        _replace_closed_connections(engine)
     sessionmaker = async_sessionmaker(engine, expire_on_commit=False, autoflush=False)
     read_sessionmaker = sessionmaker
     if engine.dialect.name == "postgresql":
@@ -161,3 +185,20 @@ def _configure_sqlite(engine: AsyncEngine) -> None:
     @event.listens_for(engine.sync_engine, "begin")
     def _on_begin(conn: Any) -> None:
         conn.exec_driver_sql("BEGIN IMMEDIATE" if write_intent.get() else "BEGIN")
+
+
+def _replace_closed_connections(engine: AsyncEngine) -> None:
+    """A pooled connection the server closed (a restart, a failover, an idle timeout) is
+    replaced when it is taken from the pool, instead of failing the request that took it.
+
+    PostgreSQL tells every session when it shuts down and closes its socket; the driver sees
+    that on the event loop and marks the connection closed. Asking the driver costs nothing,
+    where ``pool_pre_ping`` would cost a round trip on every checkout. A connection that dies
+    silently (a network cut without a reset) is still met by one request, answered 503.
+    """
+
+    @event.listens_for(engine.sync_engine, "checkout")
+    def _on_checkout(dbapi_connection: Any, _record: Any, _proxy: Any) -> None:
+        if dbapi_connection.driver_connection.is_closed():
+            # The pool discards this one and checks out another (a new one if need be).
+            raise DisconnectionError("the server closed this pooled connection")

@@ -6,16 +6,28 @@ one of two workers), so under load one worker queues requests while the other id
 slowest answers take several times the typical ones. With ``SO_REUSEPORT`` every worker binds
 its own socket to the port and the kernel spreads new connections over them evenly. Where
 the option is missing, uvicorn's own multi-process mode serves instead.
+
+The parent process supervises the workers: one that dies (killed, out of memory, a crash in
+native code) is replaced at once, so the service keeps its capacity without an outside
+supervisor noticing. Requests the dead worker was answering are lost with it (their clients
+see the connection close); their transactions were never committed, so nothing is half
+written. Workers that keep dying right after they start (the port is taken, the settings are
+wrong) are not restarted forever: the server stops with exit status 1 and says why.
 """
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import signal
 import socket
 import sys
+import time
 from multiprocessing.connection import wait
+from multiprocessing.process import BaseProcess
 from typing import Any
+
+from admit.kit.logs import configure_logging, uvicorn_log_config
 
 APP = "admit.app:create_app"
 OPTIONS: dict[str, Any] = {
@@ -29,45 +41,110 @@ OPTIONS: dict[str, Any] = {
     # the client closes first: at equal timeouts a scanner's request can cross the server's
     # close on the wire and fail with a reset (seen in the door-rush tests).
     "timeout_keep_alive": 75,
+    "log_config": uvicorn_log_config(),  # ADMIT_LOG_FORMAT, request ids, scrubbed lines
 }
+
+# A worker that ends sooner than this after its start did not start properly; after this many
+# such ends in a row the server gives up. A replacement starts after a pause that doubles with
+# every early end (from RESTART_DELAY up to MAX_RESTART_DELAY seconds).
+MIN_UPTIME = 10.0
+MAX_EARLY_EXITS = 5
+RESTART_DELAY = 0.1
+MAX_RESTART_DELAY = 5.0
+
+# Without a logging configuration, warnings and errors still reach stderr (Python's last
+# resort handler), where a service manager's journal keeps them.
+log = logging.getLogger("admit.serving")
 
 
 def serve(host: str, port: int, workers: int) -> None:
+    configure_logging()
     import uvicorn
 
     if workers <= 1 or not hasattr(socket, "SO_REUSEPORT"):
         uvicorn.run(APP, host=host, port=port, workers=workers, **OPTIONS)
         return
-    context = multiprocessing.get_context("spawn")
-    processes = [context.Process(target=_worker, args=(host, port)) for _ in range(workers)]
-    stopping = False
+    sys.exit(Supervisor(host, port, workers).run())
 
-    def stop(_signum: int, _frame: object) -> None:
-        nonlocal stopping
-        stopping = True
-        for process in processes:
+
+class Supervisor:
+    """Starts ``workers`` worker processes and keeps that many running until SIGTERM/SIGINT."""
+
+    def __init__(self, host: str, port: int, workers: int) -> None:
+        self.host = host
+        self.port = port
+        self.workers = workers
+        self.context = multiprocessing.get_context("spawn")
+        self.processes: dict[int, tuple[BaseProcess, float]] = {}  # sentinel: (process, start)
+        self.stopping = False
+        self.early_exits = 0
+        self.restarts = 0
+
+    def run(self) -> int:
+        """Supervises until stopped (exit status 0) or until workers keep dying at start (1)."""
+        signal.signal(signal.SIGTERM, self._stop)
+        signal.signal(signal.SIGINT, self._stop)
+        for _ in range(self.workers):
+            self._start()
+        while self.processes:
+            # A sentinel becomes ready when its process has ended; is_alive() may still say
+            # True for a moment after that (the process is closing down): sentinels count.
+            for sentinel in wait(list(self.processes)):
+                process, started = self.processes.pop(sentinel)  # type: ignore[call-overload]
+                process.join()
+                replaced = self.stopping or self._replace(process, started)
+                process.close()  # its sentinel's descriptor, so restarts leak none
+                if not replaced:
+                    self._stop(signal.SIGTERM, None)
+                    self._join_all()
+                    return 1
+        return 0
+
+    def _start(self) -> None:
+        process = self.context.Process(target=_worker, args=(self.host, self.port))
+        process.start()
+        self.processes[process.sentinel] = (process, time.monotonic())
+
+    def _replace(self, process: BaseProcess, started: float) -> bool:
+        """Starts a worker in place of one that ended; False when it is time to give up."""
+        lived = time.monotonic() - started
+        self.early_exits = self.early_exits + 1 if lived < MIN_UPTIME else 0
+        if self.early_exits >= MAX_EARLY_EXITS:
+            log.error(
+                "admit serve: %d workers in a row ended within %.0f s of their start (last "
+                "exit code %s); stopping. See the messages above.",
+                self.early_exits,
+                MIN_UPTIME,
+                process.exitcode,
+            )
+            return False
+        log.warning(
+            "admit serve: worker %s ended (exit code %s) after %.1f s; starting another",
+            process.pid,
+            process.exitcode,
+            lived,
+        )
+        if self.early_exits:
+            delay = min(RESTART_DELAY * 2 ** (self.early_exits - 1), MAX_RESTART_DELAY)
+        else:
+            delay = RESTART_DELAY
+        # The pause also lets a SIGTERM that killed the worker reach this process first.
+        time.sleep(delay)
+        if self.stopping:
+            return True
+        self._start()
+        self.restarts += 1
+        return True
+
+    def _stop(self, _signum: int, _frame: object) -> None:
+        self.stopping = True
+        for process, _started in self.processes.values():
             if process.is_alive():
                 process.terminate()  # uvicorn finishes open requests, then exits
 
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
-    for process in processes:
-        process.start()
-    # A sentinel becomes ready when its process has ended; is_alive() may still say True
-    # for a moment after that (the process is closing down), so only the sentinels count.
-    running = {process.sentinel for process in processes}
-    while running:
-        ended = wait(list(running))
-        running.difference_update(ended)  # type: ignore[arg-type]
-        if ended and not stopping:
-            # A worker died (or could not bind): stop the rest and say so, rather than serve
-            # on with fewer workers than asked for; a supervisor restarts the service.
-            stop(signal.SIGTERM, None)
-            for process in processes:
-                process.join(timeout=30)
-            sys.exit(1)
-    for process in processes:
-        process.join()
+    def _join_all(self) -> None:
+        for process, _started in self.processes.values():
+            process.join(timeout=30)
 
 
 def _worker(host: str, port: int) -> None:
@@ -78,5 +155,9 @@ def _worker(host: str, port: int) -> None:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
     sock.bind((host, port))
-    sock.listen(2048)
-    uvicorn.Server(uvicorn.Config(APP, **OPTIONS)).run(sockets=[sock])
+    # Not listening yet: the kernel hands new connections only to listening sockets, and
+    # uvicorn listens (backlog 2048) once the application is loaded and started. A worker
+    # that starts in place of a dead one takes seconds to import the application; listening
+    # before would leave the connections the kernel gives it waiting all that time.
+    config = uvicorn.Config(APP, backlog=2048, **OPTIONS)
+    uvicorn.Server(config).run(sockets=[sock])

@@ -1,20 +1,29 @@
 """Error types and their DRF-shaped bodies, so every client parses one shape.
 
 400 bodies are ``{"field": ["message"]}`` (nested for lists, ``non_field_errors`` for cross-field
-rules); 401/403/404/405/409/413 bodies are ``{"detail": "..."}``. FastAPI's 422 never escapes.
+rules); 401/403/404/405/409/413/503 bodies are ``{"detail": "..."}``. FastAPI's 422 never escapes.
+
+A database that is down, restarting or out of pooled connections is no bug of the request: it is
+answered 503 with ``Retry-After`` (never a 500 with a traceback), on the framework path and on
+the fast lane alike (:func:`database_error_response`).
 """
 
 from __future__ import annotations
 
+import errno
 import logging
+import socket
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import parse_qsl
 
+import asyncpg
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -238,7 +247,10 @@ BUSY_SQLSTATES = frozenset({"55P03", "40P01", "40001"})
 
 def busy_error(exc: DBAPIError) -> APIError | None:
     """409 with ``Retry-After`` for a database conflict that a retry resolves, else None."""
-    orig = exc.orig
+    return _busy(exc.orig)
+
+
+def _busy(orig: BaseException | None) -> APIError | None:
     state = getattr(orig, "sqlstate", None) or getattr(orig, "pgcode", None)
     text = f"{orig!r} {orig}".lower()
     if state in BUSY_SQLSTATES or "locknotavailable" in text or "lock timeout" in text:
@@ -246,6 +258,81 @@ def busy_error(exc: DBAPIError) -> APIError | None:
             409, "The resource is busy right now. Please try again.", headers={"Retry-After": "1"}
         )
     return None
+
+
+# Server shutting down / crashed / starting up, too many connections; class 08 is "connection
+# exception" (refused, broken, does not exist).
+UNAVAILABLE_SQLSTATES = frozenset({"57P01", "57P02", "57P03", "53300"})
+_NETWORK_ERRNOS = frozenset(
+    {
+        errno.ECONNREFUSED,
+        errno.ECONNRESET,
+        errno.ECONNABORTED,
+        errno.EHOSTUNREACH,
+        errno.ENETUNREACH,
+        errno.ETIMEDOUT,
+        errno.EPIPE,
+    }
+)
+# Seconds a client is asked to wait: a PostgreSQL restart or failover takes a few.
+UNAVAILABLE_RETRY_AFTER = "2"
+_last_outage_warning = 0.0
+
+
+def _lost_database(exc: BaseException) -> bool:
+    """Whether ``exc`` (or what it wraps) says the database cannot be reached right now."""
+    current: BaseException | None = exc
+    for _ in range(6):  # the wrappers: SQLAlchemy's error, its DBAPI adapter's, the driver's
+        if current is None:
+            return False
+        if isinstance(current, DBAPIError) and current.connection_invalidated:
+            return True
+        state = getattr(current, "sqlstate", None)
+        if isinstance(state, str) and (state.startswith("08") or state in UNAVAILABLE_SQLSTATES):
+            return True
+        if isinstance(current, ConnectionError | TimeoutError | socket.gaierror):
+            return True
+        if isinstance(current, OSError) and current.errno in _NETWORK_ERRNOS:
+            return True
+        if isinstance(current, asyncpg.InterfaceError) and "connection is closed" in str(current):
+            return True
+        if isinstance(current, asyncpg.InternalClientError):
+            # How asyncpg reports a connection the server ended in the middle of an operation
+            # (seen in every PostgreSQL restart under load): "cannot switch to state …".
+            return True
+        current = current.orig if isinstance(current, DBAPIError) else current.__cause__
+    return False
+
+
+def unavailable_error(exc: BaseException) -> APIError | None:
+    """503 with ``Retry-After`` when the database is out of reach or no pooled connection
+    came free in time (``ADMIT_DB_POOL_TIMEOUT``), else None."""
+    if isinstance(exc, PoolTimeoutError):
+        detail = "The server is too busy to answer right now. Please try again shortly."
+    elif _lost_database(exc):
+        detail = "The database is unavailable right now. Please try again shortly."
+    else:
+        return None
+    global _last_outage_warning
+    now = time.monotonic()
+    if now - _last_outage_warning > 1.0:  # one line a second, not one per failed request
+        _last_outage_warning = now
+        log.warning("answering 503: %s (%s: %s)", detail, type(exc).__name__, exc)
+    return APIError(503, detail, headers={"Retry-After": UNAVAILABLE_RETRY_AFTER})
+
+
+def database_error(exc: BaseException) -> APIError | None:
+    """The answer to a database failure a retry may resolve (409 busy, 503 unavailable)."""
+    busy = busy_error(exc) if isinstance(exc, DBAPIError) else None
+    if busy is None and isinstance(exc, asyncpg.PostgresError):
+        busy = _busy(exc)
+    return busy or unavailable_error(exc)
+
+
+def database_error_response(exc: BaseException) -> JSONResponse | None:
+    """:func:`database_error` as a response (for the fast lane), or None."""
+    error = database_error(exc)
+    return error_response(error) if error is not None else None
 
 
 def error_response(exc: APIError | FieldErrors) -> JSONResponse:
@@ -294,12 +381,22 @@ def install_error_handlers(app: FastAPI) -> None:
             detail = f'Method "{_request.method}" not allowed.'
         return JSONResponse({"detail": detail}, status_code=exc.status_code, headers=exc.headers)
 
+    # The driver's and the network's own errors reach here raw from the native fast-read pool;
+    # SQLAlchemy's pool raises its TimeoutError when no connection came free in time.
     @app.exception_handler(DBAPIError)
-    async def _database(request: Request, exc: DBAPIError) -> JSONResponse:
-        busy = busy_error(exc)
-        if busy is None:
-            return await _unexpected(request, exc)
-        return JSONResponse(busy.body(), status_code=busy.status, headers=busy.headers)
+    @app.exception_handler(PoolTimeoutError)
+    @app.exception_handler(asyncpg.PostgresError)
+    @app.exception_handler(asyncpg.InterfaceError)
+    @app.exception_handler(OSError)
+    async def _database(request: Request, exc: Exception) -> JSONResponse:
+        answer = database_error_response(exc)
+        if answer is not None:
+            return answer
+        if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            log.error("no space left on %s %s: %s", request.method, request.url.path, exc)
+            detail = "The server has no space left to store this. Please try again later."
+            return JSONResponse({"detail": detail}, status_code=507)
+        return server_error(request.method, request.url.path)
 
     @app.exception_handler(ClientDisconnect)
     async def _gone(_request: Request, _exc: ClientDisconnect) -> JSONResponse:
@@ -308,4 +405,5 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
-        return server_error(request.method, request.url.path)
+        # An error raised from a lost database connection is no server error either.
+        return database_error_response(exc) or server_error(request.method, request.url.path)

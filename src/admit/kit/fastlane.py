@@ -143,8 +143,10 @@ async def serve(
             answer = await route.handler(LaneRequest(scope, params, body))
         except (APIError, FieldErrors) as exc:
             answer = error_response(exc)
-        except Exception:
-            answer = server_error(scope["method"], scope["path"])
+        except Exception as exc:  # a lost database: 503 + Retry-After, as on the framework path
+            from admit.kit.errors import database_error_response
+
+            answer = database_error_response(exc) or server_error(scope["method"], scope["path"])
         if answer is not None:
             await answer(scope, _replay(messages, receive), send)
             return
