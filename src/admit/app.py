@@ -24,6 +24,7 @@ from admit.checkin.routes import router as checkin_router
 from admit.config import Settings
 from admit.customers.routes import router as customers_router
 from admit.db import create_database
+from admit.devices.eventselection import router as eventselection_router
 from admit.devices.routes import router as devices_router
 from admit.events.routes import router as events_router
 from admit.exports.routes import router as exporters_router
@@ -41,8 +42,10 @@ from admit.kit.transaction import SAFE_METHODS
 from admit.oauth.routes import router as oauth_router
 from admit.orders.change_routes import router as order_change_router
 from admit.orders.money_routes import router as order_money_router
+from admit.orders.print_logs import router as print_logs_router
 from admit.orders.routes import router as orders_router
 from admit.organizers.routes import router as organizers_router
+from admit.organizers.saleschannels import router as saleschannels_router
 from admit.quotas.routes import availability_lane
 from admit.quotas.routes import router as quotas_router
 from admit.scheduled_exports.routes import router as scheduled_exports_router
@@ -64,6 +67,7 @@ from admit.webhooks.routes import router as webhooks_router
 API_ROUTERS = (
     checkin_router,  # first: the redeem hot path matches without scanning every other route
     organizers_router,
+    saleschannels_router,
     teams_router,
     events_router,
     subevents_router,
@@ -74,11 +78,13 @@ API_ROUTERS = (
     quotas_router,
     carts_router,
     orders_router,
+    print_logs_router,
     order_money_router,
     order_change_router,
     seatingplans_router,
     seats_router,
     devices_router,
+    eventselection_router,
     customers_router,
     webhooks_router,
     giftcards_router,

@@ -17,6 +17,7 @@ from tests.catalog_items.helpers import (
     url,
     variation_ids,
 )
+from tests.catalog_items.test_field_parity import PARITY_DEFAULTS
 from tests.factories import World, auth
 
 ALL_CHANNELS = ["web", "api", "box_office", "resellers"]
@@ -83,6 +84,7 @@ async def test_round_trip_every_field(client, world: World, factory):
         "variations": [],
         "addons": [],
         "bundles": [],
+        **PARITY_DEFAULTS,
     }
     assert created == expected
     got = await client.get(url(f"items/{created['id']}/"), headers=auth(world.admin))
@@ -132,6 +134,7 @@ async def test_defaults(client, world: World):
         "variations": [],
         "addons": [],
         "bundles": [],
+        **PARITY_DEFAULTS,
     }
 
 

@@ -51,6 +51,7 @@ async def test_round_trip_field_by_field(client, world: World, factory):
         "valid_date_max": None,
         "valid_datetime_min": None,
         "valid_datetime_max": None,
+        "valid_string_length_min": None,
         "valid_string_length_max": None,
         "valid_file_portrait": False,
     }

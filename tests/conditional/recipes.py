@@ -78,6 +78,8 @@ class Recipe:
     patch: dict[str, Any] | None = None
     change: Change | None = None
     delete_status: int = 204
+    # A fixed representation nothing can change (the sales channels): round trip only.
+    static: bool = False
     # A PUT body from the current representation (fields a PUT must not carry left out).
     put: Callable[[dict[str, Any]], dict[str, Any]] = lambda body: body
 
@@ -355,7 +357,12 @@ async def _customer(env: Env) -> str:
     return f"{O}/customers/{created['identifier']}/"
 
 
+async def _sales_channel(env: Env) -> str:
+    return f"{O}/saleschannels/box_office/"
+
+
 RECIPES: dict[str, Recipe] = {
+    "/saleschannels/{identifier}/": Recipe(_sales_channel, static=True),
     "/events/{event}/checkinlists/{id}/": Recipe(_checkins_list, {"name": "Exit"}),
     "/events/{event}/checkins/{id}/": Recipe(
         _checkin, change=_sql_change("checkins", "type", "exit")
@@ -367,7 +374,12 @@ RECIPES: dict[str, Recipe] = {
         _list_position, change=_rename_position
     ),
     "/": Recipe(_organizer, change=_rename_organizer),
-    "/teams/{id}/": Recipe(_create(f"{O}/teams/", {"name": "Crew"}), {"name": "Staff"}),
+    "/teams/{id}/": Recipe(
+        _create(f"{O}/teams/", {"name": "Crew"}),
+        {"name": "Staff"},
+        # The deprecated can_* flags and the permission lists do not go together in a write.
+        put=lambda body: {k: v for k, v in body.items() if not k.startswith("can_")},
+    ),
     "/teams/{team}/members/{id}/": Recipe(
         _member, change=_sql_change("users", "email", "renamed@example.org")
     ),

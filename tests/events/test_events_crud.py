@@ -506,7 +506,10 @@ async def test_patch_changes_only_supplied_fields(client: httpx.AsyncClient, wor
         ("limit_sales_channels", ["api"]),
     ],
 )
-async def test_patch_each_field(client: httpx.AsyncClient, world: World, field: str, value: Any):
+async def test_patch_each_field(
+    client: httpx.AsyncClient, world: World, factory, field: str, value: Any
+):
+    await factory.quota(world.event)  # so that the event may go live
     r = await client.patch(SUMMIT, json={field: value}, headers=auth(world.admin))
     assert r.status_code == 200, r.text
     detail = (await client.get(SUMMIT, headers=auth(world.admin))).json()
@@ -579,7 +582,10 @@ async def test_patch_has_subevents_cannot_change(client: httpx.AsyncClient, worl
     assert detail["has_subevents"] is False
 
 
-async def test_patch_live_is_allowed_after_creation(client: httpx.AsyncClient, world: World):
+async def test_patch_live_is_allowed_after_creation(
+    client: httpx.AsyncClient, world: World, factory
+):
+    await factory.quota(world.event)  # nothing sells without one (see test_go_live.py)
     r = await client.patch(SUMMIT, json={"live": True}, headers=auth(world.admin))
     assert r.status_code == 200
     assert r.json()["live"] is True
@@ -699,7 +705,8 @@ async def test_put_resets_omitted_fields_to_defaults(client: httpx.AsyncClient, 
 
 
 @pytest.mark.usefixtures("meta_properties")
-async def test_put_full_object_round_trips(client: httpx.AsyncClient, world: World):
+async def test_put_full_object_round_trips(client: httpx.AsyncClient, world: World, factory):
+    await factory.quota(world.event)  # going live needs one
     body = {**FULL, "slug": "summit", "live": True}
     r = await client.put(SUMMIT, json=body, headers=auth(world.admin))
     assert r.status_code == 200, r.text

@@ -32,6 +32,7 @@ async def test_event_life_cycle(client, world: World, factory):
         return await out.actions()
 
     assert await patch({"location": {"en": "Berlin"}}) == ["service.event.changed"]
+    await factory.quota(Event(id=fresh))  # going live needs a quota
     assert await patch({"live": True}) == ["service.event.changed", "service.event.live.activated"]
     assert await patch({"live": False, "testmode": True}) == [
         "service.event.changed",

@@ -23,7 +23,9 @@ async def _order(client, world, positions, **kw) -> dict:
 
 
 async def _change(client, world, code: str, body: dict):
-    return await client.post(f"{h.url(world)}{code}/change/", json=body, headers=auth(world.admin))
+    # Canceled positions and fees shown: the tests check what a change canceled.
+    url = f"{h.url(world)}{code}/change/?include_canceled_positions=true&include_canceled_fees=true"
+    return await client.post(url, json=body, headers=auth(world.admin))
 
 
 async def _get(client, world, code: str) -> dict:

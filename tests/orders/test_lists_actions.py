@@ -143,10 +143,13 @@ async def test_cancellation_fee_approve_deny_secrets(client, world, factory):
     )
     assert r.status_code == 400
     r = await client.post(
-        url + "mark_canceled/", json={"cancellation_fee": "5.00"}, headers=auth(world.admin)
+        url + "mark_canceled/?include_canceled_positions=true",
+        json={"cancellation_fee": "5.00"},
+        headers=auth(world.admin),
     )
     data = r.json()
     assert data["total"] == "5.00" and all(p["canceled"] for p in data["positions"])
+    assert data["positions"]
     assert data["fees"][-1]["fee_type"] == "cancellation"
     assert await h.availability(client, world, factory, quota.id) == 100
 

@@ -357,33 +357,7 @@ async def test_flags_written_false_on_create_grant_nothing(client, world: World)
     assert created == {"id": created["id"], "name": "Crew", **DEFAULTS}
 
 
-async def test_flags_combine_with_the_lists_sent_alongside(client, world: World):
-    created = await create(
-        client,
-        world.admin,
-        limit_event_permissions=["event.orders:read"],
-        can_change_items=True,
-        limit_organizer_permissions=["organizer.giftcards:read"],
-        can_create_events=True,
-    )
-    assert set(created["limit_event_permissions"]) == {"event.orders:read", "event.items:write"}
-    assert set(created["limit_organizer_permissions"]) == {
-        "organizer.giftcards:read",
-        "organizer.events:create",
-    }
-    assert created["can_view_orders"] is True
-    assert created["can_manage_gift_cards"] is False  # needs giftcards:write as well
-
-
-async def test_flag_false_wins_over_the_list_sent_alongside(client, world: World):
-    created = await create(
-        client,
-        world.admin,
-        limit_event_permissions=["event.items:write", "event.orders:read"],
-        can_change_items=False,
-    )
-    assert created["limit_event_permissions"] == ["event.orders:read"]
-    assert created["can_change_items"] is False
+# Flags sent together with the permission lists: refused, see test_deprecated_permissions.py.
 
 
 async def test_reading_flags_reflects_the_lists(client, world: World):
@@ -442,18 +416,6 @@ async def test_patch_with_a_flag_changes_only_that_flags_permissions(client, wor
     assert body["can_view_orders"] is False
     assert body["can_change_items"] is True
     assert body["limit_organizer_permissions"] == ["organizer.giftcards:read"]
-
-
-async def test_patch_with_a_flag_and_a_list(client, world: World):
-    created = await create(client, world.admin, limit_event_permissions=["event.vouchers:read"])
-    response = await client.patch(
-        f"{TEAMS}{created['id']}/",
-        json={"limit_event_permissions": ["event.orders:read"], "can_change_items": True},
-        headers=auth(world.admin),
-    )
-    body = response.json()
-    assert set(body["limit_event_permissions"]) == {"event.orders:read", "event.items:write"}
-    assert body["can_view_vouchers"] is False
 
 
 async def test_patch_without_flags_does_not_reapply_the_read_flags(client, world: World):

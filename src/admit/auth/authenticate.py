@@ -34,7 +34,7 @@ async def authenticate_request(request: Request, session: AsyncSession) -> Princ
             return await bearer_token(request, session, credential)
         except APIError:
             raise unauthenticated(BEARER_REFUSED) from None
-    if not header.strip():
+    if not header.strip() or (scheme in ("token", "device", "bearer") and not credential):
         raise unauthenticated()
     raise unauthenticated(SCHEMES_ACCEPTED)
 

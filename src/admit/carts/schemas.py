@@ -12,7 +12,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, Field
 
 from admit.catalog.questions.answers import AnswerIn
-from admit.kit.schema import DateTime, Money, Pk, ReadModel, WriteModel, email_type
+from admit.kit.schema import DateTime, Money, Pk, Price, ReadModel, WriteModel, email_type
 
 EMAIL_MAX_LENGTH = 254  # the width of the attendee_email column
 CART_ID_MAX_LENGTH = 255
@@ -38,21 +38,21 @@ class NestedPositionIn(WriteModel):
 
     item: Pk
     variation: Pk | None = None
-    price: Money
+    price: Price
     attendee_name: Annotated[str, Field(max_length=255)] | None = None
     attendee_name_parts: dict[str, NamePart] | None = None
     attendee_email: Email = None
     subevent: Pk | None = None
     includes_tax: bool | None = None
-    seat: str | None = None
-    voucher: str | None = None
+    seat: Annotated[str, Field(max_length=190)] | None = None
+    voucher: Annotated[str, Field(max_length=255)] | None = None
     answers: list[AnswerIn] = []
 
 
 class CartPositionIn(NestedPositionIn):
     cart_id: CartId = None
     expires: DateTime | None = None
-    sales_channel: str = "web"
+    sales_channel: Annotated[str, Field(max_length=32)] = "web"
     addons: list[NestedPositionIn] = []
     bundled: list[NestedPositionIn] = []
 

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BeforeValidator, Field, field_validator
 
 from admit.kit.crud import PK_MAX
-from admit.kit.schema import DateTime, ReadModel, WriteModel
+from admit.kit.schema import DateTime, LongText, ReadModel, WriteModel
 from admit.kit.schema import Pk as AnyPk
 
 # An id that can exist: out-of-range values must not reach an INTEGER column.
@@ -86,7 +86,9 @@ class RedeemIn(WriteModel):
     force: bool = False
     questions_supported: bool = True
     ignore_unpaid: bool = False
-    answers: dict[str, Annotated[str | None, BeforeValidator(_text)]] = Field(default_factory=dict)
+    answers: dict[str, Annotated[LongText | None, BeforeValidator(_text)]] = Field(
+        default_factory=dict
+    )
     nonce: Annotated[str, Field(max_length=190)] | None = None
     use_order_locale: bool = False
 

@@ -9,10 +9,11 @@ from pydantic import AfterValidator, Field
 
 from admit.kit.schema import (
     DateTime,
+    I18nName,
+    LongText,
     Phone,
     Pk,
     ReadModel,
-    RequiredI18n,
     WriteModel,
     email_type,
 )
@@ -55,7 +56,7 @@ class CustomerIn(WriteModel):
     is_active: bool = True
     is_verified: bool = True
     locale: Annotated[str, Field(min_length=1, max_length=32)] = "en"
-    notes: str | None = None
+    notes: LongText | None = None
     # Only on creation: never rendered, and not changeable through the API afterwards.
     password: Password = None
     send_email: bool = False
@@ -70,7 +71,7 @@ class MembershipTypeOut(ReadModel):
 
 
 class MembershipTypeIn(WriteModel):
-    name: RequiredI18n
+    name: I18nName
     transferable: bool = False
     allow_parallel_usage: bool = False
     max_usages: Annotated[int, Field(ge=1, le=2**31 - 1)] | None = None

@@ -14,6 +14,7 @@ from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.auth.credentials import hash_password
+from admit.customers import membership_rules
 from admit.customers.schemas import CustomerIn, MembershipIn
 from admit.kit.errors import APIError, FieldErrors
 from admit.mail.outbox import queue_mail
@@ -160,7 +161,8 @@ async def delete_membership_type(session: AsyncSession, membership_type: Members
     used = await session.scalar(
         select(Membership.id).where(Membership.membership_type_id == membership_type.id).limit(1)
     )
-    if used is not None:
+    used = used or await membership_rules.type_used_by_items(session, membership_type.id)
+    if used:
         raise APIError(403, "This membership type can not be deleted as it is currently in use.")
     await session.delete(membership_type)
     await session.flush()

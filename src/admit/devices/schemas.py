@@ -71,7 +71,7 @@ class DeviceOut(ReadModel):
 class DeviceIn(WriteModel):
     name: Name
     all_events: bool = False
-    limit_events: list[str] = []
+    limit_events: list[Annotated[str, Field(max_length=50)]] = []
     security_profile: SecurityProfile = "full"
     gate: Pk | None = None
     # Revocation is one-way: true revokes; false is only accepted while not revoked.

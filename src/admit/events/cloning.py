@@ -18,6 +18,7 @@ from sqlalchemy import insert, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import selectinload
 
+from admit.events import item_links
 from admit.models import (
     Discount,
     Event,
@@ -116,6 +117,7 @@ async def clone_event_data(session: AsyncSession, source: Event, target: Event) 
                     selectinload(Item.variations),
                     selectinload(Item.addons),
                     selectinload(Item.bundles),
+                    selectinload(Item.require_membership_types),
                 )
                 .order_by(Item.id)
             )
@@ -123,12 +125,18 @@ async def clone_event_data(session: AsyncSession, source: Event, target: Event) 
         .scalars()
         .all()
     )
+    same_organizer = source.organizer_id == target.organizer_id
     for item in source_items:
         copy = _copy(
             item,
             event_id=target.id,
             category_id=categories.get_required(item.category_id),
             tax_rule_id=tax_rules.get_required(item.tax_rule_id),
+            # Set once every item and quota exists (item_links); membership types belong to
+            # the organizer, so they only carry over within it.
+            hidden_if_item_available_id=None,
+            hidden_if_available_id=None,
+            grant_membership_type_id=item.grant_membership_type_id if same_organizer else None,
         )
         session.add(copy)
         await session.flush()
@@ -169,6 +177,7 @@ async def clone_event_data(session: AsyncSession, source: Event, target: Event) 
     for copier in extra_copiers:
         await copier(session, source, target, maps)
     await session.flush()
+    await item_links.copy_item_links(session, source, target, source_items, items)
 
 
 async def _copy_questions(

@@ -10,9 +10,10 @@ from admit.events.plugins import SALES_CHANNELS, canonical_plugin
 from admit.kit.schema import (
     DateTime,
     I18n,
+    I18nName,
+    LongText,
     Number,
     ReadModel,
-    RequiredI18n,
     Slug,
     TimeZoneName,
     WriteModel,
@@ -81,7 +82,7 @@ class EventDetailOut(EventOut):
 
 
 class EventIn(WriteModel):
-    name: RequiredI18n
+    name: I18nName
     slug: Annotated[Slug, Field(min_length=1, max_length=50)]
     live: bool = False
     testmode: bool = False
@@ -97,11 +98,13 @@ class EventIn(WriteModel):
     geo_lon: Annotated[Number, Field(ge=-180, le=180)] | None = None
     has_subevents: bool = False
     meta_data: dict[str, Annotated[str, Field(max_length=2000)]] = {}
-    plugins: Annotated[list[str], BeforeValidator(_canonical_plugins)] = []
+    plugins: Annotated[
+        list[Annotated[str, Field(max_length=190)]], BeforeValidator(_canonical_plugins)
+    ] = []
     seating_plan: int | None = None
     seat_category_mapping: dict[str, int | None] = {}
     timezone: TimeZoneName = "UTC"
-    item_meta_properties: dict[str, str] = {}
+    item_meta_properties: dict[str, LongText] = {}
     all_sales_channels: bool = True
     limit_sales_channels: Channels = []
     sales_channels: Channels | None = None

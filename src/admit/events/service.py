@@ -15,7 +15,15 @@ from admit.events.plugins import PLUGINS, SALES_CHANNELS
 from admit.events.schemas import EventIn
 from admit.kit.errors import APIError, FieldErrors
 from admit.kit.i18n_search import i18n_contains
-from admit.models import Event, EventMetaProperty, Organizer, team_limit_events
+from admit.models import (
+    Event,
+    EventMetaProperty,
+    Item,
+    ItemVariation,
+    Organizer,
+    Quota,
+    team_limit_events,
+)
 from admit.seating import sync as seating_sync
 
 # Checks that refuse deleting an event (e.g. "it has orders"); packages that own such data
@@ -63,6 +71,10 @@ async def validate_event(
             "Events cannot be created as 'live'. Quotas and payment must be added to the "
             "event before sales can go live."
         ]
+    if event is not None and data.live and not event.live:
+        issues = await live_issues(session, event, data)
+        if issues:
+            errors["live"] = issues
     if event is not None and data.slug != event.slug:
         errors["slug"] = ["The event slug cannot be changed."]
     if event is not None and data.has_subevents != event.has_subevents:
@@ -108,6 +120,34 @@ async def validate_event(
         # The seats follow the (changed) plan in this transaction; may refuse (400) when sold
         # seats would disappear. A new event gets its seats in create_event.
         await seating_sync.sync_event(session, event, data.seating_plan, data.seat_category_mapping)
+
+
+# The plugins that let a customer pay; free, gift card and box office payments need none.
+PAYMENT_PLUGINS = frozenset({"banktransfer", "manualpayment"})
+PAID_WITHOUT_PAYMENT = (
+    "You have configured at least one paid product but have not enabled any payment methods."
+)
+NO_QUOTA = "You need to configure at least one quota to sell anything."
+
+
+async def live_issues(session: AsyncSession, event: Event, data: EventIn) -> list[str]:
+    """Why ``event`` cannot go live yet (the reference's rule): nothing sells without a quota,
+    and paid products need a payment method. Plugins enabled in the same request count."""
+    issues = []
+    if not PAYMENT_PLUGINS.intersection(data.plugins):
+        paid_item = select(Item.id).where(Item.event_id == event.id, Item.default_price > 0)
+        paid_variation = (
+            select(ItemVariation.id)
+            .join(Item, Item.id == ItemVariation.item_id)
+            .where(Item.event_id == event.id, ItemVariation.default_price > 0)
+        )
+        if await session.scalar(select(paid_item.exists() | paid_variation.exists())):
+            issues.append(PAID_WITHOUT_PAYMENT)
+    if not await session.scalar(
+        select(select(Quota.id).where(Quota.event_id == event.id).exists())
+    ):
+        issues.append(NO_QUOTA)
+    return issues
 
 
 def apply_event(event: Event, data: EventIn, supplied: set[str]) -> None:

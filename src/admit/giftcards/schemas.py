@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BeforeValidator, Field, StringConstraints
 
-from admit.kit.schema import DateTime, Money, ReadModel, WriteModel
+from admit.kit.schema import DateTime, LongText, Money, ReadModel, WriteModel
 
 CURRENCY_RE = re.compile(r"^[A-Z]{3}$")
 
@@ -40,7 +40,9 @@ Secret = Annotated[
     AfterValidator(_check_secret),
 ]
 NonNegativeMoney = Annotated[Money, Field(ge=Decimal("0.00"))]
-TicketReference = Annotated[int | str | None, BeforeValidator(_ticket_reference)]
+TicketReference = Annotated[
+    int | Annotated[str, Field(max_length=255)] | None, BeforeValidator(_ticket_reference)
+]
 
 
 class GiftCardUpdate(WriteModel):
@@ -48,7 +50,7 @@ class GiftCardUpdate(WriteModel):
 
     value: NonNegativeMoney
     expires: DateTime | None = None
-    conditions: str | None = None
+    conditions: LongText | None = None
     owner_ticket: TicketReference = None
 
 
@@ -62,7 +64,7 @@ class GiftCardCreate(GiftCardUpdate):
 class TransactIn(WriteModel):
     # Positive adds credit, negative takes it.
     value: Money
-    text: str | None = None
+    text: LongText | None = None
     info: dict[str, Any] | None = None
 
 

@@ -84,7 +84,11 @@ def forbidden(detail: str = "You do not have permission to perform this action."
 def _message(error: Mapping[str, Any]) -> str:
     """A DRF-like message for a pydantic error, so messages read the same across endpoints."""
     kind = error.get("type", "")
-    ctx = error.get("ctx") or {}
+    # Bounds reach here as numbers, or (after a custom validator) as their repr: Decimal('0').
+    ctx = {
+        key: value[9:-2] if isinstance(value, str) and value.startswith("Decimal('") else value
+        for key, value in (error.get("ctx") or {}).items()
+    }
     inp = error.get("input")
     if kind == "missing":
         return "This field is required."
@@ -127,7 +131,13 @@ def _message(error: Mapping[str, Any]) -> str:
         "string_too_short": "This field may not be blank."
         if ctx.get("min_length") == 1
         else f"Ensure this field has at least {ctx.get('min_length')} characters.",
-        "too_long": f"Ensure this field has no more than {ctx.get('max_length')} elements.",
+        # Strings come here too when a custom validator precedes the length check.
+        "too_long": f"Ensure this field has no more than {ctx.get('max_length')} "
+        + ("characters." if isinstance(inp, str) else "items."),
+        "too_short": "This list may not be empty."
+        if ctx.get("min_length") == 1
+        else f"Ensure this field has at least {ctx.get('min_length')} items.",
+        "extra_forbidden": "This field is not allowed here.",
         "greater_than_equal": f"Ensure this value is greater than or equal to {ctx.get('ge')}.",
         "less_than_equal": f"Ensure this value is less than or equal to {ctx.get('le')}.",
         "greater_than": f"Ensure this value is greater than {ctx.get('gt')}.",

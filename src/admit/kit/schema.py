@@ -32,6 +32,23 @@ class WriteModel(BaseModel):
     model_config = ConfigDict(extra="ignore", str_strip_whitespace=False)
 
 
+# Text limits. Names are shown in lists, on tickets and in e-mail subjects; free texts
+# (descriptions, comments, notes, templates) are bounded so one request cannot store megabytes
+# in a field nobody reads whole. The messages are the reference's.
+NAME_MAX_LENGTH = 200
+TEXT_MAX_LENGTH = 100_000
+
+
+def too_long(max_length: int) -> str:
+    return f"Ensure this field has no more than {max_length} characters."
+
+
+# A name or title (plain text); a column-bound field keeps its column's own limit.
+Name = Annotated[str, Field(max_length=NAME_MAX_LENGTH)]
+# A free text: a description, comment, note or template.
+LongText = Annotated[str, Field(max_length=TEXT_MAX_LENGTH)]
+
+
 def _to_i18n(value: Any) -> Any:
     if isinstance(value, str):
         return {"en": value}
@@ -39,13 +56,16 @@ def _to_i18n(value: Any) -> Any:
 
 
 def _check_i18n(value: dict[str, str]) -> dict[str, str]:
-    for key in value:
+    for key, text in value.items():
         if not key or len(key) > 16:
             raise ValueError(f'"{key}" is not a valid language code.')
+        if len(text) > TEXT_MAX_LENGTH:
+            raise ValueError(too_long(TEXT_MAX_LENGTH))
     return value
 
 
-# Multi-lingual text: {"en": "...", "de": "..."}; a plain string is taken as English.
+# Multi-lingual text: {"en": "...", "de": "..."}; a plain string is taken as English. Each
+# translation is a free text (at most TEXT_MAX_LENGTH characters).
 I18n = Annotated[dict[str, str], BeforeValidator(_to_i18n), AfterValidator(_check_i18n)]
 
 
@@ -56,6 +76,21 @@ def _require_nonempty_i18n(value: dict[str, str]) -> dict[str, str]:
 
 
 RequiredI18n = Annotated[I18n, AfterValidator(_require_nonempty_i18n)]
+
+
+def i18n_name(max_length: int = NAME_MAX_LENGTH) -> Any:
+    """A required multi-lingual name whose every translation has at most ``max_length``
+    characters (the reference allows 255 for products and categories, 200 for events)."""
+
+    def check(value: dict[str, str]) -> dict[str, str]:
+        if any(len(text) > max_length for text in value.values()):
+            raise ValueError(too_long(max_length))
+        return value
+
+    return Annotated[RequiredI18n, AfterValidator(check)]
+
+
+I18nName = i18n_name()
 
 SLUG_RE = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9.\-]*$")
 
@@ -106,6 +141,10 @@ Money = Annotated[
     Field(max_digits=13, decimal_places=2, allow_inf_nan=False),
     PlainSerializer(_money_str, return_type=str, when_used="json"),
 ]
+
+# A price a customer pays: never below zero (a discount is a lower price or a fee, not a
+# negative ticket).
+Price = Annotated[Money, Field(ge=0)]
 
 # A percentage or rate with two decimal places ("19.00").
 Percent = Annotated[

@@ -9,6 +9,7 @@ from admit.models.catalog import (
     ItemVariation,
     TaxRule,
     category_cross_selling_items,
+    item_required_membership_types,
 )
 from admit.models.checkin import (
     AutoCheckinRule,
@@ -46,6 +47,7 @@ from admit.models.orders import (
     OrderPayment,
     OrderPosition,
     OrderRefund,
+    PrintLog,
     answer_options,
 )
 from admit.models.organizers import Organizer
@@ -105,6 +107,7 @@ __all__ = [
     "Organizer",
     "OutgoingMail",
     "PeriodicRun",
+    "PrintLog",
     "Question",
     "QuestionOption",
     "Quota",
@@ -143,6 +146,7 @@ __all__ = [
     "device_limit_events",
     "discount_benefit_items",
     "discount_condition_items",
+    "item_required_membership_types",
     "oauth_grant_organizers",
     "question_items",
     "quota_items",

@@ -4,18 +4,34 @@ from __future__ import annotations
 
 import datetime as dt
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Boolean, Column, ForeignKey, Integer, String, Table, Text
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from admit.db import Base, JSONType, Money, Percent, UTCDateTime, utcnow
 
+if TYPE_CHECKING:
+    from admit.models.customers import MembershipType
+
 category_cross_selling_items = Table(
     "category_cross_selling_items",
     Base.metadata,
     Column("category_id", ForeignKey("item_categories.id", ondelete="CASCADE"), primary_key=True),
     Column("item_id", ForeignKey("items.id", ondelete="CASCADE"), primary_key=True, index=True),
+)
+
+# The membership types of which a customer must hold one to buy an item (``require_membership``).
+item_required_membership_types = Table(
+    "item_required_membership_types",
+    Base.metadata,
+    Column("item_id", ForeignKey("items.id", ondelete="CASCADE"), primary_key=True),
+    Column(
+        "membership_type_id",
+        ForeignKey("membership_types.id", ondelete="CASCADE"),
+        primary_key=True,
+        index=True,
+    ),
 )
 
 
@@ -96,6 +112,46 @@ class Item(Base):
     limit_sales_channels: Mapped[list[str]] = mapped_column(JSONType, default=list)
     meta_data: Mapped[dict[str, str]] = mapped_column(JSONType, default=dict)
     created: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    # What the shop shows outside the sale window: "hide" the item or show it as "info".
+    available_from_mode: Mapped[str] = mapped_column(String(16), default="hide")
+    available_until_mode: Mapped[str] = mapped_column(String(16), default="hide")
+    hidden_if_available_id: Mapped[int | None] = mapped_column(
+        ForeignKey("quotas.id", ondelete="SET NULL"), nullable=True, index=True
+    )
+    hidden_if_item_available_id: Mapped[int | None] = mapped_column(
+        ForeignKey("items.id", ondelete="SET NULL"), nullable=True, index=True
+    )
+    hidden_if_item_available_mode: Mapped[str] = mapped_column(String(16), default="hide")
+    require_membership: Mapped[bool] = mapped_column(Boolean, default=False)
+    require_membership_hidden: Mapped[bool] = mapped_column(Boolean, default=False)
+    # A type still granted by an item cannot be deleted (the API answers 403).
+    grant_membership_type_id: Mapped[int | None] = mapped_column(
+        ForeignKey("membership_types.id", ondelete="RESTRICT"), nullable=True, index=True
+    )
+    grant_membership_duration_like_event: Mapped[bool] = mapped_column(Boolean, default=True)
+    grant_membership_duration_days: Mapped[int] = mapped_column(Integer, default=0)
+    grant_membership_duration_months: Mapped[int] = mapped_column(Integer, default=0)
+    media_policy: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    media_type: Mapped[str | None] = mapped_column(String(100), nullable=True)
+    # null: the event decides; "fixed": the two dates; "dynamic": from the sale on.
+    validity_mode: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    validity_fixed_from: Mapped[dt.datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    validity_fixed_until: Mapped[dt.datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    validity_dynamic_duration_minutes: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    validity_dynamic_duration_hours: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    validity_dynamic_duration_days: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    validity_dynamic_duration_months: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    validity_dynamic_start_choice: Mapped[bool] = mapped_column(Boolean, default=False)
+    validity_dynamic_start_choice_day_limit: Mapped[int | None] = mapped_column(
+        Integer, nullable=True
+    )
+
+    require_membership_types: Mapped[list[MembershipType]] = relationship(
+        secondary=item_required_membership_types,
+        lazy="raise",
+        passive_deletes=True,
+        order_by="MembershipType.id",
+    )
 
     variations: Mapped[list[ItemVariation]] = relationship(
         lazy="raise",

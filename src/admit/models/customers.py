@@ -69,5 +69,8 @@ class Membership(Base):
     attendee_name_parts: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict)
     canceled: Mapped[bool] = mapped_column(Boolean, default=False)
     testmode: Mapped[bool] = mapped_column(Boolean, default=False)
+    # The ticket whose payment granted it (items with grant_membership_type): one per ticket.
+    # A plain id, not a foreign key: positions already point at memberships (used_membership).
+    granted_in_id: Mapped[int | None] = mapped_column(Integer, nullable=True, unique=True)
 
     customer: Mapped[Customer] = relationship(lazy="raise")

@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy import (
     Boolean,
     Column,
+    Date,
     ForeignKey,
     Index,
     Integer,
@@ -62,6 +63,11 @@ class Order(Base):
     customer_id: Mapped[int | None] = mapped_column(
         ForeignKey("customers.id", ondelete="SET NULL"), nullable=True, index=True
     )
+    # Free data of API clients (written on create and PATCH) and of plugins (read-only).
+    api_meta: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict)
+    plugin_data: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict)
+    custom_followup_at: Mapped[dt.date | None] = mapped_column(Date, nullable=True)
+    tax_rounding_mode: Mapped[str] = mapped_column(String(100), default="line")
     last_modified: Mapped[dt.datetime] = mapped_column(
         UTCDateTime(), default=utcnow, onupdate=utcnow, index=True
     )
@@ -130,6 +136,13 @@ class OrderPosition(Base):
     blocked: Mapped[list[str] | None] = mapped_column(JSONType, nullable=True)
     discount_id: Mapped[int | None] = mapped_column(
         ForeignKey("discounts.id", ondelete="SET NULL"), nullable=True
+    )
+    plugin_data: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict)
+    # Set by the first print log: renderers look print logs up only for positions that have any.
+    has_print_logs: Mapped[bool] = mapped_column(Boolean, default=False)
+    # The customer's membership this ticket was sold against (items with require_membership).
+    used_membership_id: Mapped[int | None] = mapped_column(
+        ForeignKey("memberships.id", ondelete="SET NULL"), nullable=True, index=True
     )
 
     answers: Mapped[list[Answer]] = relationship(
@@ -253,4 +266,22 @@ class Answer(Base):
 
     options: Mapped[list[QuestionOption]] = relationship(
         secondary=answer_options, lazy="raise", passive_deletes=True, order_by=QuestionOption.id
+    )
+
+
+class PrintLog(Base):
+    """One printout of a ticket, badge or certificate, as reported by a client."""
+
+    __tablename__ = "print_logs"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    position_id: Mapped[int] = mapped_column(
+        ForeignKey("order_positions.id", ondelete="CASCADE"), index=True
+    )
+    datetime: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    source: Mapped[str] = mapped_column(String(255))
+    type: Mapped[str] = mapped_column(String(255))
+    info: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict)
+    device_id: Mapped[int | None] = mapped_column(
+        ForeignKey("devices.id", ondelete="SET NULL"), nullable=True
     )

@@ -55,6 +55,7 @@ class Question(Base):
     valid_date_max: Mapped[dt.date | None] = mapped_column(Date, nullable=True)
     valid_datetime_min: Mapped[dt.datetime | None] = mapped_column(UTCDateTime(), nullable=True)
     valid_datetime_max: Mapped[dt.datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    valid_string_length_min: Mapped[int | None] = mapped_column(Integer, nullable=True)
     valid_string_length_max: Mapped[int | None] = mapped_column(Integer, nullable=True)
     valid_file_portrait: Mapped[bool] = mapped_column(Boolean, default=False)
 

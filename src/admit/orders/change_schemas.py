@@ -43,7 +43,7 @@ class PositionChange(NameFields):
     item: PK | None = None
     variation: PK | None = None
     subevent: PK | None = None
-    seat: str | None = None
+    seat: Annotated[str, Field(max_length=190)] | None = None
     price: Money | None = None
     tax_rule: PK | None = None
     secret: str | None = Field(default=None, min_length=1, max_length=255)
@@ -72,7 +72,7 @@ class NewPosition(NameFields):
     secret: str | None = Field(default=None, min_length=1, max_length=255)
     addon_to: PK | None = None
     subevent: PK | None = None
-    seat: str | None = None
+    seat: Annotated[str, Field(max_length=190)] | None = None
     answers: list[AnswerIn] = Field(default_factory=list)
     valid_from: DateTime | None = None
     valid_until: DateTime | None = None

@@ -22,6 +22,7 @@ from admit.catalog.questions.answers import (
     load_questions,
     to_models,
 )
+from admit.customers import membership_rules
 from admit.db import utcnow
 from admit.kit.errors import FieldErrors
 from admit.models import (
@@ -35,7 +36,7 @@ from admit.models import (
     SubEvent,
     TaxRule,
 )
-from admit.orders import codes, customer_link, hooks
+from admit.orders import codes, customer_link, hooks, order_fields, validity
 from admit.orders.pricing import Line, load_discounts, price_lines, tax
 from admit.orders.quota import quota_errors
 from admit.orders.schemas import OrderIn, PositionIn
@@ -171,7 +172,13 @@ async def create_order(session: AsyncSession, event: Event, data: OrderIn) -> Or
     """Validates, prices, reserves quota and writes the order (flushed, not committed)."""
     now = utcnow()
     customer_id = await customer_link.resolve(session, event.organizer_id, data.customer)
+    order_fields.check_create(data)
     drafts = await _check_positions(session, event, data.positions)
+    windows = validity.windows(event, drafts, now)
+    testmode = event.testmode if data.testmode is None else data.testmode
+    memberships = await membership_rules.check_order(
+        session, event, customer_id, testmode, drafts, windows
+    )
     uses = await voucher_sales.for_order(session, event, drafts, now)  # locks the vouchers
     rules = {
         r.id: r for r in await session.scalars(select(TaxRule).where(TaxRule.event_id == event.id))
@@ -220,7 +227,7 @@ async def create_order(session: AsyncSession, event: Event, data: OrderIn) -> Or
         event_id=event.id,
         code=await codes.new_order_code(session, event.id),
         status="p" if paid else "n",
-        testmode=event.testmode if data.testmode is None else data.testmode,
+        testmode=testmode,
         secret=codes.order_secret(),
         email=data.email,
         phone=data.phone,
@@ -237,6 +244,9 @@ async def create_order(session: AsyncSession, event: Event, data: OrderIn) -> Or
         invoice_address=data.invoice_address,
         meta_info={},
         customer_id=customer_id,
+        api_meta=data.api_meta,
+        custom_followup_at=data.custom_followup_at,
+        tax_rounding_mode=data.tax_rounding_mode or order_fields.SUPPORTED_ROUNDING,
         last_modified=now,
     )
     session.add(order)
@@ -281,8 +291,9 @@ async def create_order(session: AsyncSession, event: Event, data: OrderIn) -> Or
                 web_secret=codes.web_secret(),
                 pseudonymization_id=codes.pseudonymization_id(),
                 addon_to_id=by_positionid[pdata.addon_to].id if pdata.addon_to else None,
-                valid_from=pdata.valid_from,
-                valid_until=pdata.valid_until,
+                valid_from=windows[draft.positionid][0],
+                valid_until=windows[draft.positionid][1],
+                used_membership_id=memberships.get(draft.positionid),
                 seat_id=draft.seat.id if draft.seat else None,
                 **redeem.position_fields(line.voucher),  # type: ignore[union-attr]
             )

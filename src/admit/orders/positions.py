@@ -8,8 +8,7 @@ from decimal import Decimal
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends
-from sqlalchemy import delete, exists, func, or_, select
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy import delete, func, select
 from starlette.responses import Response
 
 from admit.catalog.questions.answers import check_answers, load_questions, to_models
@@ -18,11 +17,10 @@ from admit.kit.body import read_object
 from admit.kit.context import EventAccess, EventContext
 from admit.kit.crud import flush_guard, parse_pk, parse_update
 from admit.kit.errors import APIError, FieldErrors, not_found
-from admit.kit.filtering import Filter, FilterSet, Ordering, parse_bool, parse_int, parse_str
 from admit.kit.openapi import json_body
 from admit.kit.pagination import paginate
 from admit.kit.responses import JSONResponse, no_content
-from admit.models import Answer, Checkin, Order, OrderFee, OrderPosition
+from admit.models import Answer, Order, OrderFee, OrderPosition
 from admit.notifications.notify import (
     ORDER_CHANGED_BLOCKED,
     ORDER_CHANGED_CANCEL,
@@ -31,6 +29,9 @@ from admit.notifications.notify import (
     notify_all,
 )
 from admit.orders import codes
+from admit.orders.downloads_field import api_base, decorate_positions
+from admit.orders.filters import POSITION_FILTERS, POSITION_ORDERING, request_view
+from admit.orders.order_fields import position_print_logs
 from admit.orders.schemas import PositionPatch
 from admit.orders.serialize import (
     POSITION_LOAD,
@@ -48,59 +49,38 @@ WRITE = "event.orders:write"
 PATH = "/organizers/{organizer}/events/{event}/orderpositions/"
 
 
-def _search(value: str) -> Any:
-    like = f"%{value.lower()}%"
-    return or_(
-        func.lower(OrderPosition.attendee_name_cached).like(like),
-        func.lower(OrderPosition.attendee_email).like(like),
-        OrderPosition.secret.like(f"{value}%"),
-        func.lower(Order.code).like(like),
-    )
+FILTERS = POSITION_FILTERS
+ORDERING = POSITION_ORDERING
 
 
-_checked_in = exists().where(Checkin.position_id == OrderPosition.id, Checkin.successful.is_(True))
-
-FILTERS = FilterSet(
-    (
-        Filter.eq("order__status", Order.status),
-        Filter.eq("order", Order.code),
-        Filter.eq("item", OrderPosition.item_id, parse_int),
-        Filter.eq("variation", OrderPosition.variation_id, parse_int),
-        Filter.eq("subevent", OrderPosition.subevent_id, parse_int),
-        Filter.eq("secret", OrderPosition.secret),
-        # Checked in (successfully, on any list) at least once, or never.
-        Filter.where("has_checkin", parse_bool, lambda v: _checked_in if v else ~_checked_in),
-        Filter.where(
-            "attendee_name",
-            parse_str,
-            lambda v: func.lower(OrderPosition.attendee_name_cached).like(f"%{v.lower()}%"),
-        ),
-        Filter.where("search", parse_str, _search),
-    )
-)
-ORDERING = Ordering(
-    fields={
-        "order__code": Order.code,
-        "order__datetime": Order.datetime,
-        "positionid": OrderPosition.positionid,
-        "attendee_name": OrderPosition.attendee_name_cached,
-        "order__status": Order.status,
-    },
-    default=("order__datetime", "positionid"),
-    pk=OrderPosition.id,
+_ORDER_COLUMNS = (
+    Order.id,
+    Order.code,
+    Order.status,
+    Order.require_approval,
+    Order.valid_if_pending,
 )
 
 
-async def render(session: AsyncSession, rows: Sequence[OrderPosition]) -> list[dict[str, Any]]:
+async def render(ctx: EventContext, rows: Sequence[OrderPosition]) -> list[dict[str, Any]]:
+    """The positions with their ``downloads`` (and ``pdf_data`` when asked for)."""
+    session = ctx.session
     order_ids = {p.order_id for p in rows}
-    codes_by_id: dict[int, str] = {}
+    orders: dict[int, Any] = {}
     if order_ids:
-        result = await session.execute(select(Order.id, Order.code).where(Order.id.in_(order_ids)))
-        codes_by_id = {k: v for k, v in result}
+        result = await session.execute(select(*_ORDER_COLUMNS).where(Order.id.in_(order_ids)))
+        orders = {row.id: row for row in result}
     idents = await question_identifiers(session, rows)
     seats = await position_seats(session, [p.seat_id for p in rows])
     checkins = await position_checkins(session, [p.id for p in rows])
-    return [position_dict(p, codes_by_id[p.order_id], idents, seats, checkins) for p in rows]
+    logs = await position_print_logs(session, rows)
+    bodies = [
+        position_dict(p, orders[p.order_id].code, idents, seats, checkins, logs) for p in rows
+    ]
+    pairs = [(p, orders[p.order_id]) for p in rows]
+    base = api_base(ctx.request, ctx.organizer_slug, ctx.event.slug)
+    await decorate_positions(session, pairs, bodies, request_view(ctx.request), base, ctx.event)
+    return bodies
 
 
 def _base(ctx: EventContext) -> Any:
@@ -111,9 +91,17 @@ def _base(ctx: EventContext) -> Any:
     )
 
 
+def _visible(ctx: EventContext, query: Any) -> Any:
+    """Canceled positions only with ``include_canceled_positions=true``: for the list, the
+    detail, PATCH and DELETE alike, as in the reference."""
+    if request_view(ctx.request).canceled_positions:
+        return query
+    return query.where(OrderPosition.canceled.is_(False))
+
+
 async def load_position(ctx: EventContext, raw_pk: str) -> OrderPosition:
     query = (
-        _base(ctx)
+        _visible(ctx, _base(ctx))
         .where(OrderPosition.id == parse_pk(raw_pk))
         .options(*POSITION_LOAD)
         .execution_options(populate_existing=True)
@@ -126,7 +114,7 @@ async def load_position(ctx: EventContext, raw_pk: str) -> OrderPosition:
 
 async def _render_one(ctx: EventContext, raw_pk: str) -> Response:
     position = await load_position(ctx, raw_pk)
-    return JSONResponse((await render(ctx.session, [position]))[0])
+    return JSONResponse((await render(ctx, [position]))[0])
 
 
 PATCH_FIELDS = tuple(f for f in PositionPatch.model_fields if f != "answers")
@@ -265,9 +253,10 @@ def mount(router: APIRouter) -> None:
     async def list_positions(
         ctx: Annotated[EventContext, Depends(EventAccess(READ))],
     ) -> Response:
-        query = ORDERING.apply(FILTERS.apply(_base(ctx), ctx.request.query_params), ctx.request)
+        query = _visible(ctx, FILTERS.apply(_base(ctx), ctx.request.query_params))
+        query = ORDERING.apply(query, ctx.request)
         body = await paginate(ctx.request, ctx.session, query, list, options=POSITION_LOAD)
-        body["results"] = await render(ctx.session, body["results"])
+        body["results"] = await render(ctx, body["results"])
         return JSONResponse(body)
 
     @router.get(PATH + "{id}/", tags=["orderpositions"])

@@ -7,12 +7,13 @@ from collections.abc import Callable
 from typing import Annotated, Any
 
 from fastapi import Depends
-from sqlalchemy import Select, exists, func, select
+from sqlalchemy import Select, exists, select
 from sqlalchemy import delete as sa_delete
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.responses import Response
 
 from admit.catalog.taxes import service as taxes_service
+from admit.customers import membership_rules
 from admit.db import utcnow
 from admit.events import service as events_service
 from admit.kit.body import read_object
@@ -25,7 +26,6 @@ from admit.kit.context import (
 )
 from admit.kit.crud import flush_guard, parse_update, validate_input
 from admit.kit.errors import APIError, not_found
-from admit.kit.filtering import Filter, FilterSet, Ordering, parse_datetime, parse_int, parse_str
 from admit.kit.openapi import json_body
 from admit.kit.pagination import paginate
 from admit.kit.responses import JSONResponse, no_content
@@ -36,6 +36,8 @@ from admit.models import Event, Order, OrderFee, OrderPosition, SubEvent, TaxRul
 from admit.notifications.notify import ORDER_CHANGED_SECRET, notify_all
 from admit.orders import actions, customer_link, positions
 from admit.orders.create import create_order
+from admit.orders.downloads_field import api_base, decorate_orders
+from admit.orders.filters import ORDER_FILTERS, ORDER_ORDERING, request_view
 from admit.orders.schemas import CancelIn, ExtendIn, MarkPaidIn, OrderIn, OrderPatch
 from admit.orders.serialize import ORDER_LOAD, render_orders
 from admit.quotas import ledger
@@ -48,40 +50,8 @@ READ = "event.orders:read"
 WRITE = "event.orders:write"
 E = "/organizers/{organizer}/events/{event}"
 
-FILTERS = FilterSet(
-    (
-        Filter.eq("status", Order.status),
-        Filter.eq("code", Order.code),
-        Filter.where("email", parse_str, lambda v: func.lower(Order.email) == v.lower()),
-        Filter.boolean("testmode", Order.testmode),
-        Filter.where(
-            "item",
-            parse_int,
-            lambda v: Order.id.in_(
-                select(OrderPosition.order_id).where(OrderPosition.item_id == v)
-            ),
-        ),
-        Filter.where(
-            "subevent",
-            parse_int,
-            lambda v: Order.id.in_(
-                select(OrderPosition.order_id).where(OrderPosition.subevent_id == v)
-            ),
-        ),
-        Filter.where("modified_since", parse_datetime, lambda v: Order.last_modified >= v),
-        Filter.where("customer", parse_str, customer_link.by_identifier),
-    )
-)
-ORDERING = Ordering(
-    fields={
-        "datetime": Order.datetime,
-        "code": Order.code,
-        "last_modified": Order.last_modified,
-        "status": Order.status,
-    },
-    default=("datetime",),
-    pk=Order.id,
-)
+FILTERS = ORDER_FILTERS
+ORDERING = ORDER_ORDERING
 
 
 PLACED = "service.event.order.placed"
@@ -116,11 +86,15 @@ def url_base(ctx: OrgContext, event_slug: str) -> str:
 
 async def render_one(ctx: EventContext, order: Order) -> dict[str, Any]:
     slug = ctx.event.slug
-    return (
+    body = (
         await render_orders(
             ctx.session, [order], {order.event_id: slug}, {order.event_id: url_base(ctx, slug)}
         )
     )[0]
+    apis = {order.event_id: api_base(ctx.request, ctx.organizer_slug, slug)}
+    view = request_view(ctx.request)
+    await decorate_orders(ctx.session, [order], [body], view, apis, ctx.event)
+    return body
 
 
 async def load_order(ctx: EventContext, code: str, *, lock: bool = False) -> Order:
@@ -143,19 +117,26 @@ async def load_order(ctx: EventContext, code: str, *, lock: bool = False) -> Ord
     return order
 
 
-async def _list(ctx: OrgContext, query: Select[Any], slugs: dict[int, str]) -> Response:
+async def _list(
+    ctx: OrgContext, query: Select[Any], slugs: dict[int, str], event: Event | None = None
+) -> Response:
+    """``event``: the event of an event-level list (which alone offers ``pdf_data``)."""
     generated = utcnow().isoformat().replace("+00:00", "Z")
     query = ORDERING.apply(FILTERS.apply(query, ctx.request.query_params), ctx.request)
+    view = request_view(ctx.request)
     body = await paginate(ctx.request, ctx.session, query, list, options=ORDER_LOAD)
     bases = {eid: url_base(ctx, slug) for eid, slug in slugs.items()}
-    body["results"] = await render_orders(ctx.session, body["results"], slugs, bases)
+    orders = body["results"]
+    body["results"] = await render_orders(ctx.session, orders, slugs, bases)
+    apis = {eid: api_base(ctx.request, ctx.organizer_slug, slug) for eid, slug in slugs.items()}
+    await decorate_orders(ctx.session, orders, body["results"], view, apis, event)
     return JSONResponse(body, headers={"X-Page-Generated": generated})
 
 
 @router.get(f"{E}/orders/")
 async def list_orders(ctx: Annotated[EventContext, Depends(EventAccess(READ))]) -> Response:
     query = select(Order).where(Order.event_id == ctx.event.id)
-    return await _list(ctx, query, {ctx.event.id: ctx.event.slug})
+    return await _list(ctx, query, {ctx.event.id: ctx.event.slug}, ctx.event)
 
 
 @router.get("/organizers/{organizer}/orders/")
@@ -204,6 +185,9 @@ def _as_preview(body: dict[str, Any]) -> dict[str, Any]:
             position["addon_to"] = ids[position["addon_to"]]
     for fee in body["fees"]:
         fee["id"] = 0
+    body["downloads"] = []  # nothing to download from an order that does not exist
+    for position in body["positions"]:
+        position["downloads"] = []
     return body
 
 
@@ -283,6 +267,7 @@ async def _mark_paid(ctx: EventContext, order: Order, raw: dict[str, Any]) -> No
 
 async def _cancel(ctx: EventContext, order: Order, raw: dict[str, Any]) -> None:
     actions.mark_canceled(ctx.session, order, validate_input(CancelIn, raw))  # type: ignore[arg-type]
+    await membership_rules.cancel_granted(ctx.session, order)
 
 
 async def _extend(ctx: EventContext, order: Order, raw: dict[str, Any]) -> None:

@@ -10,7 +10,8 @@ from pydantic import AfterValidator, Field, field_validator, model_validator
 from admit.catalog.questions.answers import AnswerIn
 from admit.catalog.taxes.countries import COUNTRIES
 from admit.events.plugins import SALES_CHANNELS
-from admit.kit.schema import DateTime, Money, WriteModel
+from admit.kit.schema import DateTime, LongText, Money, Pk, Price, WriteModel
+from admit.orders.order_fields import ROUNDING_MODES, ApiMeta, Date
 
 EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 FEE_TYPES = ("payment", "shipping", "service", "cancellation", "insurance", "late", "other")
@@ -70,10 +71,10 @@ InvoiceAddress = Annotated[InvoiceAddressIn | None, AfterValidator(_address_dict
 
 class NameFields(WriteModel):
     attendee_name: str | None = Field(default=None, max_length=255)
-    attendee_name_parts: dict[str, str] | None = None
+    attendee_name_parts: dict[str, Annotated[str, Field(max_length=255)]] | None = None
     attendee_email: Email = None
     company: str | None = Field(default=None, max_length=255)
-    street: str | None = None
+    street: LongText | None = None
     zipcode: str | None = Field(default=None, max_length=30)
     city: str | None = Field(default=None, max_length=255)
     country: Country = None
@@ -84,15 +85,17 @@ class PositionIn(NameFields):
     positionid: int | None = Field(default=None, ge=1)
     item: int
     variation: int | None = None
-    price: Money | None = None
+    price: Price | None = None
     secret: str | None = Field(default=None, min_length=1, max_length=255)
     addon_to: int | None = None
     subevent: int | None = None
     answers: list[AnswerIn] = Field(default_factory=list)
-    seat: str | None = None
-    voucher: str | None = None
+    seat: Annotated[str, Field(max_length=190)] | None = None
+    voucher: Annotated[str, Field(max_length=255)] | None = None
     valid_from: DateTime | None = None
     valid_until: DateTime | None = None
+    requested_valid_from: DateTime | None = None  # start chosen for dynamic validity
+    used_membership: Pk | None = None  # a membership of the order's customer
 
     @model_validator(mode="after")
     def _one_name(self) -> PositionIn:
@@ -116,16 +119,20 @@ class OrderIn(WriteModel):
     locale: str = Field(default="en", min_length=1, max_length=32)
     sales_channel: str = "web"
     testmode: bool | None = None
-    comment: str = ""
+    comment: LongText = ""
     checkin_attention: bool = False
-    checkin_text: str | None = None
+    checkin_text: LongText | None = None
     require_approval: bool = False
     valid_if_pending: bool = False
     payment_provider: str | None = Field(default=None, max_length=64)
     payment_date: DateTime | None = None
     expires: DateTime | None = None
     invoice_address: InvoiceAddress = None
-    customer: str | None = None  # the identifier of a customer of the same organizer
+    # the identifier of a customer of the same organizer
+    customer: Annotated[str, Field(max_length=190)] | None = None
+    api_meta: ApiMeta = Field(default_factory=dict)
+    custom_followup_at: Date | None = None
+    tax_rounding_mode: Literal[ROUNDING_MODES] | None = None  # type: ignore[valid-type]
     positions: list[PositionIn]
     fees: list[FeeIn] = Field(default_factory=list)
     force: bool = False
@@ -151,13 +158,16 @@ class OrderPatch(WriteModel):
     email: Email = None
     phone: str | None = Field(default=None, max_length=64)
     locale: str = Field(default="en", min_length=1, max_length=32)
-    comment: str = ""
+    comment: LongText = ""
     checkin_attention: bool = False
-    checkin_text: str | None = None
+    checkin_text: LongText | None = None
     invoice_address: InvoiceAddress = None
     valid_if_pending: bool = False
     expires: DateTime
-    customer: str | None = None  # the identifier of a customer of the same organizer
+    # the identifier of a customer of the same organizer
+    customer: Annotated[str, Field(max_length=190)] | None = None
+    api_meta: ApiMeta = Field(default_factory=dict)
+    custom_followup_at: Date | None = None
 
 
 class PositionPatch(NameFields):
@@ -165,7 +175,7 @@ class PositionPatch(NameFields):
     secret: str = Field(min_length=1, max_length=255)
     valid_from: DateTime | None = None
     valid_until: DateTime | None = None
-    blocked: list[str] | None = None
+    blocked: list[Annotated[str, Field(max_length=190)]] | None = None
 
     @model_validator(mode="after")
     def _validity(self) -> PositionPatch:
@@ -180,7 +190,7 @@ class CancelIn(WriteModel):
 
 
 class ExtendIn(WriteModel):
-    expires: str
+    expires: Annotated[str, Field(max_length=64)]
     force: bool = False
 
 

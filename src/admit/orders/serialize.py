@@ -22,6 +22,7 @@ from admit.models import (
     OrderRefund,
     Question,
 )
+from admit.orders.order_fields import order_fields, position_fields, position_print_logs
 from admit.seating.render import position_seats
 
 ORDER_LOAD = (
@@ -116,9 +117,11 @@ def position_dict(
     idents: dict[int, str],
     seats: Mapping[int, dict[str, Any]] | None = None,
     checkins: Mapping[int, list[dict[str, Any]]] | None = None,
+    print_logs: dict[int, list[dict[str, Any]]] | None = None,
 ) -> dict[str, Any]:
     """``seats``: seat objects by id (``seating.render.position_seats``); without, no seat.
-    ``checkins``: check-ins by position id (:func:`position_checkins`); without, none."""
+    ``checkins``: check-ins by position id (:func:`position_checkins`); without, none.
+    ``print_logs``: by position id (``order_fields.position_print_logs``); without, none."""
     return {
         "id": pos.id,
         "order": order_code,
@@ -154,6 +157,7 @@ def position_dict(
         "blocked": list(pos.blocked) if pos.blocked is not None else None,
         "checkins": list((checkins or {}).get(pos.id, ())),
         "downloads": [],
+        **position_fields(pos, print_logs),
         "answers": [
             {
                 "question": a.question_id,
@@ -232,6 +236,7 @@ def order_dict(
     idents: dict[int, str],
     seats: Mapping[int, dict[str, Any]] | None = None,
     checkins: Mapping[int, list[dict[str, Any]]] | None = None,
+    print_logs: dict[int, list[dict[str, Any]]] | None = None,
 ) -> dict[str, Any]:
     """``url_base`` is the public base URL with organizer and event (``…/org/event/``)."""
     confirmed = [p for p in order.payments if p.state == "confirmed"]
@@ -258,9 +263,12 @@ def order_dict(
         "require_approval": order.require_approval,
         "valid_if_pending": order.valid_if_pending,
         "customer": getattr(order, "customer_identifier", None),
+        # The buyer's order page in the shop (the reference's address pattern, also mailed to
+        # the buyer). Admit has no shop: a shop front served at ADMIT_BASE_URL answers it.
         "url": f"{url_base}order/{order.code}/{order.secret}/",
         "positions": [
-            position_dict(p, order.code, idents, seats, checkins) for p in order.positions
+            position_dict(p, order.code, idents, seats, checkins, print_logs)
+            for p in order.positions
         ],
         "fees": [fee_dict(f) for f in order.fees],
         "payments": [payment_dict(p) for p in order.payments],
@@ -268,6 +276,7 @@ def order_dict(
         "downloads": [],
         "last_modified": _dt(order.last_modified),
         "cancellation_date": _dt(order.cancellation_date),
+        **order_fields(order),
     }
 
 
@@ -278,6 +287,8 @@ async def render_orders(
     idents = await question_identifiers(session, [p for o in orders for p in o.positions])
     seats = await position_seats(session, [p.seat_id for o in orders for p in o.positions])
     checkins = await position_checkins(session, [p.id for o in orders for p in o.positions])
+    logs = await position_print_logs(session, [p for o in orders for p in o.positions])
     return [
-        order_dict(o, slugs[o.event_id], bases[o.event_id], idents, seats, checkins) for o in orders
+        order_dict(o, slugs[o.event_id], bases[o.event_id], idents, seats, checkins, logs)
+        for o in orders
     ]

@@ -64,7 +64,9 @@ class BulkSeatsIn(WriteModel):
     """``{"ids": [...]}`` or ``{"seat_guids": [...]}``, at most 10,000 seats."""
 
     ids: Annotated[list[Pk], Field(max_length=BULK_LIMIT)] | None = None
-    seat_guids: Annotated[list[str], Field(max_length=BULK_LIMIT)] | None = None
+    seat_guids: (
+        Annotated[list[Annotated[str, Field(max_length=190)]], Field(max_length=BULK_LIMIT)] | None
+    ) = None
 
     @model_validator(mode="after")
     def _one_of(self) -> BulkSeatsIn:

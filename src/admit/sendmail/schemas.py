@@ -8,8 +8,10 @@ from typing import Annotated, Any, Literal
 from pydantic import BeforeValidator, Field, field_validator
 
 from admit.kit.crud import PK_MAX
-from admit.kit.schema import DateTime, ReadModel, RequiredI18n, WriteModel
+from admit.kit.schema import DateTime, ReadModel, RequiredI18n, WriteModel, i18n_name
 from admit.kit.schema import Pk as AnyPk
+
+Subject = i18n_name(255)  # as the reference's e-mail subjects
 
 # Order states a rule can be limited to (see the spec's order states).
 STATUSES: tuple[str, ...] = (
@@ -54,7 +56,7 @@ TimeOfDay = Annotated[dt.time, BeforeValidator(_time_text)]
 
 class SendMailRuleIn(WriteModel):
     enabled: bool = True
-    subject: RequiredI18n
+    subject: Subject
     template: RequiredI18n
     all_products: bool = True
     limit_products: list[Pk] = Field(default_factory=list)

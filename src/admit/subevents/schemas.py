@@ -11,10 +11,10 @@ from pydantic import AfterValidator, Field
 from admit.kit.schema import (
     DateTime,
     I18n,
+    I18nName,
     Money,
     Number,
     ReadModel,
-    RequiredI18n,
     WriteModel,
 )
 
@@ -77,7 +77,7 @@ class VariationOverrideIn(WriteModel):
 
 
 class SubEventIn(WriteModel):
-    name: RequiredI18n
+    name: I18nName
     active: bool = False
     is_public: bool = True
     date_from: DateTime

@@ -48,6 +48,12 @@ class TeamResource(Resource[Team]):
     def to_read(self, ctx: OrgContext, obj: Team) -> Any:
         return service.team_to_read(obj)
 
+    async def validate(
+        self, ctx: OrgContext, data: BaseModel, obj: Team | None, supplied: set[str]
+    ) -> None:
+        assert isinstance(data, TeamIn)
+        service.check_permission_style(data, supplied)
+
     async def perform_create(self, ctx: OrgContext, data: BaseModel, supplied: set[str]) -> Team:
         assert isinstance(data, TeamIn)
         events = await service.resolve_events(ctx.session, ctx.organizer_id, data.limit_events)

@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from email_validator import EmailNotValidError, validate_email
-from pydantic import AfterValidator, StringConstraints
+from pydantic import AfterValidator, Field, StringConstraints
 
 from admit.auth.permissions import EVENT_PERMISSIONS, ORGANIZER_PERMISSIONS
 from admit.kit.schema import ReadModel, WriteModel
@@ -70,7 +70,7 @@ class TeamOut(ReadModel):
 class TeamIn(WriteModel):
     name: Name
     all_events: bool = False
-    limit_events: list[str] = []
+    limit_events: list[Annotated[str, Field(max_length=50)]] = []  # event slugs
     require_2fa: bool = False
     all_event_permissions: bool = False
     limit_event_permissions: EventPermissions = []

@@ -62,6 +62,24 @@ async def resolve_events(session: AsyncSession, organizer_id: int, slugs: list[s
     return list(events)
 
 
+CURRENT_PERMISSION_FIELDS = (
+    "all_event_permissions",
+    "limit_event_permissions",
+    "all_organizer_permissions",
+    "limit_organizer_permissions",
+)
+MIXED_PERMISSIONS = "You cannot set deprecated and current permission attributes at the same time."
+
+
+def check_permission_style(data: TeamIn, supplied: set[str]) -> None:
+    """One request speaks either the legacy ``can_*`` flags or the permission lists: mixing
+    them leaves no clear answer which wins, so the reference refuses it (400). A flag sent as
+    null is no flag (it is ignored, as before)."""
+    flags = [f for f in supplied & LEGACY_FLAGS.keys() if getattr(data, f) is not None]
+    if flags and supplied.intersection(CURRENT_PERMISSION_FIELDS):
+        raise FieldErrors.general(MIXED_PERMISSIONS)
+
+
 def apply_team(team: Team, data: TeamIn, supplied: set[str], events: list[Event]) -> None:
     team.name = data.name
     team.all_events = data.all_events

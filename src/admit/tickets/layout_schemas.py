@@ -33,7 +33,7 @@ class TicketLayoutIn(WriteModel):
     default: bool = False
     layout: list[Any] = Field(default_factory=list)
     # ``file:<uuid>``, the current URL, or null (see admit.uploads.fields).
-    background: str | None = None
+    background: Annotated[str, Field(max_length=255)] | None = None
     # Written only when sent (the spec calls it read-only; clients of the reference never
     # send it, and a PUT from them must not drop the assignments).
     item_assignments: list[AssignmentIn] = Field(default_factory=list, max_length=MAX_ASSIGNMENTS)

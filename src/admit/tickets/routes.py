@@ -20,7 +20,7 @@ from admit.kit.jobs import enqueue
 from admit.kit.openapi import json_body
 from admit.kit.responses import JSONResponse
 from admit.kit.routing import api_router
-from admit.kit.schema import Pk, WriteModel
+from admit.kit.schema import Name, Pk, WriteModel
 from admit.models import Job, Order, OrderPosition, TicketLayout
 from admit.tickets.documents import Part
 from admit.tickets.downloads import no_ticket, order_refusal, position_refusal, serve_tickets
@@ -36,7 +36,7 @@ MAX_PARTS = 1000
 
 class PartIn(WriteModel):
     orderposition: Pk
-    override_channel: str | None = None
+    override_channel: Name | None = None
     override_layout: Pk | None = None
 
 

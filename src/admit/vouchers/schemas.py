@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BeforeValidator, Field, field_validator
 
 from admit.kit.filtering import INT_MAX
-from admit.kit.schema import DateTime, Money, Pk, ReadModel, WriteModel
+from admit.kit.schema import DateTime, LongText, Money, Pk, ReadModel, WriteModel
 
 CODE_MIN_LENGTH = 5
 CODE_MAX_LENGTH = 255
@@ -54,7 +54,7 @@ class VoucherIn(WriteModel):
     quota: Pk | None = None
     seat: Annotated[str, Field(min_length=1, max_length=190)] | None = None
     tag: Annotated[str, Field(max_length=255)] = ""
-    comment: str = ""
+    comment: LongText = ""
     subevent: Pk | None = None
     show_hidden_items: bool = True
     all_addons_included: bool = False

@@ -8,6 +8,7 @@ from typing import Annotated
 
 from pydantic import Field
 
+from admit.catalog.items.item_parity import ItemParityIn
 from admit.catalog.items.schemas import (
     AddOnIn,
     AddOnOut,
@@ -17,12 +18,21 @@ from admit.catalog.items.schemas import (
     InternalName,
     MetaData,
     Position,
+    ProductName,
     Ref,
     VariationIn,
     VariationOut,
 )
 from admit.kit.crud import PK_MAX
-from admit.kit.schema import DateTime, I18n, Money, Percent, ReadModel, RequiredI18n, WriteModel
+from admit.kit.schema import (
+    DateTime,
+    I18n,
+    LongText,
+    Money,
+    Percent,
+    ReadModel,
+    WriteModel,
+)
 
 PerOrder = Annotated[int, Field(ge=1, le=PK_MAX)]
 
@@ -67,10 +77,33 @@ class ItemOut(ReadModel):
     variations: list[VariationOut]
     addons: list[AddOnOut]
     bundles: list[BundleOut]
+    available_from_mode: str
+    available_until_mode: str
+    hidden_if_available: int | None
+    hidden_if_item_available: int | None
+    hidden_if_item_available_mode: str
+    require_membership: bool
+    require_membership_types: list[int]
+    require_membership_hidden: bool
+    grant_membership_type: int | None
+    grant_membership_duration_like_event: bool
+    grant_membership_duration_days: int
+    grant_membership_duration_months: int
+    media_policy: str | None
+    media_type: str | None
+    validity_mode: str | None
+    validity_fixed_from: dt.datetime | None
+    validity_fixed_until: dt.datetime | None
+    validity_dynamic_duration_minutes: int | None
+    validity_dynamic_duration_hours: int | None
+    validity_dynamic_duration_days: int | None
+    validity_dynamic_duration_months: int | None
+    validity_dynamic_start_choice: bool
+    validity_dynamic_start_choice_day_limit: int | None
 
 
-class ItemIn(WriteModel):
-    name: RequiredI18n
+class ItemIn(ItemParityIn, WriteModel):
+    name: ProductName
     internal_name: InternalName | None = ""
     default_price: Money = Decimal("0.00")
     category: Ref | None = None
@@ -83,7 +116,8 @@ class ItemIn(WriteModel):
     admission: bool = False
     personalized: bool = False
     position: Position = 0
-    picture: str | None = None  # file:<uuid> of an image upload, its current URL, or null
+    # file:<uuid> of an image upload, its current URL, or null
+    picture: Annotated[str, Field(max_length=255)] | None = None
     available_from: DateTime | None = None
     available_until: DateTime | None = None
     require_voucher: bool = False
@@ -92,7 +126,7 @@ class ItemIn(WriteModel):
     min_per_order: PerOrder | None = None
     max_per_order: PerOrder | None = None
     checkin_attention: bool = False
-    checkin_text: str | None = None
+    checkin_text: LongText | None = None
     require_approval: bool = False
     require_bundling: bool = False
     generate_tickets: bool | None = None

@@ -4,13 +4,19 @@ inline variations, add-ons and bundles accepted on creation."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import ROUND_DOWN, Decimal
 from typing import Any
 
 from sqlalchemy import ColumnElement, false, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from admit.catalog.items.item_parity import (
+    apply_parity,
+    membership_types,
+    parity_errors,
+    parity_to_read,
+)
 from admit.catalog.items.item_schemas import ItemIn
 from admit.catalog.items.nested_service import (
     BundleRefs,
@@ -48,6 +54,7 @@ from admit.models import (
     ItemBundle,
     ItemCategory,
     ItemVariation,
+    MembershipType,
     TaxRule,
 )
 
@@ -93,6 +100,7 @@ def item_to_read(
         addons=[addon_to_read(a) for a in item.addons],
         bundles=[bundle_to_read(b) for b in item.bundles],
     )
+    data.update(parity_to_read(item))
     return data
 
 
@@ -148,6 +156,7 @@ class ItemRefs:
 
     tax_rule_id: int | None
     bundle_refs: BundleRefs | None = None
+    membership_types: list[MembershipType] = field(default_factory=list)
 
 
 async def _rule(session: AsyncSession, event_id: int, rule_id: int) -> TaxRule | None:
@@ -168,9 +177,14 @@ async def _default_rule(session: AsyncSession, event_id: int) -> TaxRule | None:
 
 
 async def validate_item(
-    session: AsyncSession, event: Event, data: ItemIn, creating: bool, supplied: set[str]
+    session: AsyncSession,
+    event: Event,
+    data: ItemIn,
+    creating: bool,
+    supplied: set[str],
+    item: Item | None = None,
 ) -> ItemRefs:
-    errors: Errors = {}
+    errors: Errors = await parity_errors(session, event, data, item, data.issue_giftcard)
     general: list[str] = []
     declared = event.item_meta_properties or {}
 
@@ -217,9 +231,10 @@ async def validate_item(
         if data.admission:
             general.append("Gift card products should not be admission products at the same time.")
     if general:
-        errors[NON_FIELD] = general
+        errors[NON_FIELD] = [*general, *errors.get(NON_FIELD, [])]
 
     refs = ItemRefs(tax_rule_id=rule.id if rule is not None else None)
+    refs.membership_types = await membership_types(session, data)
     if creating:
         nested = await _nested_errors(session, event.id, data, declared, refs)
         errors.update(nested)
@@ -274,6 +289,7 @@ def apply_item(
     else:
         item.personalized = True
     apply_channels(item, data, supplied)
+    apply_parity(item, data, refs.membership_types)
     if writes_meta(supplied, partial):
         item.meta_data = dict(data.meta_data)
     if creating:

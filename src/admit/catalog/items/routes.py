@@ -81,6 +81,7 @@ class ItemResource(ModifiedSinceList, CatalogResource):
         selectinload(Item.variations),
         selectinload(Item.addons),
         selectinload(Item.bundles),
+        selectinload(Item.require_membership_types),
     )
 
     async def prepare(self, ctx: OrgContext, params: dict[str, str]) -> None:
@@ -100,7 +101,7 @@ class ItemResource(ModifiedSinceList, CatalogResource):
     ) -> None:
         assert isinstance(data, ItemIn) and isinstance(ctx, EventContext)
         ctx.extra["refs"] = await item_service.validate_item(
-            ctx.session, ctx.event, data, creating=obj is None, supplied=supplied
+            ctx.session, ctx.event, data, creating=obj is None, supplied=supplied, item=obj
         )
         ctx.extra["picture"] = await resolve_picture(
             ctx.session, ctx.principal, data.picture, obj, public_base_url(ctx.request)

@@ -14,7 +14,15 @@ from pydantic import AfterValidator, BeforeValidator, Field
 
 from admit.events.plugins import SALES_CHANNELS
 from admit.kit.crud import PK_MAX
-from admit.kit.schema import DateTime, I18n, Money, ReadModel, RequiredI18n, WriteModel
+from admit.kit.schema import (
+    DateTime,
+    I18n,
+    LongText,
+    Money,
+    ReadModel,
+    WriteModel,
+    i18n_name,
+)
 
 
 def _check_channels(values: list[str]) -> list[str]:
@@ -40,6 +48,8 @@ def _no_bool(value: Any) -> Any:
 # A reference to another object by id; existence (and range) is checked by the service.
 Ref = Annotated[int, BeforeValidator(_no_bool)]
 InternalName = Annotated[str, Field(max_length=190)]
+# Product, category and variation names: 255 characters a translation, as the reference.
+ProductName = i18n_name(255)
 MetaData = dict[str, Annotated[str, Field(max_length=2000)]]
 
 
@@ -59,7 +69,7 @@ class CategoryOut(ReadModel):
 
 
 class CategoryIn(WriteModel):
-    name: RequiredI18n
+    name: ProductName
     internal_name: InternalName | None = ""
     description: I18n | None = None
     position: Position = 0
@@ -95,7 +105,7 @@ class VariationOut(ReadModel):
 
 
 class VariationIn(WriteModel):
-    value: RequiredI18n
+    value: ProductName
     default_price: Money | None = None
     active: bool = True
     description: I18n | None = None
@@ -104,7 +114,7 @@ class VariationIn(WriteModel):
     free_price_suggestion: Money | None = None
     require_approval: bool = False
     checkin_attention: bool = False
-    checkin_text: str | None = None
+    checkin_text: LongText | None = None
     available_from: DateTime | None = None
     available_until: DateTime | None = None
     hide_without_voucher: bool = False

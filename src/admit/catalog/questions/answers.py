@@ -21,7 +21,7 @@ from sqlalchemy.orm import selectinload
 
 from admit.catalog.taxes.countries import COUNTRIES
 from admit.kit.crud import PK_MAX
-from admit.kit.schema import PHONE_RE, Pk, WriteModel
+from admit.kit.schema import PHONE_RE, LongText, Pk, WriteModel
 from admit.models import Answer, Question, QuestionOption, question_items
 
 
@@ -37,7 +37,7 @@ def _text_answer(value: Any) -> Any:
 class AnswerIn(WriteModel):
     question: Pk
     # Choice answers are rendered from their options, so the text may be left out there.
-    answer: Annotated[str | None, BeforeValidator(_text_answer)] = None
+    answer: Annotated[LongText | None, BeforeValidator(_text_answer)] = None
     options: list[Pk] = []
 
 
@@ -195,10 +195,17 @@ def _check_text(question: Question, text: str) -> str:
         return text.upper()
     if kind == "TEL" and not PHONE_RE.match(text):
         raise ValueError("Enter a valid phone number.")
-    limit = question.valid_string_length_max
-    if kind in TEXT_TYPES and limit is not None and len(text) > limit:
-        raise ValueError(f"Ensure this field has no more than {limit} characters.")
+    if kind in TEXT_TYPES:
+        _check_length(question, text)
     return text
+
+
+def _check_length(question: Question, text: str) -> None:
+    low, high = question.valid_string_length_min, question.valid_string_length_max
+    if low is not None and len(text) < low:
+        raise ValueError(f"Ensure this field has at least {low} characters.")
+    if high is not None and len(text) > high:
+        raise ValueError(f"Ensure this field has no more than {high} characters.")
 
 
 def check_answer(

@@ -109,13 +109,14 @@ class QuestionIn(WriteModel):
     dependency_question: Pk | None = None
     dependency_values: list[Annotated[str, Field(max_length=190)]] = []
     # Deprecated single-value form of dependency_values, still accepted from old clients.
-    dependency_value: str | None = None
+    dependency_value: Annotated[str, Field(max_length=190)] | None = None
     valid_number_min: Bound | None = None
     valid_number_max: Bound | None = None
     valid_date_min: Date | None = None
     valid_date_max: Date | None = None
     valid_datetime_min: DateTime | None = None
     valid_datetime_max: DateTime | None = None
+    valid_string_length_min: int | None = Field(default=None, ge=0, le=2**31 - 1)
     valid_string_length_max: int | None = Field(default=None, ge=1, le=2**31 - 1)
     valid_file_portrait: bool = False
 
@@ -143,5 +144,6 @@ class QuestionOut(ReadModel):
     valid_date_max: dt.date | None
     valid_datetime_min: dt.datetime | None
     valid_datetime_max: dt.datetime | None
+    valid_string_length_min: int | None
     valid_string_length_max: int | None
     valid_file_portrait: bool

@@ -35,6 +35,7 @@ _SETTING_TYPES: dict[str, tuple[frozenset[str], str]] = {
     "valid_date_max": (frozenset({"D"}), "date"),
     "valid_datetime_min": (frozenset({"W"}), "date and time"),
     "valid_datetime_max": (frozenset({"W"}), "date and time"),
+    "valid_string_length_min": (frozenset({"S", "T"}), "text"),
     "valid_string_length_max": (frozenset({"S", "T"}), "text"),
     "valid_file_portrait": (frozenset({"F"}), "file upload"),
 }
@@ -42,7 +43,8 @@ _SETTING_TYPES: dict[str, tuple[frozenset[str], str]] = {
 _COPIED = (
     "question help_text type required position ask_during_checkin show_during_checkin hidden "
     "print_on_invoice valid_number_min valid_number_max valid_date_min valid_date_max "
-    "valid_datetime_min valid_datetime_max valid_string_length_max valid_file_portrait"
+    "valid_datetime_min valid_datetime_max valid_string_length_min valid_string_length_max "
+    "valid_file_portrait"
 ).split()
 
 
@@ -114,6 +116,7 @@ def _type_errors(data: QuestionIn, obj: Question | None, errors: dict[str, list[
         ("valid_number_min", "valid_number_max"),
         ("valid_date_min", "valid_date_max"),
         ("valid_datetime_min", "valid_datetime_max"),
+        ("valid_string_length_min", "valid_string_length_max"),
     ):
         lo, hi = getattr(data, low), getattr(data, high)
         if lo is not None and hi is not None and lo > hi and high not in errors:

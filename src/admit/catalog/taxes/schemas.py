@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BeforeValidator, ConfigDict, Field, model_validator
 
 from admit.catalog.taxes.countries import COUNTRIES, RULE_COUNTRIES
-from admit.kit.schema import I18n, Percent, ReadModel, RequiredI18n, WriteModel
+from admit.kit.schema import I18n, I18nName, Percent, ReadModel, WriteModel
 
 # The codes of the spec's list; ``E/<reason>`` carries a VATEX exemption reason code.
 TAX_CODE_RE = re.compile(r"^(S/(standard|reduced|averaged)|AE|O|E|E/VATEX-[A-Z0-9-]+|Z|G|K|L|M|B)$")
@@ -85,7 +85,7 @@ class TaxRuleOut(ReadModel):
 
 
 class TaxRuleIn(WriteModel):
-    name: RequiredI18n
+    name: I18nName
     internal_name: Annotated[str, BeforeValidator(_null_to_empty), Field(max_length=190)] = ""
     rate: Rate
     code: TaxCode | None = None
