@@ -1,4 +1,7 @@
-"""OpenAPI for routes that parse their own JSON body, and docs served from installed files."""
+"""OpenAPI for routes that parse their own JSON body, and docs served from installed files.
+
+``kit/openapi_complete.py`` then adds what the routes do not declare themselves: the answers of
+routes that render their own JSON, every list's query parameters, every error answer."""
 
 from __future__ import annotations
 
@@ -56,6 +59,9 @@ def install_openapi(app: FastAPI, prefix: str = "/api/v1") -> None:
             for name, definition in defs.get("$defs", {}).items():
                 components.setdefault(name, definition)
         _drop_validation_responses(schema)
+        from admit.kit.openapi_complete import complete  # imports every response schema
+
+        complete(schema, app, prefix)
         schema["components"]["securitySchemes"] = {
             "TokenAuth": {"type": "apiKey", "in": "header", "name": "Authorization"}
         }

@@ -171,10 +171,15 @@ class Scheduler:
                     await session.commit()
 
     async def run_forever(self) -> None:
-        """Ticks whenever the next period of any task begins (and at least every second)."""
-        await self._ensure_rows()
+        """Ticks whenever the next period of any task begins (and at least every second).
+        A database that is down at the start delays the first tick, it does not end the
+        scheduler."""
+        ready = False
         while True:
             try:
+                if not ready:
+                    await self._ensure_rows()
+                    ready = True
                 await self.tick()
             except Exception:
                 log.exception("scheduler tick failed")

@@ -78,7 +78,10 @@ class LocalFileStore:
             handle.close()
             os.replace(partial, path)
         finally:
-            handle.close()
+            # Closing flushes what is buffered, which fails on a full disk: the partial
+            # file goes all the same.
+            with contextlib.suppress(OSError):
+                handle.close()
             partial.unlink(missing_ok=True)
 
     async def open(self, key: str) -> AsyncIterator[bytes]:
