@@ -84,8 +84,15 @@ def serve(
     host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to bind.")] = 8000,
     workers: Annotated[int, typer.Option(help="Worker processes.")] = 1,
+    access_log: Annotated[
+        bool, typer.Option(help="One log line per request (ADMIT_ACCESS_LOG).")
+    ] = True,
 ) -> None:
     """Serve the API with uvicorn (uvloop, httptools); several workers get a socket each."""
+    import os
+
+    if not access_log:  # the workers read their settings from the environment
+        os.environ["ADMIT_ACCESS_LOG"] = "false"
     from admit.serving import serve as run_server
 
     run_server(host, port, workers)

@@ -27,6 +27,8 @@ from multiprocessing.connection import wait
 from multiprocessing.process import BaseProcess
 from typing import Any
 
+import uvicorn
+
 from admit.kit.logs import configure_logging, uvicorn_log_config
 
 APP = "admit.app:create_app"
@@ -59,12 +61,31 @@ log = logging.getLogger("admit.serving")
 
 def serve(host: str, port: int, workers: int) -> None:
     configure_logging()
-    import uvicorn
-
-    if workers <= 1 or not hasattr(socket, "SO_REUSEPORT"):
+    if workers <= 1:
+        config = uvicorn.Config(APP, host=host, port=port, **OPTIONS)
+        _AnnouncingServer(config).run()
+        return
+    if not hasattr(socket, "SO_REUSEPORT"):
         uvicorn.run(APP, host=host, port=port, workers=workers, **OPTIONS)
         return
     sys.exit(Supervisor(host, port, workers).run())
+
+
+def _listening(host: str, port: int, workers: int) -> None:
+    """The one line that says where the server answers (uvicorn's own start-up lines are
+    below the log level)."""
+    shown = f"[{host}]" if ":" in host else host
+    plural = "s" if workers != 1 else ""
+    log.info("admit serve: listening on http://%s:%d (%d worker%s)", shown, port, workers, plural)
+
+
+class _AnnouncingServer(uvicorn.Server):
+    """uvicorn's server, saying where it listens once it does."""
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets=sockets)
+        if not self.should_exit:
+            _listening(self.config.host, self.config.port, 1)
 
 
 class Supervisor:
@@ -86,6 +107,7 @@ class Supervisor:
         signal.signal(signal.SIGINT, self._stop)
         for _ in range(self.workers):
             self._start()
+        _listening(self.host, self.port, self.workers)
         while self.processes:
             # A sentinel becomes ready when its process has ended; is_alive() may still say
             # True for a moment after that (the process is closing down): sentinels count.
@@ -148,8 +170,6 @@ class Supervisor:
 
 
 def _worker(host: str, port: int) -> None:
-    import uvicorn
-
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

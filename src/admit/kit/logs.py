@@ -230,6 +230,8 @@ def logging_config(settings: Settings) -> dict[str, Any]:
         "loggers": {
             "admit": {"level": settings.log_level.upper()},
             ACCESS_LOGGER: {"level": "INFO" if settings.access_log else "WARNING"},
+            # Start, stop and worker replacement: a few lines a run, always worth having.
+            "admit.serving": {"level": "INFO"},
             # uvicorn's own lines go through the same handler; its access log is ours.
             "uvicorn": {"level": "INFO", "handlers": [], "propagate": True},
             "uvicorn.error": {"level": "INFO", "propagate": True},
