@@ -95,7 +95,7 @@ class FastLane:
         return None
 
 
-async def _read_body(receive: Receive, limit: int) -> tuple[bytes | None, list[Message]]:
+async def read_body(receive: Receive, limit: int) -> tuple[bytes | None, list[Message]]:
     """The whole body (None when it is not a plain one) and the messages read."""
     chunks: list[bytes] = []
     size = 0
@@ -114,7 +114,7 @@ async def _read_body(receive: Receive, limit: int) -> tuple[bytes | None, list[M
             return b"".join(chunks), messages
 
 
-def _replay(messages: list[Message], receive: Receive) -> Receive:
+def replay(messages: list[Message], receive: Receive) -> Receive:
     """A ``receive`` that hands out the messages already read, then the real ones."""
     pending = list(messages)
 
@@ -136,7 +136,7 @@ async def serve(
         await app(scope, receive, send)
         return
     route, params = found
-    body, messages = await _read_body(receive, body_limit)
+    body, messages = await read_body(receive, body_limit)
     if body is not None:
         scope[ROUTE_TEMPLATE] = route.template
         try:
@@ -148,6 +148,6 @@ async def serve(
 
             answer = database_error_response(exc) or server_error(scope["method"], scope["path"])
         if answer is not None:
-            await answer(scope, _replay(messages, receive), send)
+            await answer(scope, replay(messages, receive), send)
             return
-    await app(scope, _replay(messages, receive), send)
+    await app(scope, replay(messages, receive), send)

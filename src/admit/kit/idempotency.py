@@ -32,6 +32,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from admit.config import Settings
 from admit.kit import idempotency_store as store
 from admit.kit.errors import busy_error
+from admit.kit.fastlane import read_body, replay
 from admit.kit.transaction import commit, run_after_commit
 
 log = logging.getLogger("admit")
@@ -66,35 +67,6 @@ def _credential(scope: Scope) -> str:
         elif name == b"cookie":
             cookie = b"cookie:" + value
     return hashlib.sha256(found or cookie).hexdigest()
-
-
-async def _read_body(receive: Receive, limit: int) -> tuple[bytes | None, list[Message]]:
-    chunks: list[bytes] = []
-    messages: list[Message] = []
-    size = 0
-    while True:
-        message = await receive()
-        messages.append(message)
-        if message["type"] != "http.request":
-            return None, messages
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > limit:
-            return None, messages
-        chunks.append(chunk)
-        if not message.get("more_body", False):
-            return b"".join(chunks), messages
-
-
-def _replay(messages: list[Message], receive: Receive) -> Receive:
-    pending = list(messages)
-
-    async def replayed() -> Message:
-        if pending:
-            return pending.pop(0)
-        return await receive()
-
-    return replayed
 
 
 async def _send(send: Send, answer: store.Answer, replayed: bool = False) -> None:
@@ -185,9 +157,9 @@ async def _keyed(
         detail = f"The X-Idempotency-Key header must be 1 to {MAX_KEY} printable characters."
         await _send(send, _answer(400, detail))
         return
-    body, messages = await _read_body(receive, limit)
+    body, messages = await read_body(receive, limit)
     if body is None:  # too large or gone: the application answers (and changes nothing)
-        await app(scope, _replay(messages, receive), send)
+        await app(scope, replay(messages, receive), send)
         return
     path = scope["path"] + (
         "?" + scope["query_string"].decode("latin-1") if scope["query_string"] else ""
@@ -208,7 +180,7 @@ async def _keyed(
     scope[store.CLAIM] = claimed
     capture = _Capture()
     try:
-        await app(scope, _replay(messages, receive), capture.send)
+        await app(scope, replay(messages, receive), capture.send)
     except BaseException:
         await _abandon(db, claimed)
         if capture.status is None:

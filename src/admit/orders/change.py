@@ -38,7 +38,7 @@ from admit.orders.change_checks import Plan, Target, check_change
 from admit.orders.change_schemas import ChangeIn
 from admit.orders.change_split import settle, split_off
 from admit.orders.change_stock import take_quota
-from admit.orders.create import _display, _key, _name_parts
+from admit.orders.create import _key, build_position
 from admit.orders.pricing import load_discounts, price_lines, tax
 from admit.orders.serialize import attendee_name
 from admit.seating import claim as seating
@@ -228,37 +228,17 @@ async def _add(
     for offset, (draft, price, addon_to) in enumerate(
         zip(plan.new, priced, plan.new_addon_to, strict=True)
     ):
-        line, data = draft.line, draft.data
-        parts = _name_parts(data)
-        position = OrderPosition(
+        data = draft.data
+        position = build_position(
+            draft,
+            price,
             order_id=plan.order.id,
             event_id=event.id,
             positionid=next_id + offset,
-            item_id=line.item.id,  # type: ignore[union-attr]
-            variation_id=line.variation.id if line.variation else None,  # type: ignore[union-attr]
-            subevent_id=line.subevent.id if line.subevent else None,  # type: ignore[union-attr]
-            price=price.price,
-            tax_rate=price.tax_rate,
-            tax_value=price.tax_value,
-            tax_rule_id=price.tax_rule_id,
-            tax_code=price.tax_code,
-            discount_id=price.discount_id,
-            attendee_name_parts=parts,
-            attendee_name_cached=_display(parts),
-            attendee_email=data.attendee_email,
-            company=data.company,
-            street=data.street,
-            zipcode=data.zipcode,
-            city=data.city,
-            country=data.country,
-            state=data.state,
             secret=data.secret or next(fresh),
-            web_secret=codes.web_secret(),
-            pseudonymization_id=codes.pseudonymization_id(),
             addon_to_id=addon_to,
             valid_from=data.valid_from,
             valid_until=data.valid_until,
-            seat_id=draft.seat.id if draft.seat else None,
         )
         session.add(position)
         added.append(position)

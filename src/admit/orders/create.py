@@ -168,6 +168,38 @@ def _name_parts(data: PositionIn) -> dict[str, str]:
     return {}
 
 
+def build_position(draft: Any, price: Any, **fields: Any) -> OrderPosition:
+    """A new position from a checked draft (its product, attendee and seat) and its price;
+    ``fields`` are what the caller decides (order, numbers, secret, validity, …). Order
+    creation and order changes make positions here, so both write the same columns."""
+    line, data = draft.line, draft.data
+    parts = _name_parts(data)
+    return OrderPosition(
+        item_id=line.item.id,
+        variation_id=line.variation.id if line.variation else None,
+        subevent_id=line.subevent.id if line.subevent else None,
+        price=price.price,
+        tax_rate=price.tax_rate,
+        tax_value=price.tax_value,
+        tax_rule_id=price.tax_rule_id,
+        tax_code=price.tax_code,
+        discount_id=price.discount_id,
+        attendee_name_parts=parts,
+        attendee_name_cached=_display(parts),
+        attendee_email=data.attendee_email,
+        company=data.company,
+        street=data.street,
+        zipcode=data.zipcode,
+        city=data.city,
+        country=data.country,
+        state=data.state,
+        web_secret=codes.web_secret(),
+        pseudonymization_id=codes.pseudonymization_id(),
+        seat_id=draft.seat.id if draft.seat else None,
+        **fields,
+    )
+
+
 async def create_order(session: AsyncSession, event: Event, data: OrderIn) -> Order:
     """Validates, prices, reserves quota and writes the order (flushed, not committed)."""
     now = utcnow()
@@ -263,39 +295,19 @@ async def create_order(session: AsyncSession, event: Event, data: OrderIn) -> Or
         for draft, price in zip(drafts, priced, strict=True):
             if (draft.data.addon_to is not None) != addons:
                 continue
-            line, pdata = draft.line, draft.data
-            parts = _name_parts(pdata)
-            pos = OrderPosition(
+            pdata = draft.data
+            pos = build_position(
+                draft,
+                price,
                 order_id=order.id,
                 event_id=event.id,
                 positionid=draft.positionid,
-                item_id=line.item.id,  # type: ignore[union-attr]
-                variation_id=line.variation.id if line.variation else None,  # type: ignore[union-attr]
-                subevent_id=line.subevent.id if line.subevent else None,  # type: ignore[union-attr]
-                price=price.price,
-                tax_rate=price.tax_rate,
-                tax_value=price.tax_value,
-                tax_rule_id=price.tax_rule_id,
-                tax_code=price.tax_code,
-                discount_id=price.discount_id,
-                attendee_name_parts=parts,
-                attendee_name_cached=_display(parts),
-                attendee_email=pdata.attendee_email,
-                company=pdata.company,
-                street=pdata.street,
-                zipcode=pdata.zipcode,
-                city=pdata.city,
-                country=pdata.country,
-                state=pdata.state,
                 secret=pdata.secret or next(fresh),
-                web_secret=codes.web_secret(),
-                pseudonymization_id=codes.pseudonymization_id(),
                 addon_to_id=by_positionid[pdata.addon_to].id if pdata.addon_to else None,
                 valid_from=windows[draft.positionid][0],
                 valid_until=windows[draft.positionid][1],
                 used_membership_id=memberships.get(draft.positionid),
-                seat_id=draft.seat.id if draft.seat else None,
-                **redeem.position_fields(line.voucher),  # type: ignore[union-attr]
+                **redeem.position_fields(draft.line.voucher),  # type: ignore[union-attr]
             )
             session.add(pos)
             by_positionid[draft.positionid] = pos
