@@ -28,6 +28,11 @@ from admit.db import Base, Database, create_database
 from tests.factories import Factory, World, build_world
 
 PG_URL = os.environ.get("ADMIT_TEST_DATABASE_URL")
+# Every Admit process a test starts gets small pools and a patient pool wait: a worker then
+# holds at most 12 connections (4 pooled, 4 overflow, 4 fast-read), so the suite runs beside
+# another client holding 25 of a 100-connection server, and a rush queues for connections
+# instead of answering 503 "too busy" on a slow machine.
+SERVER_POOL_ENV = {"ADMIT_DB_POOL_SIZE": "4", "ADMIT_DB_POOL_TIMEOUT": "60"}
 
 
 @dataclass
@@ -102,6 +107,7 @@ def live_process(live_database: str, tmp_path_factory: pytest.TempPathFactory) -
         "ADMIT_DATABASE_URL": live_database,
         "ADMIT_DATA_DIR": str(data_dir),
         "ADMIT_BASE_URL": f"http://127.0.0.1:{port}",
+        **SERVER_POOL_ENV,
     }
     command = [sys.executable, "-m", "admit", "serve", "--port", str(port), "--workers", "2"]
     log = (data_dir / "server.log").open("wb")

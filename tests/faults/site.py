@@ -26,6 +26,7 @@ from admit.db import Database, create_database
 from admit.quotas import ledger
 from tests.factories import Factory, World, build_world
 from tests.faults.cluster import free_port
+from tests.live import SERVER_POOL_ENV
 
 PG_URL = os.environ.get("ADMIT_TEST_DATABASE_URL")
 NOT_ON_PG = "fault tests run against a real PostgreSQL (set ADMIT_TEST_DATABASE_URL)"
@@ -44,6 +45,7 @@ class AdmitProcess:
             "ADMIT_DATABASE_URL": database_url,
             "ADMIT_DATA_DIR": str(data_dir),
             "ADMIT_BASE_URL": self.url,
+            **SERVER_POOL_ENV,
             **env,
         }
         self.process: subprocess.Popen[bytes] | None = None

@@ -19,6 +19,7 @@ from sqlalchemy import text
 from admit.config import Settings
 from admit.db import Database, create_database
 from admit.jobs.runtime import Background
+from tests.live import SERVER_POOL_ENV
 
 PG_URL = os.environ.get("ADMIT_TEST_DATABASE_URL")
 REDIS_URL = os.environ.get("ADMIT_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
@@ -106,6 +107,7 @@ async def live_jobs(jobs_database: str, tmp_path: Path) -> AsyncIterator[LiveJob
         "ADMIT_DATA_DIR": str(tmp_path),
         "ADMIT_REDIS_URL": REDIS_URL,
         "ADMIT_JOB_QUEUE": queue,
+        **SERVER_POOL_ENV,
         "ADMIT_JOB_LEASE_SECONDS": "2",
         "ADMIT_JOB_SWEEP_SECONDS": "0.5",
         "ADMIT_JOB_REDELIVER_SECONDS": "3",

@@ -270,28 +270,8 @@ def upgrade() -> None:
     with op.batch_alter_table("questions", schema=None) as batch_op:
         batch_op.add_column(sa.Column("valid_string_length_min", sa.Integer(), nullable=True))
 
-    # The defaults only filled existing rows; the models set the values from now on.
-    with op.batch_alter_table("items", schema=None) as batch_op:
-        batch_op.alter_column("available_from_mode", server_default=None)
-        batch_op.alter_column("available_until_mode", server_default=None)
-        batch_op.alter_column("hidden_if_item_available_mode", server_default=None)
-        batch_op.alter_column("require_membership", server_default=None)
-        batch_op.alter_column("require_membership_hidden", server_default=None)
-        batch_op.alter_column("grant_membership_duration_like_event", server_default=None)
-        batch_op.alter_column("grant_membership_duration_days", server_default=None)
-        batch_op.alter_column("grant_membership_duration_months", server_default=None)
-        batch_op.alter_column("validity_dynamic_start_choice", server_default=None)
-
-    # The defaults only filled existing rows; the models set the values from now on.
-    with op.batch_alter_table("order_positions", schema=None) as batch_op:
-        batch_op.alter_column("plugin_data", server_default=None)
-        batch_op.alter_column("has_print_logs", server_default=None)
-
-    # The defaults only filled existing rows; the models set the values from now on.
-    with op.batch_alter_table("orders", schema=None) as batch_op:
-        batch_op.alter_column("api_meta", server_default=None)
-        batch_op.alter_column("plugin_data", server_default=None)
-        batch_op.alter_column("tax_rounding_mode", server_default=None)
+    # The server defaults stay: the models set every value themselves, and writers of raw SQL
+    # (bulk loads such as bench/export.py, or a tool outside Admit) need not name new columns.
 
 
 def downgrade() -> None:
