@@ -77,7 +77,11 @@ async def authorize(request: Request, session: Session) -> Response:
         return page.message("Bad request", exc.message, exc.status)
     deciding = request.method == "POST" and any(k == "decision" for k, _ in form)
     params = [(k, v) for k, v in (*query, *form) if k not in OWN_FIELDS]
-    grant, failure = await _validate(page, _oauth_request(request, params))
+    try:
+        oauth_req = _oauth_request(request, params)
+    except OAuth2Error as error:  # plain http to a host that is not this machine
+        return _error_page(page, error)
+    grant, failure = await _validate(page, oauth_req)
     if failure is not None:
         return failure
     if gate := page.gate():
