@@ -6,12 +6,15 @@ On SQLite there is no lane: the same tests then exercise the framework path."""
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 from typing import Any
 
+import asyncpg
 import pytest
 from sqlalchemy import func, select, text
 
 from admit.kit import idempotency_lane
+from admit.kit import idempotency_store as store
 from admit.models import CartPosition, Checkin, IdempotencyKey
 from tests.carts import helpers as carts
 from tests.checkin import helpers as checkin
@@ -126,3 +129,46 @@ async def test_a_failed_group_commits_nothing_and_frees_the_keys(client, world, 
     async with factory.sessionmaker() as session:
         status = await session.scalar(text("SELECT status FROM idempotency_keys"))
     assert status == 201
+
+
+async def test_stored_answers_keep_any_bytes(client, world, factory, clean_app):
+    """The group's closing script carries answers as literals: quotes, backslashes, SQL and
+    non-ASCII text in a body must come back byte for byte."""
+    ticket = await carts.item(factory, world.event)
+    await carts.quota(factory, world.event, 5, [ticket])
+    name = "O'Brien\\'); DROP TABLE orders; -- $$ \\x00 ü 🎟"
+    headers = {**auth(world.admin), "X-Idempotency-Key": "odd-bytes"}
+    body = {"item": ticket.id, "price": "5", "attendee_name": name}
+    first = await client.post(carts.url(world), json=body, headers=headers)
+    assert first.status_code == 201
+    assert first.json()["attendee_name"] == name
+    again = await client.post(carts.url(world), json=body, headers=headers)
+    assert (again.status_code, again.content) == (201, first.content)
+    assert again.headers["idempotent-replayed"] == "true"
+    assert await _count(factory, CartPosition) == 1
+
+
+async def test_a_claim_taken_over_is_not_answered(clean_app):
+    """The closing script commits nothing when a claim no longer carries its stamp (its
+    lease ran out and another request took the key over)."""
+    db = clean_app.state.db
+    if not db.fast.native:
+        pytest.skip("group transactions are the PostgreSQL lane's")
+    request = store.Request("cred", "taken", "POST", "/x", "h")
+    claim = await store.claim(db, request)
+    assert isinstance(claim, store.Claim)
+    stale = store.Claim(claim.id, claim.created - dt.timedelta(seconds=1), request)
+    answer = store.Answer(201, [["content-type", "application/json"]], b"{}")
+    pool = await db.fast.pool()
+    async with pool.acquire() as conn:
+        await conn.execute("BEGIN")
+        script = store.pg_closing_script([(stale, answer)], [], store.utcnow())
+        with pytest.raises(asyncpg.DataError):
+            await conn.execute(script)
+        await conn.execute("ROLLBACK")
+        fine = store.pg_closing_script([(claim, answer)], [], store.utcnow())
+        await conn.execute("BEGIN")
+        assert await conn.execute(fine) == "COMMIT"
+    async with db.sessionmaker() as session:
+        row = (await session.execute(text("SELECT status, body FROM idempotency_keys"))).one()
+    assert (row.status, bytes(row.body)) == (201, b"{}")

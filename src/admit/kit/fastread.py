@@ -60,6 +60,7 @@ class FastReader:
     # Preparing again now and then bounds that; it costs a few plannings per minute.
     statement_lifetime: float = 10.0
     _pool: asyncpg.Pool | None = None
+    _lax_pool: asyncpg.Pool | None = None
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     _compiled: dict[int, tuple[str, Sequence[str]]] = field(default_factory=dict)
     # Statements sent on the native pool (tests add them to the SQLAlchemy count).
@@ -74,23 +75,37 @@ class FastReader:
         if self._pool is None:
             async with self._lock:
                 if self._pool is None:
-                    url = make_url(self.url)
-                    self._pool = await asyncpg.create_pool(
-                        host=url.host,
-                        port=url.port,
-                        user=url.username,
-                        password=url.password,
-                        database=url.database,
-                        min_size=1,
-                        max_size=self.pool_size,
-                        init=_initializer(self.engine.dialect),
-                        server_settings=self.server_settings,
-                        max_cached_statement_lifetime=self.statement_lifetime,
-                        # Fast reads leave no session state behind: skip asyncpg's reset
-                        # round trip (RESET ALL, UNLISTEN, ...) on every release.
-                        reset=_no_reset,
-                    )
+                    self._pool = await self._open(self.pool_size, self.server_settings)
         return self._pool
+
+    async def lax_pool(self) -> asyncpg.Pool:
+        """Two native connections whose commits do not wait for the disk. Only for writes
+        that are worthless without a later ordinary commit of the same process, which then
+        makes them durable too (the log is flushed in order): a lost one lost nothing."""
+        if self._lax_pool is None:
+            async with self._lock:
+                if self._lax_pool is None:
+                    settings = {**self.server_settings, "synchronous_commit": "off"}
+                    self._lax_pool = await self._open(2, settings)
+        return self._lax_pool
+
+    async def _open(self, size: int, settings: dict[str, str]) -> asyncpg.Pool:
+        url = make_url(self.url)
+        return await asyncpg.create_pool(
+            host=url.host,
+            port=url.port,
+            user=url.username,
+            password=url.password,
+            database=url.database,
+            min_size=1,
+            max_size=size,
+            init=_initializer(self.engine.dialect),
+            server_settings=settings,
+            max_cached_statement_lifetime=self.statement_lifetime,
+            # Fast reads leave no session state behind: skip asyncpg's reset
+            # round trip (RESET ALL, UNLISTEN, ...) on every release.
+            reset=_no_reset,
+        )
 
     def compile(self, stmt: Select[Any]) -> tuple[str, Sequence[str]]:
         """The statement's SQL for the native pool and its parameter names in order; cached
@@ -133,6 +148,7 @@ class FastReader:
         return [r[0] for r in await pool.fetch(sql, *(params[n] for n in names))]
 
     async def close(self) -> None:
-        if self._pool is not None:
-            await self._pool.close()
-            self._pool = None
+        for pool in (self._pool, self._lax_pool):
+            if pool is not None:
+                await pool.close()
+        self._pool = self._lax_pool = None

@@ -6,10 +6,11 @@ commit its change together with its answer, and the answer exists only once the 
 made and rendered. So keyed lane requests commit in *groups*: a group is one transaction on
 one native connection; its members run their handlers as usual, each in its own task, but
 every statement they send (the coalesced batch statements included) goes over the group's
-connection. Once every member has its answer, the answers are written with one statement and
-the group commits; only then are the answers sent. As with the batches, at most one group
-runs at a time per database and what arrives meanwhile forms the next one, so under a rush
-a group is large and its two extra statements and its commit are shared.
+connection. Once every member has its answer, one script writes the answers and commits
+(``idempotency_store.pg_closing_script``); only then are the answers sent. Groups run one at
+a time per database, and what arrives meanwhile forms the next one, whose connection is
+taken and whose transaction is begun while the current one runs: under a rush a group is
+large, and all it adds to the batches of its members is one round trip, shared.
 
 A group whose transaction fails (a statement error aborts it, the commit fails, a member
 crashes) is rolled back as a whole: every member that had an answer gets 503 with
@@ -97,49 +98,53 @@ class _Group:
     )
     results: list[tuple[store.Claim, Any]] = field(default_factory=list)
     all_in: asyncio.Event = field(default_factory=asyncio.Event)
+    done: asyncio.Event = field(default_factory=asyncio.Event)  # its connection is back
 
 
 class _Lane:
-    """The groups of one database (one fast reader)."""
+    """The groups of one database (one fast reader). Groups run one after the other, but the
+    next one gets its connection and begins its transaction while the current one runs, so
+    that between two groups there is no round trip: only the members' own statements, then
+    one more for the answers and the commit together."""
 
     def __init__(self, fast: FastReader, hours: float) -> None:
         self.fast = fast
         self.hours = hours
         self.reader = GroupReader(fast.engine, fast.url, _compiled=fast._compiled)
         self.pending: _Group | None = None
-        self.running: _Group | None = None
+        self.last: _Group | None = None  # the group the pending one waits for
         self.tasks: set[asyncio.Task[None]] = set()
 
     def join(self) -> _Group:
         group = self.pending
         if group is None:
             group = self.pending = _Group()
+            task = asyncio.ensure_future(self._run(group, self.last))
+            self.last = group
+            self.tasks.add(task)
+            task.add_done_callback(self.tasks.discard)
         group.size += 1
-        if self.running is None:
-            self._start()
         return group
 
-    def _start(self) -> None:
-        group, self.pending = self.pending, None
-        assert group is not None
-        self.running = group
-        task = asyncio.ensure_future(self._run(group))
-        self.tasks.add(task)
-        task.add_done_callback(self.tasks.discard)
-
-    async def _run(self, group: _Group) -> None:
+    async def _run(self, group: _Group, previous: _Group | None) -> None:
         try:
-            await self._transact(group)
+            await self._transact(group, previous)
         finally:
-            self.running = None
+            self._close(group)
             if not group.started.done():
                 group.started.set_result(None)
             if not group.finished.done():
                 group.finished.set_result(False)
-            if self.pending is not None:
-                self._start()
+            group.done.set()
+            if self.last is group:
+                self.last = None
 
-    async def _transact(self, group: _Group) -> None:
+    def _close(self, group: _Group) -> None:
+        """No member joins ``group`` any more (a later request forms the next group)."""
+        if self.pending is group:
+            self.pending = None
+
+    async def _transact(self, group: _Group, previous: _Group | None) -> None:
         pool = await self.fast.pool()
         try:
             conn = await pool.acquire()
@@ -147,17 +152,17 @@ class _Lane:
             log.exception("no connection for a group of keyed lane requests")
             return  # started = None: the members take the normal path
         try:
+            await conn.execute("BEGIN")
+            if previous is not None:
+                await previous.done.wait()
+            self._close(group)
             link = Link(conn)
-            transaction = conn.transaction()
-            await transaction.start()
             self.reader.link = link
             group.started.set_result(self.reader)
             await group.all_in.wait()
             ok = not link.failed and await self._finish(link, group)
-            if ok:
-                await transaction.commit()
-            else:
-                await transaction.rollback()
+            if not ok:
+                await conn.execute("ROLLBACK")
             group.finished.set_result(ok)
         except Exception:
             log.exception("a group of keyed lane requests failed")
@@ -173,7 +178,8 @@ class _Lane:
             await pool.release(conn)
 
     async def _finish(self, link: Link, group: _Group) -> bool:
-        """Writes the answers (and releases the keys of answers not kept)."""
+        """Writes the answers, releases the keys of answers not kept and commits, in one
+        round trip; False (nothing committed) when a member failed."""
         keep: list[tuple[store.Claim, store.Answer]] = []
         drop: list[store.Claim] = []
         for claim, result in group.results:
@@ -183,23 +189,8 @@ class _Lane:
                 continue  # declined before writing: the framework path answers it
             answer = _answer_of(result)
             (keep.append((claim, answer)) if answer.storable else drop.append(claim))
-        if keep:
-            expires = utcnow() + dt.timedelta(hours=self.hours)
-            done = await link.execute(
-                store.PG_ANSWER,
-                [c.id for c, _ in keep],
-                [c.created for c, _ in keep],
-                [a.status for _, a in keep],
-                [a.body for _, a in keep],
-                [a.headers for _, a in keep],
-                expires,
-            )
-            if done != f"UPDATE {len(keep)}":  # a claim was taken over meanwhile
-                return False
-        if drop:
-            await link.execute(
-                store.PG_RELEASE_MANY, [c.id for c in drop], [c.created for c in drop]
-            )
+        expires = utcnow() + dt.timedelta(hours=self.hours)
+        await link.execute(store.pg_closing_script(keep, drop, expires))
         return True
 
 

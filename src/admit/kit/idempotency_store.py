@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import asyncpg
+import orjson
 from sqlalchemy import delete, select, update
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -104,19 +105,46 @@ WHERE k.expires < excluded.created
 RETURNING k.id, k.credential, k.key
 """
 
-# The answers of a batch of lane requests, in their transaction (see ``idempotency_lane``).
-PG_ANSWER = """
-UPDATE idempotency_keys AS k
-SET status = a.status, headers = $5::jsonb -> (a.n::int - 1), body = a.body, expires = $6
-FROM unnest($1::int[], $2::timestamptz[], $3::int[], $4::bytea[])
-    WITH ORDINALITY AS a(id, created, status, body, n)
-WHERE k.id = a.id AND k.created = a.created AND k.status IS NULL
-"""
-PG_RELEASE_MANY = """
-DELETE FROM idempotency_keys AS k
-USING unnest($1::int[], $2::timestamptz[]) AS a(id, created)
-WHERE k.id = a.id AND k.created = a.created AND k.status IS NULL
-"""
+
+def _ts(value: dt.datetime) -> str:
+    return f"'{value.isoformat()}'::timestamptz"
+
+
+def _bytes(value: bytes) -> str:
+    return f"decode('{value.hex()}', 'hex')"
+
+
+def pg_closing_script(
+    keep: list[tuple[Claim, Answer]], drop: list[Claim], expires: dt.datetime
+) -> str:
+    """The end of a group of lane requests' transaction (see ``idempotency_lane``): their
+    answers written, the claims of answers not kept deleted, and the commit, as one script
+    sent in one round trip. A script takes no parameters, so every value is a number, a
+    timestamp or hex digits (nothing a body could break out of). A claim taken over
+    meanwhile (its row no longer carries its stamp) fails the script before the commit."""
+    parts = []
+    if keep:
+        rows = ",".join(
+            f"({c.id},{_ts(c.created)},{a.status},"
+            f"convert_from({_bytes(orjson.dumps(a.headers))}, 'UTF8')::jsonb,{_bytes(a.body)})"
+            for c, a in keep
+        )
+        parts.append(
+            f"WITH a(id, created, status, headers, body) AS (VALUES {rows}), "
+            "u AS (UPDATE idempotency_keys AS k SET status = a.status, headers = a.headers, "
+            f"body = a.body, expires = {_ts(expires)} FROM a WHERE k.id = a.id "
+            "AND k.created = a.created AND k.status IS NULL RETURNING 1) "
+            f"SELECT 1 / ((SELECT count(*) FROM u) = {len(keep)})::int"
+        )
+    if drop:
+        rows = ",".join(f"({c.id},{_ts(c.created)})" for c in drop)
+        parts.append(
+            f"DELETE FROM idempotency_keys AS k USING (VALUES {rows}) AS a(id, created) "
+            "WHERE k.id = a.id AND k.created = a.created AND k.status IS NULL"
+        )
+    parts.append("COMMIT")
+    return ";\n".join(parts)
+
 
 _EXISTING = select(
     IdempotencyKey.method,
@@ -188,7 +216,9 @@ async def claim(db: Database, request: Request) -> Claim | Existing | None:
     """The claim of ``request``'s key, or the row holding the key (None: that row vanished
     between the two statements, try again)."""
     if db.fast.native:
-        claimed = await _claims.submit(await db.fast.pool(), request)
+        # A claim needs no flush of its own: it only matters together with the change,
+        # whose commit flushes the claim too (or with a stored refusal, likewise).
+        claimed = await _claims.submit(await db.fast.lax_pool(), request)
     else:
         claimed = await _claim_sqlite(db, request)
     if claimed is not None:
