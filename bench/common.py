@@ -38,8 +38,9 @@ def _run_admin(*statements: str) -> None:
 
 
 def fresh_pg_database(name: str) -> str:
-    """Drops and recreates database ``name`` (plus ``$ADMIT_BENCH_DB_SUFFIX``); returns its URL. The database is dropped again
-    when the benchmark exits, so the next one does not share the server with its vacuuming."""
+    """Drops and recreates database ``name`` (plus ``$ADMIT_BENCH_DB_SUFFIX``); returns its
+    URL. The database is dropped again when the benchmark exits, so the next one does not
+    share the server with its vacuuming."""
     name += os.environ.get("ADMIT_BENCH_DB_SUFFIX", "")  # side by side runs keep apart
     drop = f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'
     _run_admin(drop, f'CREATE DATABASE "{name}"')
