@@ -203,6 +203,9 @@ def precheck(name: str, url: str, token: str, body: dict | None, page: int | Non
         results = json.loads(payload)["results"]
         if len(results) < page:
             sys.exit(f"{name}: {url} listed {len(results)} results, expected at least {page}")
+        positions = [p for r in results for p in r.get("positions", [])]
+        if positions and not any(p.get("answers") for p in positions):
+            sys.exit(f"{name}: {url} lists positions without the seeded answers")
 
 
 def figures(result: dict, seconds: int) -> dict:

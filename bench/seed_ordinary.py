@@ -23,6 +23,7 @@ orders by COPY. The sales ledger is rebuilt afterwards (``admit recount-sales --
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -64,7 +65,7 @@ async def _one(conn: Any, model: Any, **values: Any) -> int:
 
 
 async def _quota(conn: Any, event_id: int, name: str, size: int, items: list[int],
-                 variations: list[int] = (), subevent: int | None = None) -> int:  # fmt: skip
+                 variations: Sequence[int] = (), subevent: int | None = None) -> int:  # fmt: skip
     from admit.models import Quota
     from admit.models.quotas import quota_items, quota_variations
 
