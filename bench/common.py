@@ -14,7 +14,9 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
@@ -66,27 +68,119 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+@dataclass
+class Served:
+    """A running ``admit serve``: its base URL and the supervising process's id."""
+
+    base: str
+    pid: int
+
+    def worker_pids(self) -> list[int]:
+        """The worker processes (spawned children; not multiprocessing's resource tracker)."""
+        pids = []
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                stat = (entry / "stat").read_text()
+                cmdline = (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            parent = int(stat.rsplit(")", 1)[1].split()[1])
+            if parent == self.pid and b"spawn_main" in cmdline:
+                pids.append(int(entry.name))
+        return sorted(pids)
+
+
+def listening_sockets(port: int) -> int:
+    """Sockets listening on ``port`` on 127.0.0.1 (one per worker with ``SO_REUSEPORT``)."""
+    suffix = f":{port:04X}"
+    return sum(
+        1
+        for line in Path("/proc/net/tcp").read_text().splitlines()[1:]
+        if line.split()[1].endswith(suffix) and line.split()[3] == "0A"
+    )
+
+
+def memory_mb(pid: int, field: str = "VmRSS") -> float:
+    """``VmRSS`` (resident now) or ``VmHWM`` (peak resident) of a process, in MB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(f"{field}:"):
+            return round(int(line.split()[1]) / 1024, 1)
+    raise RuntimeError(f"no {field} for process {pid}")
+
+
 @contextlib.contextmanager
-def server(env: dict[str, str], workers: int = 2) -> Iterator[str]:
+def serving(env: dict[str, str], workers: int = 2, log: IO[str] | None = None) -> Iterator[Served]:
+    """``admit serve --workers N`` on a free port, stopped on exit; its output to ``log``
+    (default: this process's)."""
     port = free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "admit", "serve", "--port", str(port), "--workers", str(workers)],
         env={**os.environ, **env},
         cwd=ROOT,
         start_new_session=True,
+        stdout=log,
+        stderr=log,
     )
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.time() + 30
-        while time.time() < deadline:
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
-                break
+        # Every worker listens on a socket of its own once its application started: wait for
+        # all of them, or connections opened early all stay with the first (a busy machine
+        # takes 20 s and more to start two workers).
+        deadline = time.time() + 90
+        while listening_sockets(port) < workers and time.time() < deadline:
+            if proc.poll() is not None:
+                raise RuntimeError(f"admit serve ended with {proc.returncode}")
             time.sleep(0.2)
-        time.sleep(1.0)  # let every worker finish importing
-        yield base
+        if not listening_sockets(port):
+            raise RuntimeError("admit serve did not listen within 90 s")
+        time.sleep(1.0)
+        yield Served(base, proc.pid)
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=30)
+
+
+@contextlib.contextmanager
+def server(env: dict[str, str], workers: int = 2) -> Iterator[str]:
+    with serving(env, workers) as served:
+        yield served.base
+
+
+# Appended to a wrk script: counts the answers by status code and prints them at the end, one
+# "status CODE COUNT" line each (:func:`wrk` reads them into ``statuses``).
+STATUS_TALLY = """
+local tally_threads = {}
+function setup(thread)
+  table.insert(tally_threads, thread)
+end
+function init(args)
+  statuses = {}
+end
+function response(status, headers, body)
+  statuses[status] = (statuses[status] or 0) + 1
+end
+function done(summary, latency, requests)
+  local total = {}
+  for _, thread in ipairs(tally_threads) do
+    for code, n in pairs(thread:get("statuses")) do total[code] = (total[code] or 0) + n end
+  end
+  for code, n in pairs(total) do io.write(string.format("status %d %d\\n", code, n)) end
+end
+"""
+
+_UNITS_MS = {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60_000.0, "h": 3_600_000.0}
+
+
+def latency_ms(text: str | None) -> float | None:
+    """wrk's latency figure ("812.00us", "12.34ms", "1.02s", "2.00m") in milliseconds."""
+    if not text:
+        return None
+    match = re.fullmatch(r"([\d.]+)(us|ms|s|m|h)", text.strip())
+    if match is None:
+        raise ValueError(f"not a wrk latency: {text!r}")
+    return round(float(match.group(1)) * _UNITS_MS[match.group(2)], 3)
 
 
 def wrk(
@@ -97,8 +191,11 @@ def wrk(
     seconds: int,
     threads: int = 2,
     script: str | None = None,
+    timeout: int | None = None,
 ) -> dict:
-    """Runs wrk (optionally with a Lua ``script``, e.g. one that POSTs) and parses its report."""
+    """Runs wrk (optionally with a Lua ``script``, e.g. one that POSTs) and parses its report.
+    Answers slower than ``timeout`` seconds (wrk's default: 2) count as socket errors and are
+    left out of the latency figures."""
     out = subprocess.run(
         [
             "wrk",
@@ -109,22 +206,33 @@ def wrk(
             "-H",
             f"Authorization: Token {token}",
             *(["-s", script] if script else []),
+            *(["--timeout", f"{timeout}s"] if timeout else []),
             url,
         ],
         check=True,
         capture_output=True,
         text=True,
     ).stdout
+    return parse_wrk(out)
+
+
+def parse_wrk(out: str) -> dict:
+    """wrk's report (with ``--latency``) as numbers; latencies stay wrk's text ("12.3ms")."""
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
-    lat = dict(re.findall(r"^\s+(50|99)%\s+(\S+)$", out, re.M))
+    lat = dict(re.findall(r"^\s+(50|99)%\s+(\S+)\s*$", out, re.M))  # "1.24s " ends in a space
     non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     total = int(re.search(r"(\d+) requests in", out).group(1))
+    errors = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
+    statuses = {int(c): int(n) for c, n in re.findall(r"^status (\d+) (\d+)$", out, re.M)}
     return {
         "requests": total,
         "requests_per_second": rps,
         "p50": lat.get("50"),
         "p99": lat.get("99"),
         "non_2xx": int(non2xx.group(1)) if non2xx else 0,
+        # by status code; only when the script appends STATUS_TALLY
+        "statuses": dict(sorted(statuses.items())),
+        "socket_errors": sum(int(n) for n in errors.groups()) if errors else 0,
         "raw": out,
     }
 

@@ -16,6 +16,7 @@ BENCHMARKS = [
     "webhooks.py",
     "export.py",
     "render.py",
+    "ordinary.py",
 ]
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import openpyxl
 import pytest
-from bench.export import populate
+from bench.seed import populate
 from sqlalchemy import func, select
 
 from admit.db import create_database
