@@ -126,3 +126,25 @@ async def test_a_scheduler_asks_once_per_period_not_once_per_tick(clean_app):
         await scheduler.tick(T0 + dt.timedelta(seconds=second))
     assert len(calls) == 1
     assert len(asked) == 4  # the first tick, then every half lease (a takeover check)
+
+
+async def test_a_tick_without_database_logs_one_line_not_a_traceback(clean_app, caplog):
+    scheduler = Scheduler(clean_app.state.db, [], "solo")
+    ticks: list[int] = []
+
+    async def unreachable():
+        ticks.append(1)
+        raise ConnectionRefusedError(111, "Connect call failed ('127.0.0.1', 5432)")
+
+    scheduler._ensure_rows = unreachable  # type: ignore[method-assign]
+    task = asyncio.create_task(scheduler.run_forever())
+    await asyncio.sleep(0.3)
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    assert ticks  # it tried, and keeps trying
+    records = [r for r in caplog.records if r.name == "admit.scheduler"]
+    assert records
+    assert {r.levelname for r in records} == {"WARNING"}
+    assert all(r.exc_info is None for r in records)
+    assert "database unavailable" in records[0].message

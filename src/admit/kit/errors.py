@@ -314,6 +314,11 @@ def _lost_database(exc: BaseException) -> bool:
     return False
 
 
+def database_unreachable(exc: BaseException) -> bool:
+    """Whether ``exc`` says the database, or a pooled connection to it, cannot be had now."""
+    return isinstance(exc, PoolTimeoutError) or _lost_database(exc)
+
+
 def unavailable_error(exc: BaseException) -> APIError | None:
     """503 with ``Retry-After`` when the database is out of reach or no pooled connection
     came free in time (``ADMIT_DB_POOL_TIMEOUT``), else None."""

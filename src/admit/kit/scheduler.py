@@ -21,6 +21,7 @@ from sqlalchemy import and_, bindparam, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.db import Database, utcnow
+from admit.kit.errors import database_unreachable
 from admit.kit.transaction import commit_and_notify
 from admit.models import PeriodicRun
 
@@ -181,8 +182,11 @@ class Scheduler:
                     await self._ensure_rows()
                     ready = True
                 await self.tick()
-            except Exception:
-                log.exception("scheduler tick failed")
+            except Exception as exc:
+                if not database_unreachable(exc):
+                    log.exception("scheduler tick failed")
+                else:  # the database is down or out of connections: one line, no trace
+                    log.warning("scheduler tick skipped, database unavailable: %s", exc)
             now = utcnow().timestamp()
             wait = min(
                 [t.interval_seconds - (now % t.interval_seconds) for t in self.tasks] + [1.0]
