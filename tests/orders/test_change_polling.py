@@ -197,3 +197,25 @@ async def test_a_change_committed_after_the_page_is_found_next_time(client, worl
         assert found == {order["code"]}
     else:
         assert shown == {order["code"]: "late@example.org"}
+
+
+async def test_concurrent_scans_of_one_orders_tickets_all_get_in(client, world: World, factory):
+    """Scans of the tickets of the same orders on two lists at once (PostgreSQL: concurrent
+    batch statements whose triggers stamp the same orders): every scan gets in, every order
+    is stamped."""
+    item = await ch.ticket(factory, world.event)
+    lists = [await ch.checkin_list(factory, world.event, name) for name in ("North", "South")]
+    orders = [await ch.order(factory, world.event, item, n=4) for _ in range(6)]
+    poller = Poller(client, world, factory)
+    since = await poller.settle()
+    # Each list scans the tickets in another order: its batches meet the orders the other way.
+    scans = [
+        ch.redeem(client, world, pos.secret, [clist.id])
+        for k, clist in enumerate(lists)
+        for _, positions in (orders if k == 0 else orders[::-1])
+        for pos in (positions if k == 0 else positions[::-1])
+    ]
+    responses = await asyncio.gather(*scans)
+    assert [r.status_code for r in responses] == [201] * len(scans)
+    found, _ = await poller.page(since)
+    assert found == {order.code for order, _ in orders}
