@@ -28,13 +28,13 @@ async def test_order_stamp_triggers_are_installed(app):
     assert installed == set(ORDER_STAMP.triggers())
 
 
-async def test_create_all_installs_the_order_stamp_triggers(tmp_path):
+async def test_create_all_installs_the_order_stamp_triggers():
     """A schema made from the metadata (not the migrations) has them too."""
     from sqlalchemy.ext.asyncio import create_async_engine
 
     from admit.models import ORDER_STAMP
 
-    engine = create_async_engine(f"sqlite+aiosqlite:///{tmp_path / 'meta.sqlite3'}")
+    engine = create_async_engine("sqlite+aiosqlite://")  # in memory, one connection
     async with engine.begin() as conn:
         await conn.run_sync(Base.metadata.create_all)
         installed = await conn.run_sync(ORDER_STAMP.installed)

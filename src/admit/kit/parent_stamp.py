@@ -245,10 +245,7 @@ class ParentStamp:
 
     def drop_ddl(self, dialect: str) -> list[str]:
         if dialect == "postgresql":
-            drops = [
-                f"DROP TRIGGER IF EXISTS {name} ON {table}"
-                for name, table in self.triggers()
-            ]
+            drops = [f"DROP TRIGGER IF EXISTS {name} ON {table}" for name, table in self.triggers()]
             functions = [f"{self.name}_self"] + [f"{self.name}_{c.table}" for c in self.children]
             return drops + [f"DROP FUNCTION IF EXISTS {f}()" for f in functions]
         return [f"DROP TRIGGER IF EXISTS {name}" for name, _table in self.triggers()]
