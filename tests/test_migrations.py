@@ -16,3 +16,27 @@ async def test_models_match_migrations(app):
     async with app.state.db.engine.connect() as conn:
         changes = await conn.run_sync(diff)
     assert changes == [], f"models and migrations disagree: {changes}"
+
+
+async def test_order_stamp_triggers_are_installed(app):
+    """Triggers are no part of the metadata: the migrations must install every one declared
+    (a SQLite batch migration that recreates a table drops its triggers)."""
+    from admit.models import ORDER_STAMP
+
+    async with app.state.db.engine.connect() as conn:
+        installed = await conn.run_sync(ORDER_STAMP.installed)
+    assert installed == set(ORDER_STAMP.triggers())
+
+
+async def test_create_all_installs_the_order_stamp_triggers():
+    """A schema made from the metadata (not the migrations) has them too."""
+    from sqlalchemy.ext.asyncio import create_async_engine
+
+    from admit.models import ORDER_STAMP
+
+    engine = create_async_engine("sqlite+aiosqlite://")  # in memory, one connection
+    async with engine.begin() as conn:
+        await conn.run_sync(Base.metadata.create_all)
+        installed = await conn.run_sync(ORDER_STAMP.installed)
+    await engine.dispose()
+    assert installed == set(ORDER_STAMP.triggers())

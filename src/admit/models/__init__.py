@@ -39,6 +39,7 @@ from admit.models.oauth import (
     OAuthToken,
     oauth_grant_organizers,
 )
+from admit.models.order_stamp import ORDER_STAMP
 from admit.models.orders import (
     Answer,
     CartPosition,
@@ -70,6 +71,7 @@ from admit.models.webhooks import Webhook, WebhookCall, WebhookCursor, webhook_l
 
 __all__ = [
     "JOB_STATUSES",
+    "ORDER_STAMP",
     "Answer",
     "AutoCheckinRule",
     "CartPosition",

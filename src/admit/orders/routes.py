@@ -27,6 +27,7 @@ from admit.kit.context import (
 from admit.kit.crud import flush_guard, parse_update, validate_input
 from admit.kit.errors import APIError, not_found
 from admit.kit.openapi import json_body
+from admit.kit.page_stamp import header_value, page_generated
 from admit.kit.pagination import paginate
 from admit.kit.responses import JSONResponse, no_content
 from admit.kit.routing import api_router
@@ -120,9 +121,10 @@ async def load_order(ctx: EventContext, code: str, *, lock: bool = False) -> Ord
 async def _list(
     ctx: OrgContext, query: Select[Any], slugs: dict[int, str], event: Event | None = None
 ) -> Response:
-    """``event``: the event of an event-level list (which alone offers ``pdf_data``)."""
-    generated = utcnow().isoformat().replace("+00:00", "Z")
+    """``event``: the event of an event-level list (which alone offers ``pdf_data``).
+    ``X-Page-Generated`` is a bound for ``modified_since`` polling (``kit/page_stamp.py``)."""
     query = ORDERING.apply(FILTERS.apply(query, ctx.request.query_params), ctx.request)
+    generated = header_value(await page_generated(ctx.session))
     view = request_view(ctx.request)
     body = await paginate(ctx.request, ctx.session, query, list, options=ORDER_LOAD)
     bases = {eid: url_base(ctx, slug) for eid, slug in slugs.items()}
