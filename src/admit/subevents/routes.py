@@ -37,6 +37,7 @@ from admit.quotas.service import subevent_availability_states
 from admit.seating import sync as seating_sync
 from admit.subevents import service
 from admit.subevents.meta import MetaPropertyResource
+from admit.subevents.rows import SUBEVENT_ROWS
 from admit.subevents.schemas import SubEventIn, SubEventOut
 
 router = api_router()
@@ -91,6 +92,11 @@ class _SubEvents(Resource[SubEvent]):
     ordering = ORDERING
     loader_options = LOAD
     tag = "subevents"
+    renderer = SUBEVENT_ROWS
+
+    def renders(self, ctx: OrgContext) -> bool:
+        # Availability comes from the quotas' counts: the read schema path answers it.
+        return super().renders(ctx) and "with_availability_for" not in ctx.request.query_params
 
     def event_slug(self, ctx: OrgContext, obj: SubEvent) -> str:
         raise NotImplementedError
@@ -122,6 +128,8 @@ class _SubEvents(Resource[SubEvent]):
     async def handle_list(self, ctx: OrgContext) -> Response:
         if attr_params(ctx.request.query_params):
             await self.load_properties(ctx)
+        if self.renders(ctx):
+            return await self.render_list(ctx)
         body = await paginate(
             ctx.request, ctx.session, self.list_query(ctx), list, options=self.loader_options
         )
@@ -139,6 +147,12 @@ class SubEventResource(ModifiedSinceList, _SubEvents):
 
     def conditional_list(self, ctx: OrgContext) -> bool:
         return "with_availability_for" not in ctx.request.query_params  # sales change it
+
+    def plain_base(self) -> bool:
+        return True  # ``list_query`` adds only the ``attr[...]`` clauses (see static_list)
+
+    def static_list(self, ctx: OrgContext) -> bool:
+        return not attr_params(ctx.request.query_params) and super().static_list(ctx)
 
     def event_slug(self, ctx: OrgContext, obj: SubEvent) -> str:
         return ctx.event.slug  # type: ignore[attr-defined]

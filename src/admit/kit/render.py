@@ -1,0 +1,292 @@
+"""Rows rendered straight to JSON, declared once per resource next to its read schema.
+
+Building an ORM object and a Pydantic model per row costs far more CPU than the database
+spends finding the row. A :class:`Rows` declaration renders the same JSON from a Core select
+of exactly the rendered columns: each row becomes a dict (in the schema's field order) whose
+values orjson writes as they are, and the children of a page (variations, add-ons, answers,
+...) are loaded with one statement per kind for the whole page, grandchildren likewise.
+
+The read schema stays the one definition: the columns are derived from its fields (a field
+``x`` is the model's column ``x`` or, for references, ``x_id``), and so is what a field's
+value becomes in JSON where orjson would write it differently (money and rates through the
+schema's own serializer, so ``"23.00"`` keeps its places). What cannot be derived is declared:
+an expression for a field (``columns``), fields filled in Python (``computed``, by
+``finish``) and nested lists (``children``). A declaration that leaves a schema field
+uncovered fails when it is made, and ``tests/kit/test_render_parity.py`` compares every
+declared renderer with the Pydantic path on the same data.
+
+``finish(row, parent, extra)`` runs once per row after its children are attached; the values
+it sees and writes are already JSON-ready. A child's ``finish`` runs before its parent's, so
+it sees the parent's selected values as they came from the database (converted, not
+finished). ``extra`` holds what the request knows (e.g. the event's declared meta data).
+"""
+
+from __future__ import annotations
+
+import types
+import typing
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, PlainSerializer
+from sqlalchemy import ARRAY, ColumnElement, Select, any_, bindparam, exists, inspect, select
+
+Record = Sequence[Any]
+Fetch = Callable[[Select[Any], Mapping[str, Any]], Awaitable[Sequence[Record]]]
+Finish = Callable[[dict[str, Any], dict[str, Any] | None, Mapping[str, Any]], None]
+Convert = Callable[[Any], Any]
+
+KEY = "__key"  # a child row's parent id, selected first and dropped after rendering
+
+
+def _unwrap_optional(annotation: Any) -> Any:
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        if len(args) == 1:
+            return args[0]
+    return annotation
+
+
+def json_converter(schema: type[BaseModel], name: str) -> Convert | None:
+    """What Pydantic does to a non-null value of field ``name`` in JSON mode where orjson
+    would write it differently: a serializer of the schema's type (money, rates), or a
+    number declared ``float`` (a NUMERIC column would give a Decimal)."""
+    info = schema.model_fields[name]
+    metadata = list(info.metadata)
+    annotation = _unwrap_optional(info.annotation)
+    if typing.get_origin(annotation) is typing.Annotated:
+        metadata += list(annotation.__metadata__)
+        annotation = typing.get_args(annotation)[0]
+    for item in reversed(metadata):
+        if isinstance(item, PlainSerializer) and item.when_used in ("json", "always"):
+            return item.func  # type: ignore[return-value]
+    if annotation is float:
+        return float
+    return None
+
+
+@dataclass(eq=False)
+class Nested:
+    """A list field filled from another table: rendered rows (``rows``) or one value each
+    (``value``, e.g. the ids of a many-to-many link). One statement per page loads it."""
+
+    name: str
+    key: ColumnElement[Any]  # the child's column naming the parent
+    rows: Rows | None = None
+    value: ColumnElement[Any] | None = None
+    order_by: Sequence[Any] = ()
+    where: Sequence[ColumnElement[bool]] = ()
+    parent_field: str = "id"
+    # Loaded only when this says so for the request (e.g. a query parameter); otherwise the
+    # field keeps what ``finish`` puts there.
+    when: Callable[[Mapping[str, Any]], bool] | None = None
+    # For kinds most parents have none of: the parent's own select says which parents have
+    # any (an EXISTS per row, next to its columns), and the statement runs only for those,
+    # or not at all. Needs the parent's column (``local``) the key refers to.
+    probe: bool = False
+    local: ColumnElement[Any] | None = None
+    _statements: dict[bool, Select[Any]] = field(default_factory=dict)
+
+    @property
+    def probe_name(self) -> str:
+        return f"__has_{self.name}"
+
+    def probe_column(self) -> ColumnElement[bool]:
+        assert self.local is not None, f"{self.name}: a probe needs the parent's column"
+        return exists().where(self.key == self.local, *self.where)
+
+    @classmethod
+    def of(
+        cls,
+        relationship: Any,
+        rows: Rows | None = None,
+        *,
+        value: ColumnElement[Any] | None = None,
+        name: str | None = None,
+        **kwargs: Any,
+    ) -> Nested:
+        """From an ORM relationship: its foreign key and its ``order_by``. A many-to-many
+        relationship gives the linked ids (``value`` defaults to the link's column)."""
+        prop = relationship.property
+        order_by = kwargs.pop("order_by", None)
+        if prop.secondary is not None:
+            [(local, key)] = prop.synchronize_pairs
+            [(_, linked)] = prop.secondary_synchronize_pairs
+            if rows is not None:
+                raise ValueError("many-to-many children render as ids only")
+            return cls(
+                name or prop.key,
+                key,
+                value=value if value is not None else linked,
+                order_by=order_by if order_by is not None else (linked,),
+                local=local,
+                **kwargs,
+            )
+        [(local, key)] = prop.local_remote_pairs
+        if order_by is None:
+            order_by = tuple(prop.order_by or ())
+        return cls(
+            name or prop.key,
+            key,
+            rows=rows,
+            value=value,
+            order_by=order_by,
+            local=local,
+            **kwargs,
+        )
+
+    def statement(self, native: bool) -> Select[Any]:
+        """Built once per kind of database: ``= ANY($1)`` for the native pool (one SQL text
+        whatever the number of ids), an expanding ``IN`` elsewhere."""
+        stmt = self._statements.get(native)
+        if stmt is None:
+            if native:
+                match = self.key == any_(bindparam("ids", type_=ARRAY(self.key.type)))
+            else:
+                match = self.key.in_(bindparam("ids", expanding=True))
+            columns = self.rows.columns if self.rows is not None else [self.value]
+            stmt = select(self.key.label(KEY), *columns).where(match, *self.where)
+            stmt = stmt.order_by(*self.order_by)
+            self._statements[native] = stmt
+        return stmt
+
+
+class Rows:
+    """How rows of one kind render (see the module docstring)."""
+
+    def __init__(
+        self,
+        schema: type[BaseModel],
+        model: Any,
+        *,
+        columns: Mapping[str, ColumnElement[Any]] | None = None,
+        computed: Sequence[str] = (),
+        children: Sequence[Nested] = (),
+        hidden: Mapping[str, ColumnElement[Any]] | None = None,
+        omit: Sequence[str] = (),
+        finish: Finish | None = None,
+    ) -> None:
+        self.schema = schema
+        self.children = tuple(children)
+        self.finish = finish
+        mapped = inspect(model).columns
+        given = dict(columns or {})
+        nested = {c.name for c in self.children}
+        selected: dict[str, ColumnElement[Any]] = {}
+        fields = [n for n in schema.model_fields if n not in omit]
+        for name in fields:
+            if name in given:
+                selected[name] = given.pop(name)
+            elif name in nested or name in computed:
+                continue
+            elif name in mapped:
+                selected[name] = mapped[name]
+            elif f"{name}_id" in mapped:
+                selected[name] = mapped[f"{name}_id"]
+            else:
+                raise ValueError(f"{schema.__name__}.{name}: no column; declare it")
+        if given:
+            raise ValueError(f"{schema.__name__}: columns not in the schema: {sorted(given)}")
+        hidden = dict(hidden or {})
+        for nested in self.children:
+            if nested.probe:
+                hidden[nested.probe_name] = nested.probe_column()
+        self.hidden = tuple(hidden)
+        selected.update(hidden)
+        self.names = tuple(selected)
+        self.columns = tuple(expr.label(f"r_{name}") for name, expr in selected.items())
+        # Rows start as a copy of this: every field in the schema's order, then the hidden.
+        self.template: dict[str, Any] = dict.fromkeys([*fields, *self.hidden])
+        self.converters = tuple(
+            (name, conv)
+            for name in self.names
+            if name in schema.model_fields and (conv := json_converter(schema, name))
+        )
+        self._by_name = dict(self.converters)
+
+    def convert(self, name: str, value: Any) -> Any:
+        """``value`` as field ``name`` shows it in JSON (for values ``finish`` computes)."""
+        conv = self._by_name.get(name) or json_converter(self.schema, name)
+        return value if value is None or conv is None else conv(value)
+
+    def build(self, records: Sequence[Record], offset: int = 0) -> list[dict[str, Any]]:
+        """Dicts of the selected values (from column ``offset`` of each record), converted.
+        Trailing columns beyond the declared ones (a page's count) are ignored."""
+        template, names = self.template, self.names
+        out = []
+        for record in records:
+            row = template.copy()
+            row.update(zip(names, record[offset:] if offset else record, strict=False))
+            out.append(row)
+        for name, conv in self.converters:
+            for row in out:
+                value = row[name]
+                if value is not None:
+                    row[name] = conv(value)
+        return out
+
+    async def render(
+        self, fetch: Fetch, native: bool, records: Sequence[Record], extra: Mapping[str, Any]
+    ) -> list[dict[str, Any]]:
+        """The rows of one page, children included, finished, ready for orjson."""
+        rows = self.build(records)
+        await self._complete(fetch, native, rows, extra, None)
+        return rows
+
+    async def _complete(
+        self,
+        fetch: Fetch,
+        native: bool,
+        rows: list[dict[str, Any]],
+        extra: Mapping[str, Any],
+        parents: list[dict[str, Any]] | None,
+    ) -> None:
+        for nested in self.children:
+            if nested.when is not None and not nested.when(extra):
+                continue
+            await _load(nested, fetch, native, rows, extra)
+        finish = self.finish
+        if finish is not None:
+            if parents is None:
+                for row in rows:
+                    finish(row, None, extra)
+            else:
+                for row, parent in zip(rows, parents, strict=True):
+                    finish(row, parent, extra)
+        for name in self.hidden:
+            for row in rows:
+                del row[name]
+
+
+async def _load(
+    nested: Nested,
+    fetch: Fetch,
+    native: bool,
+    rows: list[dict[str, Any]],
+    extra: Mapping[str, Any],
+) -> None:
+    """Fills ``nested.name`` of every row from one statement."""
+    pf = nested.parent_field
+    groups: dict[Any, list[Any]] = {}
+    if nested.probe:
+        probe = nested.probe_name
+        ids = list(dict.fromkeys(r[pf] for r in rows if r[probe] and r[pf] is not None))
+    else:
+        ids = list(dict.fromkeys(r[pf] for r in rows if r[pf] is not None))
+    if ids:
+        records = await fetch(nested.statement(native), {"ids": ids})
+        if nested.rows is None:
+            for record in records:
+                groups.setdefault(record[0], []).append(record[1])
+        else:
+            children = nested.rows.build(records, offset=1)
+            by_id = {r[pf]: r for r in rows}
+            parents = [by_id[record[0]] for record in records]
+            await nested.rows._complete(fetch, native, children, extra, parents)
+            for record, child in zip(records, children, strict=True):
+                groups.setdefault(record[0], []).append(child)
+    name = nested.name
+    for row in rows:
+        row[name] = groups.get(row[pf], [])
