@@ -18,7 +18,7 @@ render the same JSON (``tests/kit/test_render_parity.py``).
 from __future__ import annotations
 
 import inspect
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, ClassVar, Generic, TypeVar
 
 from fastapi import APIRouter, Depends, Path
@@ -31,10 +31,9 @@ from admit.kit.body import read_object
 from admit.kit.context import EventAccess, OrganizerAccess, OrgContext
 from admit.kit.errors import APIError, not_found, validation_error
 from admit.kit.filtering import FilterSet, Ordering
-from admit.kit.listing import Listing, detail_body, page_body
 from admit.kit.openapi import json_body
-from admit.kit.pagination import page_params, paginate
-from admit.kit.render import Rows
+from admit.kit.pagination import paginate
+from admit.kit.rendered import RenderedReads
 from admit.kit.responses import JSONResponse, no_content
 
 M = TypeVar("M")
@@ -81,7 +80,7 @@ def parse_update(
     return validate_input(schema, raw), supplied
 
 
-class Resource(Generic[M]):
+class Resource(RenderedReads, Generic[M]):
     name: ClassVar[str]
     path: ClassVar[str]
     model: ClassVar[type[Any]]
@@ -98,9 +97,6 @@ class Resource(Generic[M]):
     actions: ClassVar[frozenset[str]] = ACTIONS
     parent_param: ClassVar[str | None] = None
     tag: ClassVar[str | None] = None
-    # How list and detail GETs render without ORM objects (None: through ``read_schema``).
-    renderer: ClassVar[Rows | None] = None
-    _listing: Listing | None = None
 
     # -- access and lookup ------------------------------------------------------------------
 
@@ -149,15 +145,7 @@ class Resource(Generic[M]):
     def serialize_many(self, ctx: OrgContext, objs: Sequence[M]) -> list[dict[str, Any]]:
         return [self.serialize(ctx, o) for o in objs]
 
-    # -- rendering (GET) ----------------------------------------------------------------------
-
-    def renders(self, ctx: OrgContext) -> bool:
-        """Whether this request is answered by ``renderer`` (else by the read schema)."""
-        return self.renderer is not None
-
-    def render_extra(self, ctx: OrgContext) -> Mapping[str, Any]:
-        """What the renderer's ``finish`` functions need from the request."""
-        return {}
+    # -- rendering (GET, see kit/rendered.py) ---------------------------------------------
 
     def plain_base(self) -> bool:
         """Whether ``base_query`` is the tenant's rows and ``list_query`` only adds the
@@ -165,78 +153,10 @@ class Resource(Generic[M]):
         cls = type(self)
         return cls.base_query is Resource.base_query and cls.list_query is Resource.list_query
 
-    def static_list(self, ctx: OrgContext) -> bool:
-        """Whether this list request is narrowed by nothing but the tenant."""
-        if not self.plain_base():
-            return False
-        params = ctx.request.query_params
-        return not any(name in params for name in self.filters.names)
-
     def static_detail(self, ctx: OrgContext) -> bool:
+        """Whether a detail GET is the tenant's row with the id (``get_object`` adds
+        nothing): then a statement built once serves it."""
         return self.plain_base() and type(self).get_object is Resource.get_object
-
-    def tenant_id(self, ctx: OrgContext) -> int:
-        return ctx.event.id if self.scope == "event" else ctx.organizer_id  # type: ignore[attr-defined]
-
-    def listing(self) -> Listing:
-        if self._listing is None:
-            assert self.renderer is not None
-            # Only the statements built once use it (``plain_base``); others start from
-            # ``base_query``.
-            column = "event_id" if self.scope == "event" else "organizer_id"
-            tenant = getattr(self.model, column, None)
-            table = self.model.__table__
-            self._listing = Listing(self.renderer, table, tenant, self.model.id, self.ordering)
-        return self._listing
-
-    async def render_list(self, ctx: OrgContext) -> Response:
-        assert self.renderer is not None
-        listing = self.listing()
-        page, size = page_params(ctx.request)
-        offset = (page - 1) * size
-        if offset > PK_MAX:  # more rows than ids can exist: past the end, whatever the count
-            raise APIError(404, "Invalid page.")
-        if self.static_list(ctx):
-            stmt, static = listing.static_page(ctx.request.query_params.get("ordering"))
-            params = {"tenant": self.tenant_id(ctx), "limit": size, "offset": offset}
-        else:
-            stmt, static = listing.page_of(self.list_query(ctx), size, offset), False
-            params = {}
-        body = await page_body(
-            ctx.request,
-            ctx.session.info["fast"],
-            ctx.session,
-            self.renderer,
-            stmt,
-            params,
-            static=static,
-            page=page,
-            size=size,
-            extra=self.render_extra(ctx),
-        )
-        return Response(body, media_type="application/json")
-
-    async def render_detail(self, ctx: OrgContext, raw_pk: str) -> Response:
-        assert self.renderer is not None
-        pk = parse_pk(raw_pk)
-        listing = self.listing()
-        if self.static_detail(ctx):
-            stmt, static = listing.static_detail(), True
-            params = {"tenant": self.tenant_id(ctx), "pk": pk}
-        else:
-            stmt, static, params = listing.detail_of(self.base_query(ctx), pk), False, {}
-        body = await detail_body(
-            ctx.session.info["fast"],
-            ctx.session,
-            self.renderer,
-            stmt,
-            params,
-            static=static,
-            extra=self.render_extra(ctx),
-        )
-        if body is None:
-            raise not_found()
-        return Response(body, media_type="application/json")
 
     # -- writing ------------------------------------------------------------------------------
 
@@ -353,8 +273,13 @@ def _endpoint(handler: Any, dependency: Any, path_params: Sequence[str]) -> Any:
     return endpoint
 
 
+# Every mounted resource, in mounting order (generated tests go over them).
+MOUNTED: list[Resource[Any]] = []
+
+
 def mount_crud(router: APIRouter, resource: Resource[Any]) -> None:
     """Registers the resource's routes on ``router`` (which carries the ``/api/v1`` prefix)."""
+    MOUNTED.append(resource)
     collection = f"{resource.path}/"
     detail = f"{resource.path}/{{id}}/"
     parents = [resource.parent_param] if resource.parent_param else []

@@ -81,8 +81,10 @@ class Listing:
 
     def _base(self) -> Select[Any]:
         assert self.tenant is not None
-        return select(*self.rows.columns).select_from(self.table).where(
-            self.tenant == bindparam("tenant")
+        return (
+            select(*self.rows.columns)
+            .select_from(self.table)
+            .where(self.tenant == bindparam("tenant"))
         )
 
     def static_page(self, raw_ordering: str | None) -> tuple[Select[Any], bool]:

@@ -1,0 +1,146 @@
+"""The GET side of a declared resource (``kit/crud.py``) that has a renderer.
+
+List and detail GETs are answered from the resource's ``renderer`` (``kit/render.py``) with
+the statements of ``kit/listing.py``: the same access check, tenant, filters, ordering,
+pagination and 404s as the read schema path, which stays for writes and for what a resource
+does not render (``renders``). A list is also served in the fast lane (``list_lane``, on
+PostgreSQL), past the framework's routing and dependency solving.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from starlette.responses import Response
+
+from admit.kit.context import OrgContext, lane_context
+from admit.kit.errors import APIError, not_found
+from admit.kit.fastlane import Handler, LaneRequest
+from admit.kit.filtering import INT_MAX
+from admit.kit.listing import Listing, detail_body, page_body
+from admit.kit.pagination import page_params
+from admit.kit.render import Rows
+
+if TYPE_CHECKING:
+    from admit.kit.crud import Resource
+
+# Requests with these go the framework's way (their answers depend on more than the rows).
+_CONDITIONAL = (b"if-modified-since", b"if-none-match")
+
+
+class RenderedReads:
+    """Mixed into ``Resource``: ``renderer`` None keeps every GET on the read schema."""
+
+    # How list and detail GETs render without ORM objects (None: through ``read_schema``).
+    renderer: ClassVar[Rows | None] = None
+    _listing: Listing | None = None
+
+    def renders(self, ctx: OrgContext) -> bool:
+        """Whether this request is answered by ``renderer`` (else by the read schema)."""
+        return self.renderer is not None
+
+    def render_extra(self, ctx: OrgContext) -> Mapping[str, Any]:
+        """What the renderer's ``finish`` functions need from the request."""
+        return {}
+
+    def static_list(self, ctx: OrgContext) -> bool:
+        """Whether this list request is narrowed by nothing but the tenant."""
+        if not self.plain_base():  # type: ignore[attr-defined]
+            return False
+        params = ctx.request.query_params
+        return not any(name in params for name in self.filters.names)  # type: ignore[attr-defined]
+
+    def tenant_id(self, ctx: OrgContext) -> int:
+        if self.scope == "event":  # type: ignore[attr-defined]
+            return ctx.event.id  # type: ignore[attr-defined,no-any-return]
+        return ctx.organizer_id
+
+    def listing(self) -> Listing:
+        if self._listing is None:
+            assert self.renderer is not None
+            model = self.model  # type: ignore[attr-defined]
+            # Only the statements built once use it (``plain_base``); others start from
+            # ``base_query``.
+            column = "event_id" if self.scope == "event" else "organizer_id"  # type: ignore[attr-defined]
+            tenant = getattr(model, column, None)
+            self._listing = Listing(
+                self.renderer,
+                model.__table__,
+                tenant,
+                model.id,
+                self.ordering,  # type: ignore[attr-defined]
+            )
+        return self._listing
+
+    async def render_list(self, ctx: OrgContext) -> Response:
+        assert self.renderer is not None
+        resource: Resource[Any] = self  # type: ignore[assignment]
+        listing = self.listing()
+        page, size = page_params(ctx.request)
+        offset = (page - 1) * size
+        if offset > INT_MAX:  # more rows than ids can exist: past the end, whatever the count
+            raise APIError(404, "Invalid page.")
+        if self.static_list(ctx):
+            stmt, static = listing.static_page(ctx.request.query_params.get("ordering"))
+            params = {"tenant": self.tenant_id(ctx), "limit": size, "offset": offset}
+        else:
+            stmt, static = listing.page_of(resource.list_query(ctx), size, offset), False
+            params = {}
+        body = await page_body(
+            ctx.request,
+            ctx.session.info["fast"],
+            ctx.session,
+            self.renderer,
+            stmt,
+            params,
+            static=static,
+            page=page,
+            size=size,
+            extra=self.render_extra(ctx),
+        )
+        return Response(body, media_type="application/json")
+
+    async def render_detail(self, ctx: OrgContext, raw_pk: str) -> Response:
+        from admit.kit.crud import parse_pk
+
+        assert self.renderer is not None
+        resource: Resource[Any] = self  # type: ignore[assignment]
+        pk = parse_pk(raw_pk)
+        listing = self.listing()
+        if resource.static_detail(ctx):
+            stmt, static = listing.static_detail(), True
+            params = {"tenant": self.tenant_id(ctx), "pk": pk}
+        else:
+            stmt, static, params = listing.detail_of(resource.base_query(ctx), pk), False, {}
+        body = await detail_body(
+            ctx.session.info["fast"],
+            ctx.session,
+            self.renderer,
+            stmt,
+            params,
+            static=static,
+            extra=self.render_extra(ctx),
+        )
+        if body is None:
+            raise not_found()
+        return Response(body, media_type="application/json")
+
+
+def list_lane(resource: Resource[Any]) -> Handler:
+    """The resource's list GET in the fast lane (``kit/fastlane.py``): the same access check
+    (the credential may come from the worker's short cache, as on every lane), the same
+    handler; declined (to the framework) with conditional headers or when the renderer does
+    not answer the request."""
+    access = resource.access(resource.read_permission)
+
+    async def handler(request: LaneRequest) -> Response | None:
+        if any(request.header(name) is not None for name in _CONDITIONAL):
+            return None
+        async with lane_context(request.scope, access, request.params) as ctx:
+            if ctx is None or not resource.renders(ctx):
+                return None
+            await resource.prepare(ctx, request.params)
+            return await resource.handle_list(ctx)
+
+    return handler
