@@ -289,11 +289,11 @@ def mount_crud(router: APIRouter, resource: Resource[Any]) -> None:
     body = json_body(resource.write_schema)
 
     async def do_list(ctx: OrgContext, params: dict[str, str]) -> Response:
-        await resource.prepare(ctx, params)
+        await resource.prepare_read(ctx, params)
         return await resource.handle_list(ctx)
 
     async def do_retrieve(ctx: OrgContext, params: dict[str, str]) -> Response:
-        await resource.prepare(ctx, params)
+        await resource.prepare_read(ctx, params)
         return await resource.handle_retrieve(ctx, params["id"])
 
     async def do_create(ctx: OrgContext, params: dict[str, str]) -> Response:

@@ -141,18 +141,21 @@ class FastReader:
         *,
         static: bool = True,
     ) -> Sequence[Sequence[Any]]:
-        """Every row (columns in select order).
+        """Every row (columns in select order); on SQLite through the session.
 
         ``static``: ``stmt`` lives as long as the process (a module-level constant, or one
         built once and kept), and its SQL is cached by its identity. Otherwise it was built
         for this request: its SQL is cached by SQLAlchemy's cache key (values in the
-        statement are bound from the key, as SQLAlchemy itself does). Statements the native
-        pool cannot run as they are (expanding ``IN`` lists) go through the session.
+        statement are bound from the key, as SQLAlchemy itself does). A statement whose SQL
+        depends on its values (expanding ``IN`` lists) is compiled for each execution.
         """
-        prepared = self._prepare(stmt, static) if self.native else None
-        if prepared is None:
+        if not self.native:
             conn = await session.connection()
             return (await conn.execute(stmt, dict(params or {}))).all()
+        prepared = self._prepare(stmt, static)
+        if prepared is None:
+            prepared = _Prepared.of(stmt, self.engine.dialect, None, expand=True)
+            assert prepared is not None
         sql, args = prepared.bind(params)
         pool = await self.pool()
         self.executed += 1
@@ -201,10 +204,15 @@ class _Prepared:
     extracted: Sequence[Any] | None = None
 
     @classmethod
-    def of(cls, stmt: Select[Any], dialect: Dialect, cache_key: Any) -> _Prepared | None:
-        compiled = dialect.statement_compiler(dialect, stmt, cache_key=cache_key)
+    def of(
+        cls, stmt: Select[Any], dialect: Dialect, cache_key: Any, *, expand: bool = False
+    ) -> _Prepared | None:
+        """None when the SQL depends on the values (unless ``expand``: then compiled with
+        them, for this execution only)."""
+        kwargs = {"compile_kwargs": {"render_postcompile": True}} if expand else {}
+        compiled = dialect.statement_compiler(dialect, stmt, cache_key=cache_key, **kwargs)
         if "POSTCOMPILE_" in compiled.string:
-            return None  # expanding IN lists: rendered per execution by SQLAlchemy
+            return None
         return cls(
             compiled.string,
             compiled,

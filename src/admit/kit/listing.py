@@ -61,7 +61,8 @@ def fetcher(reader: FastReader, session: AsyncSession) -> Fetch:
 
 
 class Listing:
-    """The list and detail statements of one kind of rows in one tenant column."""
+    """The list and detail statements of one kind of rows in one tenant column, for either
+    kind of reader (``native``: children inline, see ``kit/render.py``)."""
 
     def __init__(
         self,
@@ -76,21 +77,21 @@ class Listing:
         self.tenant = tenant
         self.pk = pk
         self.ordering = ordering
-        self._pages: dict[str | None, Select[Any]] = {}
-        self._detail: Select[Any] | None = None
+        self._pages: dict[tuple[str | None, bool], Select[Any]] = {}
+        self._details: dict[bool, Select[Any]] = {}
 
-    def _base(self) -> Select[Any]:
+    def _base(self, native: bool) -> Select[Any]:
         assert self.tenant is not None
         return (
-            select(*self.rows.columns)
+            select(*self.rows.columns_for(native))
             .select_from(self.table)
             .where(self.tenant == bindparam("tenant"))
         )
 
-    def static_page(self, raw_ordering: str | None) -> tuple[Select[Any], bool]:
+    def static_page(self, raw_ordering: str | None, native: bool) -> tuple[Select[Any], bool]:
         """The page statement for an ordering (validated as ever: 400 for unknown names),
         and whether it is kept (else it was built for this request)."""
-        stmt = self._pages.get(raw_ordering)
+        stmt = self._pages.get((raw_ordering, native))
         if stmt is not None:
             return stmt, True
         count = (
@@ -99,7 +100,7 @@ class Listing:
             .where(self.tenant == bindparam("tenant"))
             .scalar_subquery()
         )
-        stmt = self._base().add_columns(count.label(COUNT))
+        stmt = self._base(native).add_columns(count.label(COUNT))
         if self.ordering is not None:
             stmt = stmt.order_by(*self.ordering.clauses(raw_ordering))
         else:
@@ -107,28 +108,30 @@ class Listing:
         stmt = stmt.limit(bindparam("limit")).offset(bindparam("offset"))
         if len(self._pages) >= _MAX_ORDERINGS:
             return stmt, False
-        self._pages[raw_ordering] = stmt
+        self._pages[(raw_ordering, native)] = stmt
         return stmt, True
 
-    def page_of(self, query: Select[Any], size: int, offset: int) -> Select[Any]:
+    def page_of(self, query: Select[Any], size: int, offset: int, native: bool) -> Select[Any]:
         """The page of a resource's list query (``select(Model)`` with its filters and
         ordering), its columns swapped for the rendered ones and the count added."""
         count = select(func.count()).select_from(query.order_by(None).subquery())
         if self.ordering is None:
             query = query.order_by(self.pk)  # a stable order, as the static statement's
+        columns = self.rows.columns_for(native)
         return (
-            query.with_only_columns(*self.rows.columns, count.scalar_subquery().label(COUNT))
+            query.with_only_columns(*columns, count.scalar_subquery().label(COUNT))
             .limit(size)
             .offset(offset)
         )
 
-    def static_detail(self) -> Select[Any]:
-        if self._detail is None:
-            self._detail = self._base().where(self.pk == bindparam("pk"))
-        return self._detail
+    def static_detail(self, native: bool) -> Select[Any]:
+        stmt = self._details.get(native)
+        if stmt is None:
+            stmt = self._details[native] = self._base(native).where(self.pk == bindparam("pk"))
+        return stmt
 
-    def detail_of(self, query: Select[Any], pk: int) -> Select[Any]:
-        return query.with_only_columns(*self.rows.columns).where(self.pk == pk)
+    def detail_of(self, query: Select[Any], pk: int, native: bool) -> Select[Any]:
+        return query.with_only_columns(*self.rows.columns_for(native)).where(self.pk == pk)
 
 
 async def page_body(

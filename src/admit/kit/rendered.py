@@ -40,6 +40,11 @@ class RenderedReads:
         """Whether this request is answered by ``renderer`` (else by the read schema)."""
         return self.renderer is not None
 
+    async def prepare_read(self, ctx: OrgContext, params: dict[str, str]) -> None:
+        """``prepare`` for a list or detail GET; a resource whose ``prepare`` loads what
+        only the read schema path needs skips it when ``renders``."""
+        await self.prepare(ctx, params)  # type: ignore[attr-defined]
+
     def render_extra(self, ctx: OrgContext) -> Mapping[str, Any]:
         """What the renderer's ``finish`` functions need from the request."""
         return {}
@@ -81,15 +86,20 @@ class RenderedReads:
         offset = (page - 1) * size
         if offset > INT_MAX:  # more rows than ids can exist: past the end, whatever the count
             raise APIError(404, "Invalid page.")
+        reader = ctx.session.info["fast"]
         if self.static_list(ctx):
-            stmt, static = listing.static_page(ctx.request.query_params.get("ordering"))
+            raw = None
+            if self.ordering is not None:  # type: ignore[attr-defined]
+                raw = ctx.request.query_params.get("ordering")
+            stmt, static = listing.static_page(raw, reader.native)
             params = {"tenant": self.tenant_id(ctx), "limit": size, "offset": offset}
         else:
-            stmt, static = listing.page_of(resource.list_query(ctx), size, offset), False
+            query = resource.list_query(ctx)
+            stmt, static = listing.page_of(query, size, offset, reader.native), False
             params = {}
         body = await page_body(
             ctx.request,
-            ctx.session.info["fast"],
+            reader,
             ctx.session,
             self.renderer,
             stmt,
@@ -108,13 +118,15 @@ class RenderedReads:
         resource: Resource[Any] = self  # type: ignore[assignment]
         pk = parse_pk(raw_pk)
         listing = self.listing()
+        reader = ctx.session.info["fast"]
         if resource.static_detail(ctx):
-            stmt, static = listing.static_detail(), True
+            stmt, static = listing.static_detail(reader.native), True
             params = {"tenant": self.tenant_id(ctx), "pk": pk}
         else:
-            stmt, static, params = listing.detail_of(resource.base_query(ctx), pk), False, {}
+            query = resource.base_query(ctx)
+            stmt, static, params = listing.detail_of(query, pk, reader.native), False, {}
         body = await detail_body(
-            ctx.session.info["fast"],
+            reader,
             ctx.session,
             self.renderer,
             stmt,
@@ -140,7 +152,7 @@ def list_lane(resource: Resource[Any]) -> Handler:
         async with lane_context(request.scope, access, request.params) as ctx:
             if ctx is None or not resource.renders(ctx):
                 return None
-            await resource.prepare(ctx, request.params)
+            await resource.prepare_read(ctx, request.params)
             return await resource.handle_list(ctx)
 
     return handler

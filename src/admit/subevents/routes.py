@@ -94,10 +94,6 @@ class _SubEvents(Resource[SubEvent]):
     tag = "subevents"
     renderer = SUBEVENT_ROWS
 
-    def renders(self, ctx: OrgContext) -> bool:
-        # Availability comes from the quotas' counts: the read schema path answers it.
-        return super().renders(ctx) and "with_availability_for" not in ctx.request.query_params
-
     def event_slug(self, ctx: OrgContext, obj: SubEvent) -> str:
         raise NotImplementedError
 
@@ -128,7 +124,8 @@ class _SubEvents(Resource[SubEvent]):
     async def handle_list(self, ctx: OrgContext) -> Response:
         if attr_params(ctx.request.query_params):
             await self.load_properties(ctx)
-        if self.renders(ctx):
+        # Availability comes from the quotas' counts: the read schema path answers it.
+        if self.renders(ctx) and "with_availability_for" not in ctx.request.query_params:
             return await self.render_list(ctx)
         body = await paginate(
             ctx.request, ctx.session, self.list_query(ctx), list, options=self.loader_options

@@ -90,9 +90,11 @@ class ItemResource(ModifiedSinceList, CatalogResource):
 
     async def prepare(self, ctx: OrgContext, params: dict[str, str]) -> None:
         assert isinstance(ctx, EventContext)
-        if ctx.request.method == "GET" and self.renders(ctx):
-            return  # the renderer selects each item's rate
         ctx.extra["tax_rates"] = await item_service.tax_rates(ctx.session, ctx.event.id)
+
+    async def prepare_read(self, ctx: OrgContext, params: dict[str, str]) -> None:
+        if not self.renders(ctx):  # the renderer selects each item's rate itself
+            await self.prepare(ctx, params)
 
     def render_extra(self, ctx: OrgContext) -> dict[str, Any]:
         assert isinstance(ctx, EventContext)
