@@ -37,7 +37,7 @@ from admit.quotas.service import subevent_availability_states
 from admit.seating import sync as seating_sync
 from admit.subevents import service
 from admit.subevents.meta import MetaPropertyResource
-from admit.subevents.rows import SUBEVENT_ROWS
+from admit.subevents.rows import ORGANIZER_SUBEVENT_ROWS, SUBEVENT_ROWS
 from admit.subevents.schemas import SubEventIn, SubEventOut
 
 router = api_router()
@@ -142,6 +142,9 @@ class SubEventResource(ModifiedSinceList, _SubEvents):
     path = "/organizers/{organizer}/events/{event}/subevents"
     filters = EVENT_FILTERS
 
+    def render_extra(self, ctx: OrgContext) -> dict[str, Any]:
+        return {"event_slug": ctx.event.slug}  # type: ignore[attr-defined]
+
     def conditional_list(self, ctx: OrgContext) -> bool:
         return "with_availability_for" not in ctx.request.query_params  # sales change it
 
@@ -218,6 +221,7 @@ class OrganizerSubEventResource(_SubEvents):
     scope = "organizer"
     actions = frozenset({"list"})
     filters = ORGANIZER_FILTERS
+    renderer = ORGANIZER_SUBEVENT_ROWS
 
     def base_query(self, ctx: OrgContext) -> Select[Any]:
         query = (
