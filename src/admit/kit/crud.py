@@ -33,7 +33,7 @@ from admit.kit.errors import APIError, not_found, validation_error
 from admit.kit.filtering import FilterSet, Ordering
 from admit.kit.openapi import json_body
 from admit.kit.pagination import paginate
-from admit.kit.rendered import RenderedReads
+from admit.kit.rendered import RenderedReads, derive_renderer
 from admit.kit.responses import JSONResponse, no_content
 
 M = TypeVar("M")
@@ -280,6 +280,9 @@ MOUNTED: list[Resource[Any]] = []
 def mount_crud(router: APIRouter, resource: Resource[Any]) -> None:
     """Registers the resource's routes on ``router`` (which carries the ``/api/v1`` prefix)."""
     MOUNTED.append(resource)
+    derived = derive_renderer(resource)
+    if derived is not None:
+        type(resource).renderer = derived
     collection = f"{resource.path}/"
     detail = f"{resource.path}/{{id}}/"
     parents = [resource.parent_param] if resource.parent_param else []

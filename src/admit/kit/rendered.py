@@ -139,6 +139,33 @@ class RenderedReads:
         return Response(body, media_type="application/json")
 
 
+# A resource that overrides one of these renders its own way: nothing is derived for it.
+_OWN_RENDERING = (
+    "to_read",
+    "serialize",
+    "serialize_many",
+    "handle_list",
+    "handle_retrieve",
+    "get_object",
+)
+
+
+def derive_renderer(resource: Resource[Any]) -> Rows | None:
+    """For a resource that declares no ``renderer`` (not even None) and renders its read
+    schema straight from its model's columns: the renderer derived from the two."""
+    from admit.kit.crud import Resource
+
+    cls = type(resource)
+    if any("renderer" in klass.__dict__ for klass in cls.__mro__ if klass is not RenderedReads):
+        return None
+    if any(getattr(cls, name) is not getattr(Resource, name) for name in _OWN_RENDERING):
+        return None
+    try:
+        return Rows(resource.read_schema, resource.model)
+    except ValueError:
+        return None  # a field that is not a column: the read schema path renders it
+
+
 def list_lane(resource: Resource[Any]) -> Handler:
     """The resource's list GET in the fast lane (``kit/fastlane.py``): the same access check
     (the credential may come from the worker's short cache, as on every lane), the same

@@ -28,7 +28,8 @@ def _channels(row: dict[str, Any]) -> None:
 def _finish_variation(
     row: dict[str, Any], item: dict[str, Any] | None, extra: Mapping[str, Any]
 ) -> None:
-    assert item is not None
+    if item is None:  # listed on their own (``items/{item}/variations/``): the URL's item
+        item = extra["item"]
     price = row["default_price"]
     row["price"] = price if price is not None else item["default_price"]
     _channels(row)

@@ -14,7 +14,7 @@ from sqlalchemy.orm import load_only, selectinload
 from starlette.responses import Response
 
 from admit.catalog.questions import service
-from admit.catalog.questions.rows import QUESTION_ROWS
+from admit.catalog.questions.rows import OPTION_ROWS, QUESTION_ROWS
 from admit.catalog.questions.schemas import OptionIn, OptionOut, QuestionIn, QuestionOut
 from admit.kit.changestamp import ModifiedSinceList
 from admit.kit.context import OrgContext
@@ -104,6 +104,7 @@ class OptionResource(Resource[QuestionOption]):
     write_permission = WRITE
     parent_param = "question"
     tag = "questions"
+    renderer = OPTION_ROWS
     filters = FilterSet((Filter("active", parse_bool, _active),))
     ordering = Ordering(
         fields={"id": QuestionOption.id, "position": QuestionOption.position},
