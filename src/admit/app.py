@@ -33,9 +33,11 @@ from admit.jobs.routes import router as jobs_router
 from admit.jobs.runtime import Background
 from admit.kit import fastlane, idempotency
 from admit.kit.conditional import conditional_layer
+from admit.kit.crud import MOUNTED
 from admit.kit.edge import OUTER_LAYERS
 from admit.kit.errors import install_error_handlers
 from admit.kit.openapi import install_openapi
+from admit.kit.rendered import list_lane
 from admit.kit.responses import JSONResponse
 from admit.kit.routing import API_PREFIX, mount_routers
 from admit.kit.transaction import SAFE_METHODS
@@ -111,6 +113,10 @@ LANE.add(
     f"{API_PREFIX}/organizers/{{organizer}}/events/{{event}}/quotas/{{id}}/availability/",
     availability_lane,
 )
+# Lists that integrations poll: every declared resource with a renderer (kit/rendered.py).
+for _resource in MOUNTED:
+    if _resource.renderer is not None and "list" in _resource.actions:
+        LANE.add("GET", f"{API_PREFIX}{_resource.path}/", list_lane(_resource), query=True)
 
 
 # An edge layer wraps every HTTP request, the fast lane's included: it gets the next ASGI app

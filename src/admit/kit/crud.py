@@ -8,6 +8,11 @@ with real behaviour override the hooks (``validate``, ``apply``, ``perform_*``) 
 PATCH validates the merged state (current values overlaid with the supplied ones), so rules
 spanning fields hold whichever of them a client sends; PUT and POST validate the body alone, so
 omitted fields fall back to their defaults.
+
+A resource that declares a ``renderer`` (``kit/render.py``) answers its list and detail GETs
+from Core selects rendered straight to JSON (``kit/listing.py``), with the same filters,
+ordering, pagination and tenancy; writes answer through the read schema as before. Both
+render the same JSON (``tests/kit/test_render_parity.py``).
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from admit.kit.errors import APIError, not_found, validation_error
 from admit.kit.filtering import FilterSet, Ordering
 from admit.kit.openapi import json_body
 from admit.kit.pagination import paginate
+from admit.kit.rendered import RenderedReads, derive_renderer
 from admit.kit.responses import JSONResponse, no_content
 
 M = TypeVar("M")
@@ -74,7 +80,7 @@ def parse_update(
     return validate_input(schema, raw), supplied
 
 
-class Resource(Generic[M]):
+class Resource(RenderedReads, Generic[M]):
     name: ClassVar[str]
     path: ClassVar[str]
     model: ClassVar[type[Any]]
@@ -139,6 +145,19 @@ class Resource(Generic[M]):
     def serialize_many(self, ctx: OrgContext, objs: Sequence[M]) -> list[dict[str, Any]]:
         return [self.serialize(ctx, o) for o in objs]
 
+    # -- rendering (GET, see kit/rendered.py) ---------------------------------------------
+
+    def plain_base(self) -> bool:
+        """Whether ``base_query`` is the tenant's rows and ``list_query`` only adds the
+        filters and the ordering: then statements built once serve unfiltered requests."""
+        cls = type(self)
+        return cls.base_query is Resource.base_query and cls.list_query is Resource.list_query
+
+    def static_detail(self, ctx: OrgContext) -> bool:
+        """Whether a detail GET is the tenant's row with the id (``get_object`` adds
+        nothing): then a statement built once serves it."""
+        return self.plain_base() and type(self).get_object is Resource.get_object
+
     # -- writing ------------------------------------------------------------------------------
 
     def new_object(self, ctx: OrgContext) -> M:
@@ -180,6 +199,8 @@ class Resource(Generic[M]):
     # -- handlers -----------------------------------------------------------------------------
 
     async def handle_list(self, ctx: OrgContext) -> Response:
+        if self.renders(ctx):
+            return await self.render_list(ctx)
         body = await paginate(
             ctx.request,
             ctx.session,
@@ -190,6 +211,8 @@ class Resource(Generic[M]):
         return JSONResponse(body)
 
     async def handle_retrieve(self, ctx: OrgContext, pk: str) -> Response:
+        if self.renders(ctx):
+            return await self.render_detail(ctx, pk)
         return JSONResponse(self.serialize(ctx, await self.get_object(ctx, pk)))
 
     async def handle_create(self, ctx: OrgContext) -> Response:
@@ -250,8 +273,16 @@ def _endpoint(handler: Any, dependency: Any, path_params: Sequence[str]) -> Any:
     return endpoint
 
 
+# Every mounted resource, in mounting order (generated tests go over them).
+MOUNTED: list[Resource[Any]] = []
+
+
 def mount_crud(router: APIRouter, resource: Resource[Any]) -> None:
     """Registers the resource's routes on ``router`` (which carries the ``/api/v1`` prefix)."""
+    MOUNTED.append(resource)
+    derived = derive_renderer(resource)
+    if derived is not None:
+        type(resource).renderer = derived
     collection = f"{resource.path}/"
     detail = f"{resource.path}/{{id}}/"
     parents = [resource.parent_param] if resource.parent_param else []
@@ -261,11 +292,11 @@ def mount_crud(router: APIRouter, resource: Resource[Any]) -> None:
     body = json_body(resource.write_schema)
 
     async def do_list(ctx: OrgContext, params: dict[str, str]) -> Response:
-        await resource.prepare(ctx, params)
+        await resource.prepare_read(ctx, params)
         return await resource.handle_list(ctx)
 
     async def do_retrieve(ctx: OrgContext, params: dict[str, str]) -> Response:
-        await resource.prepare(ctx, params)
+        await resource.prepare_read(ctx, params)
         return await resource.handle_retrieve(ctx, params["id"])
 
     async def do_create(ctx: OrgContext, params: dict[str, str]) -> Response:

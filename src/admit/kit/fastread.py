@@ -63,6 +63,7 @@ class FastReader:
     _lax_pool: asyncpg.Pool | None = None
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     _compiled: dict[int, tuple[str, Sequence[str]]] = field(default_factory=dict)
+    _prepared: dict[Any, _Prepared | None] = field(default_factory=dict)
     # Statements sent on the native pool (tests add them to the SQLAlchemy count).
     executed: int = 0
 
@@ -147,8 +148,103 @@ class FastReader:
         self.executed += 1
         return [r[0] for r in await pool.fetch(sql, *(params[n] for n in names))]
 
+    async def rows(
+        self,
+        session: AsyncSession,
+        stmt: Select[Any],
+        params: Mapping[str, Any] | None = None,
+        *,
+        static: bool = True,
+    ) -> Sequence[Sequence[Any]]:
+        """Every row (columns in select order); on SQLite through the session.
+
+        ``static``: ``stmt`` lives as long as the process (a module-level constant, or one
+        built once and kept), and its SQL is cached by its identity. Otherwise it was built
+        for this request: its SQL is cached by SQLAlchemy's cache key (values in the
+        statement are bound from the key, as SQLAlchemy itself does). A statement whose SQL
+        depends on its values (expanding ``IN`` lists) is compiled for each execution.
+        """
+        if not self.native:
+            conn = await session.connection()
+            return (await conn.execute(stmt, dict(params or {}))).all()
+        prepared = self._prepare(stmt, static)
+        if prepared is None:
+            prepared = _Prepared.of(stmt, self.engine.dialect, None, expand=True)
+            assert prepared is not None
+        sql, args = prepared.bind(params)
+        pool = await self.pool()
+        self.executed += 1
+        return await pool.fetch(sql, *args)
+
+    def _prepare(self, stmt: Select[Any], static: bool) -> _Prepared | None:
+        if static:
+            key: Any = id(stmt)
+            found = self._prepared.get(key, _MISSING)
+            if found is _MISSING:
+                found = _Prepared.of(stmt, self.engine.dialect, None)
+                self._prepared[key] = found
+            return found  # type: ignore[return-value]
+        cache_key = stmt._generate_cache_key()
+        if cache_key is None:
+            return None
+        found = self._prepared.get(cache_key.key, _MISSING)
+        if found is _MISSING:
+            if len(self._prepared) > _MAX_PREPARED:
+                self._prepared = {}  # static entries come back on their next use
+            found = _Prepared.of(stmt, self.engine.dialect, cache_key)
+            self._prepared[cache_key.key] = found
+        if found is None:
+            return None
+        return found.with_values(cache_key.bindparams)  # type: ignore[union-attr]
+
     async def close(self) -> None:
         for pool in (self._pool, self._lax_pool):
             if pool is not None:
                 await pool.close()
         self._pool = self._lax_pool = None
+
+
+_MISSING = object()
+# Compiled statements kept per process; beyond this the cache starts over.
+_MAX_PREPARED = 2000
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """A statement compiled for the native pool: its SQL and how to bind its parameters."""
+
+    sql: str
+    compiled: Any
+    names: Sequence[str]
+    processors: Mapping[str, Callable[[Any], Any]]
+    extracted: Sequence[Any] | None = None
+
+    @classmethod
+    def of(
+        cls, stmt: Select[Any], dialect: Dialect, cache_key: Any, *, expand: bool = False
+    ) -> _Prepared | None:
+        """None when the SQL depends on the values (unless ``expand``: then compiled with
+        them, for this execution only)."""
+        kwargs = {"compile_kwargs": {"render_postcompile": True}} if expand else {}
+        compiled = dialect.statement_compiler(dialect, stmt, cache_key=cache_key, **kwargs)
+        if "POSTCOMPILE_" in compiled.string:
+            return None
+        return cls(
+            compiled.string,
+            compiled,
+            tuple(compiled.positiontup or ()),
+            dict(compiled._bind_processors),
+        )
+
+    def with_values(self, extracted: Sequence[Any]) -> _Prepared:
+        return _Prepared(self.sql, self.compiled, self.names, self.processors, extracted)
+
+    def bind(self, params: Mapping[str, Any] | None) -> tuple[str, list[Any]]:
+        if self.extracted is None:
+            values = self.compiled.construct_params(params)
+        else:
+            values = self.compiled.construct_params(params, extracted_parameters=self.extracted)
+        for name, process in self.processors.items():
+            if name in values and values[name] is not None:
+                values[name] = process(values[name])
+        return self.sql, [values[n] for n in self.names]

@@ -144,6 +144,10 @@ class Ordering:
 
     def apply(self, query: Select[Any], request: Request | None) -> Select[Any]:
         raw = request.query_params.get("ordering") if request is not None else None
+        return query.order_by(*self.clauses(raw))
+
+    def clauses(self, raw: str | None) -> list[Any]:
+        """The ORDER BY clauses for ``?ordering=`` (``raw``; None or empty: the default)."""
         names = [n.strip() for n in raw.split(",") if n.strip()] if raw else []
         names = names or list(self.default)
         clauses = []
@@ -159,4 +163,4 @@ class Ordering:
             clauses.append(column.desc() if desc else column.asc())
         last_desc = bool(names) and names[-1].startswith("-")
         clauses.append(self.pk.desc() if last_desc else self.pk.asc())
-        return query.order_by(*clauses)
+        return clauses

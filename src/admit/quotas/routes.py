@@ -28,6 +28,7 @@ from admit.kit.routing import api_router
 from admit.models import Item, ItemVariation, Quota, quota_items
 from admit.quotas import service
 from admit.quotas.cloning import copy_quotas
+from admit.quotas.rows import QUOTA_ROWS
 from admit.quotas.schemas import AvailabilityOut, QuotaIn, QuotaOut
 
 WRITE = "event.items:write"
@@ -74,6 +75,11 @@ class QuotaResource(ModifiedSinceList, Resource[Quota]):
         selectinload(Quota.items).options(load_only(Item.id)),
         selectinload(Quota.variations).options(load_only(ItemVariation.id)),
     )
+    renderer = QUOTA_ROWS
+
+    def renders(self, ctx: OrgContext) -> bool:
+        # Availability comes from the counts: the read schema path answers it.
+        return super().renders(ctx) and not wants_availability(ctx)
 
     def to_read(self, ctx: OrgContext, obj: Quota) -> Any:
         return service.quota_to_read(obj)
@@ -94,7 +100,7 @@ class QuotaResource(ModifiedSinceList, Resource[Quota]):
 
     async def handle_list(self, ctx: OrgContext) -> Response:
         if not wants_availability(ctx):
-            return await super().handle_list(ctx)
+            return await super().handle_list(ctx)  # the renderer's
         body = await paginate(
             ctx.request, ctx.session, self.list_query(ctx), list, options=self.loader_options
         )
@@ -103,6 +109,8 @@ class QuotaResource(ModifiedSinceList, Resource[Quota]):
         return JSONResponse(body)
 
     async def handle_retrieve(self, ctx: OrgContext, pk: str) -> Response:
+        if self.renders(ctx):
+            return await self.render_detail(ctx, pk)
         obj = await self.get_object(ctx, pk)
         if wants_availability(ctx):
             ctx.extra["availability"] = await service.availability(ctx.session, [obj])

@@ -37,6 +37,7 @@ from admit.quotas.service import subevent_availability_states
 from admit.seating import sync as seating_sync
 from admit.subevents import service
 from admit.subevents.meta import MetaPropertyResource
+from admit.subevents.rows import ORGANIZER_SUBEVENT_ROWS, SUBEVENT_ROWS
 from admit.subevents.schemas import SubEventIn, SubEventOut
 
 router = api_router()
@@ -91,6 +92,7 @@ class _SubEvents(Resource[SubEvent]):
     ordering = ORDERING
     loader_options = LOAD
     tag = "subevents"
+    renderer = SUBEVENT_ROWS
 
     def event_slug(self, ctx: OrgContext, obj: SubEvent) -> str:
         raise NotImplementedError
@@ -122,6 +124,9 @@ class _SubEvents(Resource[SubEvent]):
     async def handle_list(self, ctx: OrgContext) -> Response:
         if attr_params(ctx.request.query_params):
             await self.load_properties(ctx)
+        # Availability comes from the quotas' counts: the read schema path answers it.
+        if self.renders(ctx) and "with_availability_for" not in ctx.request.query_params:
+            return await self.render_list(ctx)
         body = await paginate(
             ctx.request, ctx.session, self.list_query(ctx), list, options=self.loader_options
         )
@@ -137,8 +142,17 @@ class SubEventResource(ModifiedSinceList, _SubEvents):
     path = "/organizers/{organizer}/events/{event}/subevents"
     filters = EVENT_FILTERS
 
+    def render_extra(self, ctx: OrgContext) -> dict[str, Any]:
+        return {"event_slug": ctx.event.slug}  # type: ignore[attr-defined]
+
     def conditional_list(self, ctx: OrgContext) -> bool:
         return "with_availability_for" not in ctx.request.query_params  # sales change it
+
+    def plain_base(self) -> bool:
+        return True  # ``list_query`` adds only the ``attr[...]`` clauses (see static_list)
+
+    def static_list(self, ctx: OrgContext) -> bool:
+        return not attr_params(ctx.request.query_params) and super().static_list(ctx)
 
     def event_slug(self, ctx: OrgContext, obj: SubEvent) -> str:
         return ctx.event.slug  # type: ignore[attr-defined]
@@ -207,6 +221,7 @@ class OrganizerSubEventResource(_SubEvents):
     scope = "organizer"
     actions = frozenset({"list"})
     filters = ORGANIZER_FILTERS
+    renderer = ORGANIZER_SUBEVENT_ROWS
 
     def base_query(self, ctx: OrgContext) -> Select[Any]:
         query = (

@@ -35,6 +35,7 @@ from admit.kit.transaction import SAFE_METHODS
 from admit.models import Voucher
 from admit.notifications.notify import notify_each, notify_in_event
 from admit.vouchers import blocking, render, seats, service
+from admit.vouchers.rows import VOUCHER_ROWS
 from admit.vouchers.schemas import VoucherIn, VoucherOut
 
 READ = "event.vouchers:read"
@@ -99,6 +100,10 @@ class VoucherResource(Resource[Voucher]):
     ordering = ORDERING
     # Creation is its own route below (same shape as batch_create).
     actions = frozenset({"list", "retrieve", "update", "delete"})
+    renderer = VOUCHER_ROWS
+
+    def static_detail(self, ctx: OrgContext) -> bool:
+        return self.plain_base()  # ``get_object`` only adds the writers' row lock
 
     async def get_object(self, ctx: OrgContext, raw_pk: str) -> Voucher:
         """Writers get the row locked until commit (409 when the lock takes too long)."""
@@ -123,11 +128,15 @@ class VoucherResource(Resource[Voucher]):
         return bodies
 
     async def handle_list(self, ctx: OrgContext) -> Response:
+        if self.renders(ctx):
+            return await self.render_list(ctx)
         body = await paginate(ctx.request, ctx.session, self.list_query(ctx), list)
         body["results"] = await self._render(ctx, body["results"])
         return JSONResponse(body)
 
     async def handle_retrieve(self, ctx: OrgContext, pk: str) -> Response:
+        if self.renders(ctx):
+            return await self.render_detail(ctx, pk)
         [body] = await self._render(ctx, [await self.get_object(ctx, pk)])
         return JSONResponse(body)
 

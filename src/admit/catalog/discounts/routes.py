@@ -8,6 +8,7 @@ from pydantic import BaseModel
 from sqlalchemy.orm import selectinload
 
 from admit.catalog.discounts import service
+from admit.catalog.discounts.rows import DISCOUNT_ROWS
 from admit.catalog.discounts.schemas import DiscountIn, DiscountOut
 from admit.kit.context import OrgContext
 from admit.kit.crud import Resource, mount_crud
@@ -26,6 +27,7 @@ class DiscountResource(Resource[Discount]):
     write_schema = DiscountIn
     write_permission = "event.items:write"
     filters = FilterSet((Filter.boolean("active", Discount.active),))
+    renderer = DISCOUNT_ROWS
     ordering = Ordering(
         fields={"id": Discount.id, "position": Discount.position},
         default=("position",),

@@ -10,6 +10,7 @@ from starlette.responses import Response
 
 from admit.catalog.items import nested_service as nested
 from admit.catalog.items.resource import EVENT_PATH, ItemChild
+from admit.catalog.items.rows import ADDON_ROWS, BUNDLE_ROWS, ITEM_ROWS, VARIATION_ROWS
 from admit.catalog.items.schemas import (
     AddOnIn,
     AddOnOut,
@@ -57,9 +58,19 @@ class VariationResource(ItemChild):
     def base_query(self, ctx: OrgContext) -> Select[Any]:
         return select(ItemVariation).where(ItemVariation.item_id == self.item(ctx).id)
 
+    renderer = VARIATION_ROWS
+
     def to_read(self, ctx: OrgContext, obj: ItemVariation) -> Any:
         assert isinstance(ctx, EventContext)
         return nested.variation_to_read(obj, self.item(ctx), ctx.event.item_meta_properties)
+
+    def render_extra(self, ctx: OrgContext) -> dict[str, Any]:
+        assert isinstance(ctx, EventContext)
+        item = self.item(ctx)
+        # What a variation inherits, as the item's own row would show it.
+        price = ITEM_ROWS.convert("default_price", item.default_price)
+        parent = {"default_price": price, "meta_data": item.meta_data}
+        return {"declared": ctx.event.item_meta_properties, "item": parent}
 
     async def validate(
         self, ctx: OrgContext, data: BaseModel, obj: Any, supplied: set[str]
@@ -112,6 +123,8 @@ class AddOnResource(ItemChild):
     def base_query(self, ctx: OrgContext) -> Select[Any]:
         return select(ItemAddOn).where(ItemAddOn.base_item_id == self.item(ctx).id)
 
+    renderer = ADDON_ROWS
+
     def to_read(self, ctx: OrgContext, obj: ItemAddOn) -> Any:
         return nested.addon_to_read(obj)
 
@@ -146,6 +159,8 @@ class BundleResource(ItemChild):
 
     def base_query(self, ctx: OrgContext) -> Select[Any]:
         return select(ItemBundle).where(ItemBundle.base_item_id == self.item(ctx).id)
+
+    renderer = BUNDLE_ROWS
 
     def to_read(self, ctx: OrgContext, obj: ItemBundle) -> Any:
         return nested.bundle_to_read(obj)

@@ -12,6 +12,7 @@ from admit.catalog.items import item_service, service
 from admit.catalog.items.item_schemas import NESTED, ItemIn, ItemOut
 from admit.catalog.items.nested_routes import AddOnResource, BundleResource, VariationResource
 from admit.catalog.items.resource import EVENT_PATH, CatalogResource, notify_item
+from admit.catalog.items.rows import CATEGORY_ROWS, ITEM_ROWS
 from admit.catalog.items.schemas import CategoryIn, CategoryOut
 from admit.kit.changestamp import ModifiedSinceList
 from admit.kit.context import EventContext, OrgContext, public_base_url
@@ -38,6 +39,7 @@ class CategoryResource(ModifiedSinceList, CatalogResource):
         pk=ItemCategory.id,
     )
     loader_options = (selectinload(ItemCategory.cross_selling_match_products),)
+    renderer = CATEGORY_ROWS
 
     def to_read(self, ctx: OrgContext, obj: ItemCategory) -> Any:
         return service.category_to_read(obj)
@@ -84,9 +86,22 @@ class ItemResource(ModifiedSinceList, CatalogResource):
         selectinload(Item.require_membership_types),
     )
 
+    renderer = ITEM_ROWS
+
     async def prepare(self, ctx: OrgContext, params: dict[str, str]) -> None:
         assert isinstance(ctx, EventContext)
         ctx.extra["tax_rates"] = await item_service.tax_rates(ctx.session, ctx.event.id)
+
+    async def prepare_read(self, ctx: OrgContext, params: dict[str, str]) -> None:
+        if not self.renders(ctx):  # the renderer selects each item's rate itself
+            await self.prepare(ctx, params)
+
+    def render_extra(self, ctx: OrgContext) -> dict[str, Any]:
+        assert isinstance(ctx, EventContext)
+        return {
+            "declared": ctx.event.item_meta_properties,
+            "base_url": public_base_url(ctx.request),
+        }
 
     def to_read(self, ctx: OrgContext, obj: Item) -> Any:
         assert isinstance(ctx, EventContext)

@@ -14,6 +14,7 @@ from sqlalchemy.orm import load_only, selectinload
 from starlette.responses import Response
 
 from admit.catalog.questions import service
+from admit.catalog.questions.rows import OPTION_ROWS, QUESTION_ROWS
 from admit.catalog.questions.schemas import OptionIn, OptionOut, QuestionIn, QuestionOut
 from admit.kit.changestamp import ModifiedSinceList
 from admit.kit.context import OrgContext
@@ -52,6 +53,7 @@ class QuestionResource(ModifiedSinceList, Resource[Question]):
         selectinload(Question.items).options(load_only(Item.id)),
         selectinload(Question.options),
     )
+    renderer = QUESTION_ROWS
 
     def to_read(self, ctx: OrgContext, obj: Question) -> Any:
         return service.question_to_read(obj)
@@ -102,6 +104,7 @@ class OptionResource(Resource[QuestionOption]):
     write_permission = WRITE
     parent_param = "question"
     tag = "questions"
+    renderer = OPTION_ROWS
     filters = FilterSet((Filter("active", parse_bool, _active),))
     ordering = Ordering(
         fields={"id": QuestionOption.id, "position": QuestionOption.position},

@@ -9,6 +9,7 @@ from sqlalchemy import Select
 from starlette.responses import Response
 
 from admit.catalog.taxes import service
+from admit.catalog.taxes.rows import TAX_RULE_ROWS
 from admit.catalog.taxes.schemas import TaxRuleIn, TaxRuleOut
 from admit.kit.changestamp import ModifiedSinceList
 from admit.kit.context import OrgContext
@@ -27,10 +28,14 @@ class TaxRuleResource(ModifiedSinceList, Resource[TaxRule]):
     read_schema = TaxRuleOut
     write_schema = TaxRuleIn
     write_permission = "event.settings.tax:write"
+    renderer = TAX_RULE_ROWS
 
     def list_query(self, ctx: OrgContext) -> Select[Any]:
         # The list takes no ordering parameter: always by id, as the reference.
         return super().list_query(ctx).order_by(TaxRule.id)
+
+    def plain_base(self) -> bool:
+        return True  # ``list_query`` only orders by id, as the renderer's statements do
 
     async def validate(
         self, ctx: OrgContext, data: BaseModel, obj: TaxRule | None, supplied: set[str]

@@ -1,0 +1,177 @@
+"""Pages and details of a :class:`~admit.kit.render.Rows` declaration, as JSON bytes.
+
+The count and the page come in one round trip: the page's statement carries the count of
+the whole (filtered) list as a scalar subquery in a last column, which the database works
+out once. An empty page needs no count: on page 1 it is 0, past page 1 the page is 404
+(as the reference answers), so no second statement is ever needed. Counts are exact.
+
+Statements are built once where the request allows: a list narrowed by nothing but the
+tenant (no filter asked) is served by a page statement built once per ordering, with the
+tenant, the page size and the offset as parameters, so a request builds no SQL at all. A
+filtered list is built per request from the resource's own list query (the same filters
+as ever) with its columns swapped for the rendered ones; the native pool caches its SQL by
+SQLAlchemy's cache key. Either way the rows are those the resource's list query selects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import orjson
+from fastapi import Request
+from sqlalchemy import ColumnElement, Select, bindparam, func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+from starlette.responses import Response
+
+from admit.kit.errors import APIError
+from admit.kit.fastread import FastReader
+from admit.kit.filtering import Ordering
+from admit.kit.pagination import envelope
+from admit.kit.render import Fetch, Record, Rows
+
+COUNT = "__count"
+_OPTIONS = orjson.OPT_UTC_Z
+# Page statements kept per resource, one per ordering a client asked for (bounded: beyond
+# this, further orderings are built per request).
+_MAX_ORDERINGS = 32
+
+
+def _default(value: Any) -> Any:
+    from decimal import Decimal
+
+    if isinstance(value, Decimal):
+        return str(value)
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+def dumps(body: Any) -> bytes:
+    return orjson.dumps(body, option=_OPTIONS, default=_default)
+
+
+def json_response(body: Any, status_code: int = 200) -> Response:
+    return Response(dumps(body), status_code=status_code, media_type="application/json")
+
+
+def fetcher(reader: FastReader, session: AsyncSession) -> Fetch:
+    async def fetch(stmt: Select[Any], params: Mapping[str, Any]) -> Sequence[Record]:
+        return await reader.rows(session, stmt, params)
+
+    return fetch
+
+
+class Listing:
+    """The list and detail statements of one kind of rows in one tenant column, for either
+    kind of reader (``native``: children inline, see ``kit/render.py``)."""
+
+    def __init__(
+        self,
+        rows: Rows,
+        table: Any,
+        tenant: ColumnElement[Any] | None,
+        pk: ColumnElement[Any],
+        ordering: Ordering | None,
+    ) -> None:
+        self.rows = rows
+        self.table = table
+        self.tenant = tenant
+        self.pk = pk
+        self.ordering = ordering
+        self._pages: dict[tuple[str | None, bool], Select[Any]] = {}
+        self._details: dict[bool, Select[Any]] = {}
+
+    def _base(self, native: bool) -> Select[Any]:
+        assert self.tenant is not None
+        return (
+            select(*self.rows.columns_for(native))
+            .select_from(self.table)
+            .where(self.tenant == bindparam("tenant"))
+        )
+
+    def static_page(self, raw_ordering: str | None, native: bool) -> tuple[Select[Any], bool]:
+        """The page statement for an ordering (validated as ever: 400 for unknown names),
+        and whether it is kept (else it was built for this request)."""
+        stmt = self._pages.get((raw_ordering, native))
+        if stmt is not None:
+            return stmt, True
+        count = (
+            select(func.count())
+            .select_from(self.table)
+            .where(self.tenant == bindparam("tenant"))
+            .scalar_subquery()
+        )
+        stmt = self._base(native).add_columns(count.label(COUNT))
+        if self.ordering is not None:
+            stmt = stmt.order_by(*self.ordering.clauses(raw_ordering))
+        else:
+            stmt = stmt.order_by(self.pk)
+        stmt = stmt.limit(bindparam("limit")).offset(bindparam("offset"))
+        if len(self._pages) >= _MAX_ORDERINGS:
+            return stmt, False
+        self._pages[(raw_ordering, native)] = stmt
+        return stmt, True
+
+    def page_of(self, query: Select[Any], size: int, offset: int, native: bool) -> Select[Any]:
+        """The page of a resource's list query (``select(Model)`` with its filters and
+        ordering), its columns swapped for the rendered ones and the count added."""
+        count = select(func.count()).select_from(query.order_by(None).subquery())
+        if self.ordering is None:
+            query = query.order_by(self.pk)  # a stable order, as the static statement's
+        columns = self.rows.columns_for(native)
+        return (
+            query.with_only_columns(*columns, count.scalar_subquery().label(COUNT))
+            .limit(size)
+            .offset(offset)
+        )
+
+    def static_detail(self, native: bool) -> Select[Any]:
+        stmt = self._details.get(native)
+        if stmt is None:
+            stmt = self._details[native] = self._base(native).where(self.pk == bindparam("pk"))
+        return stmt
+
+    def detail_of(self, query: Select[Any], pk: int, native: bool) -> Select[Any]:
+        return query.with_only_columns(*self.rows.columns_for(native)).where(self.pk == pk)
+
+
+async def page_body(
+    request: Request,
+    reader: FastReader,
+    session: AsyncSession,
+    rows: Rows,
+    stmt: Select[Any],
+    params: Mapping[str, Any],
+    *,
+    static: bool,
+    page: int,
+    size: int,
+    extra: Mapping[str, Any],
+) -> bytes:
+    """``{count, next, previous, results}`` as JSON; 404 past the last page."""
+    records = await reader.rows(session, stmt, params, static=static)
+    if not records:
+        if page > 1:
+            raise APIError(404, "Invalid page.")
+        count = 0
+    else:
+        count = records[0][-1]
+    results = await rows.render(fetcher(reader, session), reader.native, records, extra)
+    return dumps(envelope(request, count, page, size, results))
+
+
+async def detail_body(
+    reader: FastReader,
+    session: AsyncSession,
+    rows: Rows,
+    stmt: Select[Any],
+    params: Mapping[str, Any],
+    *,
+    static: bool,
+    extra: Mapping[str, Any],
+) -> bytes | None:
+    """One row as JSON, or None when there is none."""
+    records = await reader.rows(session, stmt, params, static=static)
+    if not records:
+        return None
+    [row] = await rows.render(fetcher(reader, session), reader.native, records[:1], extra)
+    return dumps(row)
