@@ -10,7 +10,10 @@ from admit.models import Seat, Voucher
 from admit.vouchers.schemas import VoucherOut
 
 _SEAT_GUID = (
-    select(Seat.seat_guid).where(Seat.id == Voucher.seat_id).correlate_except(Seat).scalar_subquery()
+    select(Seat.seat_guid)
+    .where(Seat.id == Voucher.seat_id)
+    .correlate_except(Seat)
+    .scalar_subquery()
 )
 
 VOUCHER_ROWS = Rows(VoucherOut, Voucher, columns={"seat": _SEAT_GUID})
