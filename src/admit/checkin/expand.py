@@ -88,8 +88,11 @@ async def _items(ectx: EventContext, bodies: list[dict[str, Any]], wanted: set[s
     from admit.catalog.items.routes import ItemResource
 
     session = ectx.session
+    from admit.catalog.items import item_service
+
     items_resource = ItemResource()
-    await items_resource.prepare(ectx, {})
+    # What ``to_read`` needs (``prepare`` leaves it out of GETs, which the renderer answers).
+    ectx.extra["tax_rates"] = await item_service.tax_rates(session, ectx.event.id)
     item_ids = {b["item"] for b in bodies if isinstance(b.get("item"), int)}
     rows = await session.scalars(
         select(Item)

@@ -22,6 +22,7 @@ from admit.kit.filtering import (
     parse_datetime,
     parse_int,
 )
+from admit.kit.render import Rows
 from admit.models import Checkin
 
 REASONS = frozenset(
@@ -77,6 +78,11 @@ def checkin_to_read(c: Checkin) -> dict[str, Any]:
     }
 
 
+# GETs render straight from the rows (``kit/render.py``); ``device_id`` is the device's
+# number within the organizer, ``device`` its id.
+HISTORY_ROWS = Rows(CheckinOut, Checkin, columns={"device_id": Checkin.device_number})
+
+
 class CheckinHistory(Resource[Checkin]):
     name = "checkins"
     path = "/organizers/{organizer}/events/{event}/checkins"
@@ -91,6 +97,7 @@ class CheckinHistory(Resource[Checkin]):
         pk=Checkin.id,
     )
     tag = "checkin"
+    renderer = HISTORY_ROWS
 
     def access(self, permission: str | None) -> AnyEventPermission:
         return AnyEventPermission(*READ)

@@ -14,16 +14,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import Select, and_, exists, func, literal, or_, select
-from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 from starlette.responses import Response
 
 from admit.checkin import state
 from admit.checkin.access import may_scan
 from admit.checkin.expand import expand, requested
+from admit.checkin.position_rows import CHECKIN_POSITION_ROWS
 from admit.kit.context import EventContext, OrgContext
-from admit.kit.crud import parse_pk
-from admit.kit.errors import FieldErrors, not_found
+from admit.kit.crud import PK_MAX, parse_pk
+from admit.kit.errors import APIError, FieldErrors, not_found
 from admit.kit.filtering import (
     Filter,
     FilterSet,
@@ -33,23 +33,15 @@ from admit.kit.filtering import (
     parse_int_list,
     parse_str,
 )
-from admit.kit.pagination import paginate
-from admit.kit.responses import JSONResponse
+from admit.kit.listing import Complete, Listing, detail_body, page_body
+from admit.kit.pagination import page_params
 from admit.models import (
     Checkin,
     CheckinList,
     Event,
-    Item,
-    ItemVariation,
     Order,
     OrderPosition,
     Voucher,
-)
-from admit.orders.serialize import (
-    POSITION_LOAD,
-    position_checkins,
-    position_dict,
-    question_identifiers,
 )
 
 _Parent = aliased(OrderPosition)
@@ -164,100 +156,93 @@ def positions_query(ctx: OrgContext, lists: Sequence[CheckinList]) -> Select[Any
     return ordering([c.id for c in lists]).apply(query, ctx.request)
 
 
-async def render(
-    ctx: OrgContext, rows: Sequence[OrderPosition], lists: Sequence[CheckinList]
-) -> list[dict[str, Any]]:
-    session = ctx.session
-    list_of_event = {c.event_id: c.id for c in lists}
-    codes: dict[int, str] = {}
-    attention: dict[int, bool] = {}
-    invoice_names: dict[int, str | None] = {}
-    order_ids = {p.order_id for p in rows}
-    if order_ids:
-        for oid, code, att, address in await session.execute(
-            select(Order.id, Order.code, Order.checkin_attention, Order.invoice_address).where(
-                Order.id.in_(order_ids)
-            )
-        ):
-            codes[oid] = code
-            attention[oid] = bool(att)
-            invoice_names[oid] = (address or {}).get("name") if isinstance(address, dict) else None
-    flagged = await _flagged_products(session, rows)
-    parents = await _parent_names(session, rows)
-    idents = await question_identifiers(session, rows)
-    checkins: dict[int, list[dict[str, Any]]] = {}
-    for list_id in set(list_of_event.values()):
-        ids = [p.id for p in rows if list_of_event.get(p.event_id) == list_id]
-        checkins.update(await position_checkins(session, ids, list_id))
-    bodies = []
-    for p in rows:
-        body = position_dict(p, codes[p.order_id], idents, None, checkins)
-        if not body["attendee_name"]:
-            body["attendee_name"] = parents.get(p.addon_to_id or 0) or invoice_names.get(p.order_id)
-        body["require_attention"] = attention[p.order_id] or (p.item_id, p.variation_id) in flagged
-        bodies.append(body)
-    wanted = requested(ctx, frozenset({"subevent", "item", "variation"}))
-    if wanted:
-        events = {p.event_id for p in rows}
-        for event_id in events:
-            event = await session.get(Event, event_id)
+def _extra(lists: Sequence[CheckinList], after: Complete | None) -> dict[str, Any]:
+    # ``expand`` needs each ticket's event (``keep_event``: left in the row for it).
+    return {"lists": {c.event_id: c.id for c in lists}, "keep_event": after is not None}
+
+
+def _expand(ctx: OrgContext) -> tuple[Complete | None, FieldErrors | None]:
+    """``expand=subevent|item|variation``: the objects instead of their ids (per event).
+    A bad value is answered 400 only once the rows are found (a missing page or ticket is
+    404 first): returned, not raised."""
+    try:
+        wanted = requested(ctx, frozenset({"subevent", "item", "variation"}))
+    except FieldErrors as exc:
+        return None, exc
+    if not wanted:
+        return None, None
+
+    async def complete(bodies: list[dict[str, Any]]) -> None:
+        by_event: dict[int, list[dict[str, Any]]] = {}
+        for body in bodies:
+            by_event.setdefault(body.pop("__event_id"), []).append(body)
+        for event_id, chunk in by_event.items():
+            event = await ctx.session.get(Event, event_id)
             assert event is not None
-            chunk = [b for b, p in zip(bodies, rows, strict=True) if p.event_id == event_id]
             await expand(ctx, event, chunk, wanted)
-    return bodies
+
+    return complete, None
 
 
-async def _flagged_products(
-    session: AsyncSession, rows: Sequence[OrderPosition]
-) -> set[tuple[int, int | None]]:
-    """(item, variation) pairs whose item or variation asks for attention at check-in."""
-    item_ids = {p.item_id for p in rows}
-    if not item_ids:
-        return set()
-    items = {
-        i for (i,) in await session.execute(
-            select(Item.id).where(Item.id.in_(item_ids), Item.checkin_attention.is_(True))
-        )
-    }  # fmt: skip
-    variations = {
-        v for (v,) in await session.execute(
-            select(ItemVariation.id).where(
-                ItemVariation.item_id.in_(item_ids), ItemVariation.checkin_attention.is_(True)
-            )
-        )
-    }  # fmt: skip
-    return {
-        (p.item_id, p.variation_id)
-        for p in rows
-        if p.item_id in items or (p.variation_id is not None and p.variation_id in variations)
-    }
+# Pages find their tickets' keys first (``narrow``): the lists' orderings sort on the key
+# and the sort columns alone, and the rendered columns are read for the page only.
+LISTING = Listing(
+    CHECKIN_POSITION_ROWS,
+    OrderPosition.__table__.join(Order.__table__, Order.id == OrderPosition.order_id),
+    None,
+    OrderPosition.id,
+    ordering([]),  # only its presence counts: every query brings its own order
+    narrow=True,
+)
 
 
-async def _parent_names(session: AsyncSession, rows: Sequence[OrderPosition]) -> dict[int, str]:
-    ids = {p.addon_to_id for p in rows if p.addon_to_id and not p.attendee_name_cached}
-    if not ids:
-        return {}
-    found = await session.execute(
-        select(OrderPosition.id, OrderPosition.attendee_name_cached).where(
-            OrderPosition.id.in_(ids)
-        )
+async def _page(ctx: OrgContext, lists: Sequence[CheckinList]) -> Response:
+    query = positions_query(ctx, lists)
+    after, invalid = _expand(ctx)
+    page, size = page_params(ctx.request)
+    if (page - 1) * size > PK_MAX:
+        raise APIError(404, "Invalid page.")
+    body = await page_body(
+        ctx.request,
+        ctx.session.info["fast"],
+        ctx.session,
+        CHECKIN_POSITION_ROWS,
+        LISTING.page_of(query, size, (page - 1) * size, ctx.session.info["fast"].native),
+        {},
+        static=False,
+        page=page,
+        size=size,
+        extra=_extra(lists, after),
+        after=after,
     )
-    return {pid: name for pid, name in found if name}
+    if invalid is not None:
+        raise invalid
+    return Response(body, media_type="application/json")
 
 
 async def list_positions(ctx: EventContext, clist: CheckinList) -> Response:
-    query = positions_query(ctx, [clist])
-    body = await paginate(ctx.request, ctx.session, query, list, options=POSITION_LOAD)
-    body["results"] = await render(ctx, body["results"], [clist])
-    return JSONResponse(body)
+    return await _page(ctx, [clist])
 
 
 async def one_position(ctx: EventContext, clist: CheckinList, raw_pk: str) -> Response:
-    query = positions_query(ctx, [clist]).where(OrderPosition.id == parse_pk(raw_pk))
-    row = (await ctx.session.execute(query.options(*POSITION_LOAD))).scalars().first()
-    if row is None:
+    query = positions_query(ctx, [clist])
+    pk = parse_pk(raw_pk)
+    after, invalid = _expand(ctx)
+    body = await detail_body(
+        ctx.session.info["fast"],
+        ctx.session,
+        CHECKIN_POSITION_ROWS,
+        LISTING.detail_of(query, pk, ctx.session.info["fast"].native),
+        {},
+        static=False,
+        extra=_extra([clist], after),
+        after=after,
+    )
+    if body is None:
         raise not_found()
-    return JSONResponse((await render(ctx, [row], [clist]))[0])
+    if invalid is not None:
+        raise invalid
+    return Response(body, media_type="application/json")
 
 
 async def search(ctx: OrgContext) -> Response:
@@ -281,7 +266,4 @@ async def search(ctx: OrgContext) -> Response:
         raise not_found()
     if len({c.event_id for c in lists}) != len(lists):
         raise FieldErrors.single("list", "Each check-in list must belong to a different event.")
-    query = positions_query(ctx, lists)
-    body = await paginate(ctx.request, ctx.session, query, list, options=POSITION_LOAD)
-    body["results"] = await render(ctx, body["results"], lists)
-    return JSONResponse(body)
+    return await _page(ctx, lists)

@@ -11,7 +11,9 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from admit.giftcards.schemas import TransactionOut
 from admit.kit.context import OrgContext
+from admit.kit.render import Rows
 from admit.models import Event, GiftCardTransaction, Order, OrderPosition, Organizer
 from admit.orders.serialize import POSITION_LOAD, position_dict, question_identifiers
 
@@ -103,32 +105,28 @@ async def render_card(ctx: OrgContext, card: Any) -> dict[str, Any]:
     return (await render_cards(ctx, [card]))[0]
 
 
-async def render_transactions(
-    ctx: OrgContext, rows: Sequence[GiftCardTransaction]
-) -> list[dict[str, Any]]:
-    slugs = await organizer_slugs(ctx, (t.acceptor_id for t in rows))
-    order_ids = {t.order_id for t in rows if t.order_id is not None}
-    orders: dict[int, tuple[str, str]] = {}
-    if order_ids:
-        found = await ctx.session.execute(
-            select(Order.id, Order.code, Event.slug)
-            .join(Event, Event.id == Order.event_id)
-            .where(Order.id.in_(order_ids))
-        )
-        orders = {oid: (code, slug) for oid, code, slug in found}
-    result = []
-    for t in rows:
-        code, event_slug = orders.get(t.order_id, (None, None)) if t.order_id else (None, None)
-        result.append(
-            {
-                "id": t.id,
-                "datetime": t.datetime,
-                "value": money(t.value),
-                "event": event_slug,
-                "order": code,
-                "text": t.text,
-                "info": t.info,
-                "acceptor": slugs.get(t.acceptor_id) if t.acceptor_id is not None else None,
-            }
-        )
-    return result
+def _of_order(column: Any) -> Any:
+    return (
+        select(column)
+        .select_from(Order)
+        .join(Event, Event.id == Order.event_id)
+        .where(Order.id == GiftCardTransaction.order_id)
+        .correlate(GiftCardTransaction)
+        .scalar_subquery()
+    )
+
+
+# The transactions list renders from rows (``kit/render.py``): the order's code and event
+# and the accepting organizer's slug are selected with each transaction.
+TRANSACTION_ROWS = Rows(
+    TransactionOut,
+    GiftCardTransaction,
+    columns={
+        "event": _of_order(Event.slug),
+        "order": _of_order(Order.code),
+        "acceptor": select(Organizer.slug)
+        .where(Organizer.id == GiftCardTransaction.acceptor_id)
+        .correlate(GiftCardTransaction)
+        .scalar_subquery(),
+    },
+)

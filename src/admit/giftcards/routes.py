@@ -18,7 +18,7 @@ from starlette.responses import Response
 
 from admit.giftcards import issuance, service  # noqa: F401  (issuance registers its order hook)
 from admit.giftcards.acceptances import AcceptanceResource
-from admit.giftcards.render import render_card, render_cards, render_transactions
+from admit.giftcards.render import TRANSACTION_ROWS, render_card, render_cards
 from admit.giftcards.schemas import (
     GiftCardCreate,
     GiftCardOut,
@@ -28,12 +28,21 @@ from admit.giftcards.schemas import (
 )
 from admit.kit.body import read_object
 from admit.kit.context import OrganizerAccess, OrgContext
-from admit.kit.crud import Page, Resource, flush_guard, mount_crud, parse_pk, parse_update
+from admit.kit.crud import (
+    PK_MAX,
+    Page,
+    Resource,
+    flush_guard,
+    mount_crud,
+    parse_pk,
+    parse_update,
+)
 from admit.kit.crud import validate_input as validated
 from admit.kit.errors import APIError, FieldErrors
 from admit.kit.filtering import Filter, FilterSet, Ordering, parse_bool, parse_decimal
+from admit.kit.listing import Listing, page_body
 from admit.kit.openapi import json_body
-from admit.kit.pagination import paginate
+from admit.kit.pagination import page_params, paginate
 from admit.kit.responses import JSONResponse
 from admit.kit.routing import api_router
 from admit.models import GiftCard, GiftCardTransaction
@@ -228,11 +237,33 @@ async def transactions(
 ) -> Response:
     """The card's history, oldest first; it always sums to the card's value."""
     card = await cards.get_object(ctx, id)
-    query = (
-        select(GiftCardTransaction)
-        .where(GiftCardTransaction.card_id == card.id)
-        .order_by(GiftCardTransaction.datetime, GiftCardTransaction.id)
+    page, size = page_params(ctx.request)
+    if (page - 1) * size > PK_MAX:
+        raise APIError(404, "Invalid page.")
+    body = await page_body(
+        ctx.request,
+        ctx.session.info["fast"],
+        ctx.session,
+        TRANSACTION_ROWS,
+        _TRANSACTIONS.static_page(None, ctx.session.info["fast"].native)[0],
+        {"tenant": card.id, "limit": size, "offset": (page - 1) * size},
+        static=True,
+        page=page,
+        size=size,
+        extra={},
     )
-    body = await paginate(ctx.request, ctx.session, query, list)
-    body["results"] = await render_transactions(ctx, body["results"])
-    return JSONResponse(body)
+    return Response(body, media_type="application/json")
+
+
+# A card's transactions, oldest first: one statement (with the count) built once.
+_TRANSACTIONS = Listing(
+    TRANSACTION_ROWS,
+    GiftCardTransaction.__table__,
+    GiftCardTransaction.card_id,
+    GiftCardTransaction.id,
+    Ordering(
+        fields={"datetime": GiftCardTransaction.datetime},
+        default=("datetime",),
+        pk=GiftCardTransaction.id,
+    ),
+)

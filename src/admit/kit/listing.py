@@ -15,7 +15,7 @@ SQLAlchemy's cache key. Either way the rows are those the resource's list query 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 import orjson
@@ -31,6 +31,8 @@ from admit.kit.pagination import envelope
 from admit.kit.render import Fetch, Record, Rows
 
 COUNT = "__count"
+# Completes rendered rows in place (e.g. values loaded in one batch for the whole page).
+Complete = Callable[[list[dict[str, Any]]], Awaitable[None]]
 _OPTIONS = orjson.OPT_UTC_Z
 # Page statements kept per resource, one per ordering a client asked for (bounded: beyond
 # this, further orderings are built per request).
@@ -71,12 +73,27 @@ class Listing:
         tenant: ColumnElement[Any] | None,
         pk: ColumnElement[Any],
         ordering: Ordering | None,
+        *,
+        where: Sequence[ColumnElement[bool]] = (),
+        count_from: Any = None,
+        narrow: bool = False,
     ) -> None:
+        """``where``: what the statements built once add to the tenant (e.g. leaving out
+        canceled rows). ``count_from``: the table their count reads, where ``table`` is a
+        join the count does not need (a foreign key guarantees the joined row).
+
+        ``narrow``: pages of large tables find the page's keys first (filtered, sorted and
+        cut to the page on the key alone) and read the rendered columns for those rows
+        only. Otherwise the database may work out every column, subqueries included, for
+        every row it sorts, and sorts rows as wide as the rendered ones."""
+        self.narrow = narrow
         self.rows = rows
         self.table = table
         self.tenant = tenant
         self.pk = pk
         self.ordering = ordering
+        self.where = tuple(where)
+        self.count_from = table if count_from is None else count_from
         self._pages: dict[tuple[str | None, bool], Select[Any]] = {}
         self._details: dict[bool, Select[Any]] = {}
 
@@ -85,7 +102,7 @@ class Listing:
         return (
             select(*self.rows.columns_for(native))
             .select_from(self.table)
-            .where(self.tenant == bindparam("tenant"))
+            .where(self.tenant == bindparam("tenant"), *self.where)
         )
 
     def static_page(self, raw_ordering: str | None, native: bool) -> tuple[Select[Any], bool]:
@@ -96,16 +113,19 @@ class Listing:
             return stmt, True
         count = (
             select(func.count())
-            .select_from(self.table)
-            .where(self.tenant == bindparam("tenant"))
+            .select_from(self.count_from)
+            .where(self.tenant == bindparam("tenant"), *self.where)
             .scalar_subquery()
         )
-        stmt = self._base(native).add_columns(count.label(COUNT))
-        if self.ordering is not None:
-            stmt = stmt.order_by(*self.ordering.clauses(raw_ordering))
+        order = self.ordering.clauses(raw_ordering) if self.ordering is not None else [self.pk]
+        limit, offset = bindparam("limit"), bindparam("offset")
+        if self.narrow:
+            keys = select(self.pk).select_from(self.table)
+            keys = keys.where(self.tenant == bindparam("tenant"), *self.where).order_by(*order)
+            stmt = self._keyed(keys, limit, offset, count, native)
         else:
-            stmt = stmt.order_by(self.pk)
-        stmt = stmt.limit(bindparam("limit")).offset(bindparam("offset"))
+            stmt = self._base(native).add_columns(count.label(COUNT)).order_by(*order)
+            stmt = stmt.limit(limit).offset(offset)
         if len(self._pages) >= _MAX_ORDERINGS:
             return stmt, False
         self._pages[(raw_ordering, native)] = stmt
@@ -117,11 +137,26 @@ class Listing:
         count = select(func.count()).select_from(query.order_by(None).subquery())
         if self.ordering is None:
             query = query.order_by(self.pk)  # a stable order, as the static statement's
+        if self.narrow:
+            return self._keyed(query, size, offset, count.scalar_subquery(), native)
         columns = self.rows.columns_for(native)
         return (
             query.with_only_columns(*columns, count.scalar_subquery().label(COUNT))
             .limit(size)
             .offset(offset)
+        )
+
+    def _keyed(
+        self, query: Select[Any], limit: Any, offset: Any, count: Any, native: bool
+    ) -> Select[Any]:
+        """The rendered columns of the rows whose keys ``query`` (ordered) pages to."""
+        keys = query.with_only_columns(self.pk.label("k")).limit(limit).offset(offset)
+        page = keys.subquery("page")
+        return (
+            select(*self.rows.columns_for(native), count.label(COUNT))
+            .select_from(self.table)
+            .join(page, self.pk == page.c.k)
+            .order_by(*query._order_by_clauses)
         )
 
     def static_detail(self, native: bool) -> Select[Any]:
@@ -146,8 +181,10 @@ async def page_body(
     page: int,
     size: int,
     extra: Mapping[str, Any],
+    after: Complete | None = None,
 ) -> bytes:
-    """``{count, next, previous, results}`` as JSON; 404 past the last page."""
+    """``{count, next, previous, results}`` as JSON; 404 past the last page. ``after``
+    completes the rendered rows of the page (what no statement per kind gives)."""
     records = await reader.rows(session, stmt, params, static=static)
     if not records:
         if page > 1:
@@ -156,6 +193,8 @@ async def page_body(
     else:
         count = records[0][-1]
     results = await rows.render(fetcher(reader, session), reader.native, records, extra)
+    if after is not None and results:
+        await after(results)
     return dumps(envelope(request, count, page, size, results))
 
 
@@ -168,10 +207,13 @@ async def detail_body(
     *,
     static: bool,
     extra: Mapping[str, Any],
+    after: Complete | None = None,
 ) -> bytes | None:
     """One row as JSON, or None when there is none."""
     records = await reader.rows(session, stmt, params, static=static)
     if not records:
         return None
     [row] = await rows.render(fetcher(reader, session), reader.native, records[:1], extra)
+    if after is not None:
+        await after([row])
     return dumps(row)

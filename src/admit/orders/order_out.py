@@ -103,9 +103,9 @@ class OrderPositionOut(Closed):
     blocked: list[str] | None
     checkins: list[PositionCheckin]
     downloads: list[Download]
-    answers: list[PositionAnswer]
     plugin_data: dict[str, Any]
     print_logs: list[PrintLogOut]
+    answers: list[PositionAnswer]
     # With ``pdf_data=true`` (event-level lists and details): the values a ticket shows.
     pdf_data: dict[str, Any] | None = None
 

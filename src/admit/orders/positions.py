@@ -18,7 +18,6 @@ from admit.kit.context import EventAccess, EventContext
 from admit.kit.crud import flush_guard, parse_pk, parse_update
 from admit.kit.errors import APIError, FieldErrors, not_found
 from admit.kit.openapi import json_body
-from admit.kit.pagination import paginate
 from admit.kit.responses import JSONResponse, no_content
 from admit.models import Answer, Order, OrderFee, OrderPosition
 from admit.notifications.notify import (
@@ -28,7 +27,7 @@ from admit.notifications.notify import (
     ORDER_CHANGED_VALIDITY,
     notify_all,
 )
-from admit.orders import codes
+from admit.orders import codes, listed
 from admit.orders.downloads_field import api_base, decorate_positions
 from admit.orders.filters import POSITION_FILTERS, POSITION_ORDERING, request_view
 from admit.orders.order_fields import position_print_logs
@@ -253,17 +252,13 @@ def mount(router: APIRouter) -> None:
     async def list_positions(
         ctx: Annotated[EventContext, Depends(EventAccess(READ))],
     ) -> Response:
-        query = _visible(ctx, FILTERS.apply(_base(ctx), ctx.request.query_params))
-        query = ORDERING.apply(query, ctx.request)
-        body = await paginate(ctx.request, ctx.session, query, list, options=POSITION_LOAD)
-        body["results"] = await render(ctx, body["results"])
-        return JSONResponse(body)
+        return await listed.position_list(ctx, _base(ctx))
 
     @router.get(PATH + "{id}/", tags=["orderpositions"])
     async def retrieve_position(
         id: str, ctx: Annotated[EventContext, Depends(EventAccess(READ))]
     ) -> Response:
-        return await _render_one(ctx, id)
+        return await listed.position_detail(ctx, id)
 
     @router.patch(PATH + "{id}/", tags=["orderpositions"], openapi_extra=json_body(PositionPatch))
     async def patch_position(

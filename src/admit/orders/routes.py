@@ -7,8 +7,8 @@ from collections.abc import Callable
 from typing import Annotated, Any
 
 from fastapi import Depends
-from sqlalchemy import Select, exists, select
 from sqlalchemy import delete as sa_delete
+from sqlalchemy import exists, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.responses import Response
 
@@ -27,15 +27,13 @@ from admit.kit.context import (
 from admit.kit.crud import flush_guard, parse_update, validate_input
 from admit.kit.errors import APIError, not_found
 from admit.kit.openapi import json_body
-from admit.kit.page_stamp import header_value, page_generated
-from admit.kit.pagination import paginate
 from admit.kit.responses import JSONResponse, no_content
 from admit.kit.routing import api_router
 from admit.mail.outbox import queue_mail
 from admit.mail.render import render_mail
 from admit.models import Event, Order, OrderFee, OrderPosition, SubEvent, TaxRule
 from admit.notifications.notify import ORDER_CHANGED_SECRET, notify_all
-from admit.orders import actions, customer_link, positions
+from admit.orders import actions, customer_link, listed, positions
 from admit.orders.create import create_order
 from admit.orders.downloads_field import api_base, decorate_orders
 from admit.orders.filters import ORDER_FILTERS, ORDER_ORDERING, request_view
@@ -118,27 +116,9 @@ async def load_order(ctx: EventContext, code: str, *, lock: bool = False) -> Ord
     return order
 
 
-async def _list(
-    ctx: OrgContext, query: Select[Any], slugs: dict[int, str], event: Event | None = None
-) -> Response:
-    """``event``: the event of an event-level list (which alone offers ``pdf_data``).
-    ``X-Page-Generated`` is a bound for ``modified_since`` polling (``kit/page_stamp.py``)."""
-    query = ORDERING.apply(FILTERS.apply(query, ctx.request.query_params), ctx.request)
-    generated = header_value(await page_generated(ctx.session))
-    view = request_view(ctx.request)
-    body = await paginate(ctx.request, ctx.session, query, list, options=ORDER_LOAD)
-    bases = {eid: url_base(ctx, slug) for eid, slug in slugs.items()}
-    orders = body["results"]
-    body["results"] = await render_orders(ctx.session, orders, slugs, bases)
-    apis = {eid: api_base(ctx.request, ctx.organizer_slug, slug) for eid, slug in slugs.items()}
-    await decorate_orders(ctx.session, orders, body["results"], view, apis, event)
-    return JSONResponse(body, headers={"X-Page-Generated": generated})
-
-
 @router.get(f"{E}/orders/")
 async def list_orders(ctx: Annotated[EventContext, Depends(EventAccess(READ))]) -> Response:
-    query = select(Order).where(Order.event_id == ctx.event.id)
-    return await _list(ctx, query, {ctx.event.id: ctx.event.slug}, ctx.event)
+    return await listed.order_list(ctx, {ctx.event.id: ctx.event.slug}, ctx.event)
 
 
 @router.get("/organizers/{organizer}/orders/")
@@ -150,8 +130,7 @@ async def list_organizer_orders(
         select(Event.id, Event.slug).where(Event.organizer_id == ctx.organizer_id)
     )
     slugs = {eid: slug for eid, slug in rows if ctx.has_event_permission(eid, READ)}
-    query = select(Order).where(Order.event_id.in_(list(slugs)))
-    return await _list(ctx, query, slugs)
+    return await listed.order_list(ctx, slugs)
 
 
 @router.post(f"{E}/orders/", status_code=201, openapi_extra=json_body(OrderIn))
@@ -209,7 +188,7 @@ async def _queue_placed_mail(session: AsyncSession, ctx: EventContext, order: Or
 
 @router.get(f"{E}/orders/{{code}}/")
 async def retrieve(code: str, ctx: Annotated[EventContext, Depends(EventAccess(READ))]) -> Response:
-    return JSONResponse(await render_one(ctx, await load_order(ctx, code)))
+    return await listed.order_detail(ctx, code)
 
 
 PATCH_FIELDS = tuple(OrderPatch.model_fields)

@@ -67,8 +67,19 @@ class Expansion:
     kinds: frozenset[str]
 
     async def render(self, seats: Sequence[Seat]) -> list[dict[str, Any]]:
-        held = await holds(self.ctx.session, [s.id for s in seats], utcnow())
-        out = [seat_dict(s, held.get(s.id)) for s in seats]
+        out = [seat_dict(s, None) for s in seats]
+        await self.complete(out)
+        return out
+
+    async def complete(self, out: list[dict[str, Any]]) -> None:
+        """Fills in, in place, what holds each rendered seat (ids, or objects where
+        ``expand`` asks for them)."""
+        held = await holds(self.ctx.session, [d["id"] for d in out], utcnow())
+        for d in out:
+            found = held.get(d["id"]) or Holds()
+            d["orderposition"] = found.orderposition
+            d["cartposition"] = found.cartposition
+            d["voucher"] = found.voucher
         for kind, load in (
             ("orderposition", self._order_positions),
             ("cartposition", self._cart_positions),
@@ -81,7 +92,6 @@ class Expansion:
             for d in out:
                 if d[kind] is not None:
                     d[kind] = objects.get(d[kind], d[kind])
-        return out
 
     async def _order_positions(self, ids: list[int]) -> dict[int, Any]:
         session = self.ctx.session

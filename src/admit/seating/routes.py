@@ -19,11 +19,13 @@ from starlette.responses import Response
 from admit.db import utcnow
 from admit.kit.body import read_object
 from admit.kit.context import EventAccess, EventContext
-from admit.kit.crud import Page, flush_guard, parse_pk, validate_input
-from admit.kit.errors import FieldErrors, not_found
+from admit.kit.crud import PK_MAX, Page, flush_guard, parse_pk, validate_input
+from admit.kit.errors import APIError, FieldErrors, not_found
 from admit.kit.filtering import Filter, FilterSet, parse_bool
+from admit.kit.listing import Listing, detail_body, page_body
 from admit.kit.openapi import json_body
-from admit.kit.pagination import paginate
+from admit.kit.pagination import page_params
+from admit.kit.render import Rows
 from admit.kit.responses import JSONResponse
 from admit.kit.routing import api_router
 from admit.models import Seat, SubEvent
@@ -86,21 +88,52 @@ async def _seat(ctx: EventContext, subevent_id: str | None, raw_pk: str) -> Seat
     return seat
 
 
+# GETs render from the rows (``kit/render.py``); what holds a seat is added per page.
+SEAT_ROWS = Rows(SeatOut, Seat, computed=("orderposition", "cartposition", "voucher"))
+SEATS = Listing(SEAT_ROWS, Seat.__table__, Seat.event_id, Seat.id, None)
+
+
 async def list_seats(ctx: EventContext, subevent_id: str | None, _: dict[str, str]) -> Response:
     query = await _scope(ctx, subevent_id)
     expand = expansion(ctx)
     filters = FilterSet((*FILTERS.filters, _availability_filter(ctx.event.id)))
     query = filters.apply(query, ctx.request.query_params)
-    query = query.order_by(Seat.sorting_rank, Seat.id)
-    body = await paginate(ctx.request, ctx.session, query, list)
-    body["results"] = await expand.render(body["results"])
-    return JSONResponse(body)
+    query = query.order_by(Seat.sorting_rank)  # then by id (``SEATS``)
+    page, size = page_params(ctx.request)
+    if (page - 1) * size > PK_MAX:
+        raise APIError(404, "Invalid page.")
+    body = await page_body(
+        ctx.request,
+        ctx.session.info["fast"],
+        ctx.session,
+        SEAT_ROWS,
+        SEATS.page_of(query, size, (page - 1) * size, ctx.session.info["fast"].native),
+        {},
+        static=False,
+        page=page,
+        size=size,
+        extra={},
+        after=expand.complete,
+    )
+    return Response(body, media_type="application/json")
 
 
 async def retrieve_seat(ctx: EventContext, subevent_id: str | None, params: dict) -> Response:
     expand: Expansion = expansion(ctx)
-    seat = await _seat(ctx, subevent_id, params["id"])
-    return JSONResponse((await expand.render([seat]))[0])
+    query = await _scope(ctx, subevent_id)
+    body = await detail_body(
+        ctx.session.info["fast"],
+        ctx.session,
+        SEAT_ROWS,
+        SEATS.detail_of(query, parse_pk(params["id"]), ctx.session.info["fast"].native),
+        {},
+        static=False,
+        extra={},
+        after=expand.complete,
+    )
+    if body is None:
+        raise not_found()
+    return Response(body, media_type="application/json")
 
 
 async def patch_seat(ctx: EventContext, subevent_id: str | None, params: dict) -> Response:

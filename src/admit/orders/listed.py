@@ -1,0 +1,251 @@
+"""Order and order position GETs (lists and details) rendered from rows (``order_rows.py``)
+through ``kit/listing.py``: the count and the page in one statement, one statement per kind
+of child, the JSON written once by orjson.
+
+The same filters, orderings and flags as ever select the rows (``filters.py``). A list
+narrowed by nothing but its event (no filter, flag or search asked) is served by a statement
+built once per ordering; any other by one built from the filtered query. ``pdf_data`` (event
+endpoints only, as in the reference) is added to a rendered page in one ticket batch.
+
+Writes (create, PATCH, actions) still answer through ``serialize.py`` and ``downloads_field.py``
+on ORM objects; ``tests/orders/test_row_parity.py`` holds both to the same bytes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from sqlalchemy import ARRAY, Integer, Select, any_, bindparam, select
+from starlette.responses import Response
+
+from admit.kit.context import EventContext, OrgContext, public_base_url
+from admit.kit.crud import PK_MAX, parse_pk
+from admit.kit.errors import APIError, FieldErrors, not_found
+from admit.kit.fastread import FastReader
+from admit.kit.listing import Complete, Listing, detail_body, page_body
+from admit.kit.page_stamp import header_value, page_generated
+from admit.kit.pagination import page_params
+from admit.models import Event, Order, OrderPosition
+from admit.orders.filters import (
+    ORDER_FILTERS,
+    ORDER_ORDERING,
+    POSITION_FILTERS,
+    POSITION_ORDERING,
+    View,
+    view_of,
+)
+from admit.orders.order_rows import ORDER_ROWS, POSITION_ROWS
+from admit.tickets.loading import load_batch
+from admit.tickets.values import ticket_values
+
+ORDERS = Listing(ORDER_ROWS, Order.__table__, Order.event_id, Order.id, ORDER_ORDERING, narrow=True)
+# By the reader's kind (``native``: children inline, see ``kit/render.py``).
+_ORDER_DETAIL = {
+    native: select(*ORDER_ROWS.columns_for(native)).where(
+        Order.event_id == bindparam("tenant"), Order.code == bindparam("code")
+    )
+    for native in (False, True)
+}
+
+_JOINED = OrderPosition.__table__.join(Order.__table__, Order.id == OrderPosition.order_id)
+_NOT_CANCELED = OrderPosition.canceled.is_(False)
+
+
+def _positions(where: tuple[Any, ...]) -> Listing:
+    return Listing(
+        POSITION_ROWS,
+        _JOINED,
+        OrderPosition.event_id,
+        OrderPosition.id,
+        POSITION_ORDERING,
+        where=where,
+        count_from=OrderPosition.__table__,  # every position has its order
+        narrow=True,
+    )
+
+
+# By ``include_canceled_positions``.
+POSITIONS = {False: _positions((_NOT_CANCELED,)), True: _positions(())}
+_POSITION_DETAIL = {
+    (shown, native): listing.static_detail(native)
+    for shown, listing in POSITIONS.items()
+    for native in (False, True)
+}
+
+
+def _reader(ctx: OrgContext) -> FastReader:
+    return ctx.session.info["fast"]  # type: ignore[no-any-return]
+
+
+def api_base(ctx: OrgContext, event_slug: str) -> str:
+    """The event's API URL (``…/api/v1/organizers/o/events/e/``) as clients reach it."""
+    base = public_base_url(ctx.request)
+    return f"{base}/api/v1/organizers/{ctx.organizer_slug}/events/{event_slug}/"
+
+
+def order_extra(ctx: OrgContext, slugs: Mapping[int, str], view: View) -> dict[str, Any]:
+    base = public_base_url(ctx.request)
+    return {
+        "view": view,
+        "slugs": slugs,
+        "bases": {eid: f"{base}/{ctx.organizer_slug}/{slug}/" for eid, slug in slugs.items()},
+        "apis": {eid: api_base(ctx, slug) for eid, slug in slugs.items()},
+    }
+
+
+def _pdf_data(ctx: OrgContext, event: Event | None, view: View) -> Complete | None:
+    """Adds each shown position's ticket variables (one batch for the whole page)."""
+    if not view.pdf_data or event is None:
+        return None
+
+    async def complete(rows: list[dict[str, Any]]) -> None:
+        positions = [p for row in rows for p in row.get("positions", (row,))]
+        batch = await load_batch(ctx.session, event, [p["id"] for p in positions])
+        for body in positions:
+            found = batch.positions.get(body["id"])
+            body["pdf_data"] = ticket_values(batch, found) if found is not None else {}
+
+    return complete
+
+
+def _narrowed(params: Mapping[str, str], names: list[str]) -> bool:
+    return any(name in params for name in names)
+
+
+def _page(ctx: OrgContext) -> tuple[int, int, int]:
+    page, size = page_params(ctx.request)
+    offset = (page - 1) * size
+    if offset > PK_MAX:  # more rows than ids can exist: past the end, whatever the count
+        raise APIError(404, "Invalid page.")
+    return page, size, offset
+
+
+async def _answer(
+    ctx: OrgContext,
+    listing: Listing,
+    stmt: Select[Any],
+    params: Mapping[str, Any],
+    static: bool,
+    page: tuple[int, int, int],
+    extra: Mapping[str, Any],
+    after: Complete | None,
+    headers: Mapping[str, str] | None = None,
+) -> Response:
+    number, size, _ = page
+    body = await page_body(
+        ctx.request,
+        _reader(ctx),
+        ctx.session,
+        listing.rows,
+        stmt,
+        params,
+        static=static,
+        page=number,
+        size=size,
+        extra=extra,
+        after=after,
+    )
+    return Response(body, media_type="application/json", headers=headers)
+
+
+async def order_list(
+    ctx: OrgContext, slugs: Mapping[int, str], event: Event | None = None
+) -> Response:
+    """``E/orders/`` (``event`` given: the only one offering ``pdf_data``) or ``O/orders/``
+    (``slugs``: the events whose orders the caller may read). ``X-Page-Generated`` is a
+    bound for ``modified_since`` polling taken before the rows are read (``kit/page_stamp``)."""
+    generated = header_value(await page_generated(ctx.session))
+    params = ctx.request.query_params
+    page = _page(ctx)
+    _, size, offset = page
+    if event is not None and not _narrowed(params, ORDER_FILTERS.names):
+        view = View()
+        stmt, static = ORDERS.static_page(params.get("ordering"), _reader(ctx).native)
+        bind: dict[str, Any] = {"tenant": event.id, "limit": size, "offset": offset}
+    else:
+        if event is not None:
+            tenant = Order.event_id == event.id
+        elif _reader(ctx).native:  # one SQL text whatever the number of events
+            ids = bindparam("events", list(slugs), type_=ARRAY(Integer))
+            tenant = Order.event_id == any_(ids)
+        else:
+            tenant = Order.event_id.in_(list(slugs))
+        query = ORDER_FILTERS.apply(select(Order).where(tenant), params)
+        query = ORDER_ORDERING.apply(query, ctx.request)
+        view = view_of(params)
+        stmt, static, bind = ORDERS.page_of(query, size, offset, _reader(ctx).native), False, {}
+    extra = order_extra(ctx, slugs, view)
+    after = _pdf_data(ctx, event, view)
+    headers = {"X-Page-Generated": generated}
+    return await _answer(ctx, ORDERS, stmt, bind, static, page, extra, after, headers)
+
+
+async def order_detail(ctx: EventContext, code: str) -> Response:
+    """A missing order is 404 before bad flags are 400 (as the order is looked up first)."""
+    params = ctx.request.query_params
+    try:
+        view: View | None = view_of(params)
+    except FieldErrors:
+        view = None
+    event = ctx.event
+    body = await detail_body(
+        _reader(ctx),
+        ctx.session,
+        ORDER_ROWS,
+        _ORDER_DETAIL[_reader(ctx).native],
+        {"tenant": event.id, "code": code},
+        static=True,
+        extra=order_extra(ctx, {event.id: event.slug}, view or View()),
+        after=_pdf_data(ctx, event, view or View()),
+    )
+    if body is None:
+        raise not_found()
+    if view is None:
+        view_of(params)  # raises the 400
+    return Response(body, media_type="application/json")
+
+
+def _position_extra(ctx: EventContext, view: View) -> dict[str, Any]:
+    return {"view": view, "api": api_base(ctx, ctx.event.slug)}
+
+
+async def position_list(ctx: EventContext, base: Select[Any]) -> Response:
+    """``E/orderpositions/``; ``base``: the event's positions joined with their orders."""
+    params = ctx.request.query_params
+    page = _page(ctx)
+    _, size, offset = page
+    if not _narrowed(params, POSITION_FILTERS.names):
+        view = View()
+        listing = POSITIONS[False]
+        stmt, static = listing.static_page(params.get("ordering"), _reader(ctx).native)
+        bind: dict[str, Any] = {"tenant": ctx.event.id, "limit": size, "offset": offset}
+    else:
+        query = POSITION_FILTERS.apply(base, params)
+        view = view_of(params)
+        if not view.canceled_positions:
+            query = query.where(_NOT_CANCELED)
+        query = POSITION_ORDERING.apply(query, ctx.request)
+        listing = POSITIONS[view.canceled_positions]
+        stmt, static, bind = listing.page_of(query, size, offset, _reader(ctx).native), False, {}
+    extra = _position_extra(ctx, view)
+    after = _pdf_data(ctx, ctx.event, view)
+    return await _answer(ctx, listing, stmt, bind, static, page, extra, after)
+
+
+async def position_detail(ctx: EventContext, raw_pk: str) -> Response:
+    view = view_of(ctx.request.query_params)
+    pk = parse_pk(raw_pk)
+    body = await detail_body(
+        _reader(ctx),
+        ctx.session,
+        POSITION_ROWS,
+        _POSITION_DETAIL[view.canceled_positions, _reader(ctx).native],
+        {"tenant": ctx.event.id, "pk": pk},
+        static=True,
+        extra=_position_extra(ctx, view),
+        after=_pdf_data(ctx, ctx.event, view),
+    )
+    if body is None:
+        raise not_found()
+    return Response(body, media_type="application/json")
