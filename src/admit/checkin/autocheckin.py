@@ -335,5 +335,10 @@ async def on_paid(session: AsyncSession, order: Order, positions: Sequence[Order
     await apply_rules(session, order, positions, "paid")
 
 
-hooks.register(hooks.order_placed_hooks, on_placed)
-hooks.register(hooks.order_paid_hooks, on_paid)
+def _idle(event: Event, _items: object, _order: object) -> bool:
+    """Rules apply only where the plugin is enabled."""
+    return not plugin_enabled(event)
+
+
+hooks.register(hooks.order_placed_hooks, on_placed, idle=_idle)
+hooks.register(hooks.order_paid_hooks, on_paid, idle=_idle)
