@@ -16,11 +16,17 @@ from admit.orders.filters import View
 from admit.orders.rows import NewOrder, Written
 from admit.orders.serialize import order_dict
 
+_NONE: dict[type[Any], dict[str, None]] = {}
+
 
 def snapshot(model: type[Any], values: Mapping[str, Any]) -> Any:
-    """An instance of ``model`` holding ``values``, outside any session (filled straight into
-    ``__dict__``: nothing tracks changes to it)."""
+    """An instance of ``model`` holding ``values`` (columns left out are None), outside any
+    session: filled straight into ``__dict__``, nothing tracks changes to it."""
+    empty = _NONE.get(model)
+    if empty is None:
+        empty = _NONE[model] = {c.key: None for c in model.__table__.columns}
     obj = model.__mapper__.class_manager.new_instance()
+    obj.__dict__.update(empty)
     obj.__dict__.update(values)
     return obj
 

@@ -77,6 +77,16 @@ _SUBEVENTS = (
 )
 
 
+async def load_subevents(
+    session: AsyncSession, event_id: int, ids: list[int]
+) -> dict[int, SubEvent]:
+    """The event's dates among ``ids``, with their price overrides."""
+    if not ids:
+        return {}
+    rows = await session.scalars(_SUBEVENTS, {"event_id": event_id, "ids": ids})
+    return {s.id: s for s in rows}
+
+
 async def load_refs(session: AsyncSession, event: Event, positions: list[PositionIn]) -> Refs:
     """What :func:`check_positions` needs, read for this request (queries only for what it
     names: no subevent, answer, seat or secret costs no query)."""
@@ -87,9 +97,7 @@ async def load_refs(session: AsyncSession, event: Event, positions: list[Positio
         rows = await session.scalars(_ITEMS, {**params, "ids": sorted(item_ids)})
         refs.items = {i.id: i for i in rows}
     sub_ids = valid_ids(p.subevent for p in positions if p.subevent is not None)
-    if sub_ids:
-        rows = await session.scalars(_SUBEVENTS, {**params, "ids": sorted(sub_ids)})
-        refs.subevents = {s.id: s for s in rows}
+    refs.subevents = await load_subevents(session, event.id, sorted(sub_ids))
     refs.questions = await load_questions(
         session, event.id, {a.question for p in positions for a in p.answers}
     )

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Table, insert
+from sqlalchemy import JSON, Table, insert
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -53,16 +53,21 @@ def columns(table: Table) -> list[str]:
 
 def complete(table: Table, values: Mapping[str, Any]) -> dict[str, Any]:
     """A row with every column: ``values``, else the column's Python default (callables are
-    called per row, so no two rows share a dict). Unknown names are a programming error."""
+    called per row, so no two rows share a dict). Unknown names are a programming error.
+
+    A JSON column without a value is left out (SQL NULL, as the ORM leaves a column it never
+    set; a JSON ``null`` would be a value). Other columns without a value are None."""
     unknown = set(values) - {c.key for c in table.columns}
     if unknown:
         raise KeyError(f"{table.name} has no columns {sorted(unknown)}")
     row: dict[str, Any] = {}
+    json = _json_columns(table)
     for column in table.columns:
         key = column.key
-        if key in values:
-            row[key] = values[key]
-        elif key in _LATER:
+        value = values.get(key)
+        if key in values and (value is not None or key not in json):
+            row[key] = value
+        elif key in _LATER or (key in json and (key in values or column.default is None)):
             continue
         elif column.default is None:
             row[key] = None
@@ -71,6 +76,18 @@ def complete(table: Table, values: Mapping[str, Any]) -> dict[str, Any]:
         else:
             row[key] = column.default.arg  # type: ignore[attr-defined]
     return row
+
+
+_JSON: dict[str, frozenset[str]] = {}
+
+
+def _json_columns(table: Table) -> frozenset[str]:
+    found = _JSON.get(table.name)
+    if found is None:
+        found = _JSON[table.name] = frozenset(
+            c.key for c in table.columns if isinstance(c.type, JSON)
+        )
+    return found
 
 
 def utc(value: dt.datetime | None) -> dt.datetime | None:
