@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel
-from sqlalchemy import delete, func, insert, select
+from sqlalchemy import bindparam, delete, func, insert, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.checkin.access import CONFIGURE
@@ -336,9 +336,11 @@ async def on_paid(session: AsyncSession, order: Order, positions: Sequence[Order
 
 
 def _idle(event: Event, _items: object, _order: object) -> bool:
-    """Rules apply only where the plugin is enabled."""
+    """Rules apply only where the plugin is enabled (and only where there are rules)."""
     return not plugin_enabled(event)
 
 
-hooks.register(hooks.order_placed_hooks, on_placed, idle=_idle)
-hooks.register(hooks.order_paid_hooks, on_paid, idle=_idle)
+_HAS_RULES = select(AutoCheckinRule.id).where(AutoCheckinRule.event_id == bindparam("event_id"))
+
+hooks.register(hooks.order_placed_hooks, on_placed, idle=_idle, active_if=_HAS_RULES)
+hooks.register(hooks.order_paid_hooks, on_paid, idle=_idle, active_if=_HAS_RULES)

@@ -8,11 +8,14 @@ session; an exception fails the whole request. ``order`` and ``positions`` descr
 as written (at creation they are snapshots, not objects of the session: change rows through
 the session, never through them). Register once at import time (``register`` ignores repeats).
 
-A hook may also say when it certainly has nothing to do for a new order (``idle``: a predicate
-on the event, the order's products and the order row, answered from memory). Order creation's
-fast lane writes without running hooks, so it takes an order only when every hook that would
-run is idle for it; a hook registered without ``idle`` makes the lane leave every order to the
-general path, which runs it.
+A hook may also say when it certainly has nothing to do for a new order: ``idle``, a
+predicate on the event, the order's products and the order row, answered from memory, and
+``active_if``, a query (parameter ``event_id``) that finds a row whenever the hook may have
+work where ``idle`` cannot tell (rows that are no part of the catalog copy the lane holds).
+Order creation's fast lane writes without running hooks, so it takes an order only when every
+hook that would run is idle for it or its ``active_if`` finds nothing when the order is
+written; a hook registered with neither makes the lane leave every order to the general path,
+which runs it.
 """
 
 from __future__ import annotations
@@ -32,12 +35,25 @@ Idle = Callable[[Event, Sequence[Item], Mapping[str, Any]], bool]
 order_placed_hooks: list[OrderHook] = []
 order_paid_hooks: list[OrderHook] = []
 _idle: dict[OrderHook, Idle | None] = {}
+_active_if: dict[OrderHook, Any] = {}
+# The ``active_if`` queries, in the order they were registered (the lane refers to them by
+# their index here).
+GUARDS: list[Any] = []
 
 
-def register(hooks: list[OrderHook], hook: OrderHook, *, idle: Idle | None = None) -> None:
+def register(
+    hooks: list[OrderHook],
+    hook: OrderHook,
+    *,
+    idle: Idle | None = None,
+    active_if: Any = None,
+) -> None:
     if hook not in hooks:
         hooks.append(hook)
     _idle[hook] = idle
+    _active_if[hook] = active_if
+    if active_if is not None and not any(g is active_if for g in GUARDS):
+        GUARDS.append(active_if)
 
 
 async def run(
@@ -63,3 +79,20 @@ def all_idle(event: Event, items: Sequence[Item], order_row: Mapping[str, Any]) 
         if idle is None or not idle(event, items, order_row):
             return False
     return True
+
+
+def guards_for(
+    event: Event, items: Sequence[Item], order_row: Mapping[str, Any]
+) -> list[int] | None:
+    """For the fast lane: the indexes (in :data:`GUARDS`) of the queries that must find
+    nothing for the hooks of this order to have nothing to do; None when a hook may act."""
+    needed: set[int] = set()
+    for hook in for_new_order(order_row):
+        idle = _idle.get(hook)
+        if idle is not None and idle(event, items, order_row):
+            continue
+        guard = _active_if.get(hook)
+        if guard is None:
+            return None
+        needed.add(next(i for i, g in enumerate(GUARDS) if g is guard))
+    return sorted(needed)

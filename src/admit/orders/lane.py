@@ -117,6 +117,7 @@ class _Pending:
     new: NewOrder
     data: OrderIn
     catalog: Catalog
+    guards: list[int]
 
     def demand(self) -> Counter[ProductKey]:
         return Counter(p.key for p in self.new.positions)
@@ -150,6 +151,7 @@ class _Pending:
             "fees": new.fees,
             "payment": new.payment,
             "actions": new.actions,
+            "guards": self.guards,
         }
 
 
@@ -229,11 +231,12 @@ async def _place(ctx: EventContext, data: OrderIn) -> Response | None:
         now=now,
     )
     row = {**new.order, "customer_id": 0 if data.customer else None}
-    if not hooks.all_idle(event, [ln.item for ln in lines], row):
+    guards = hooks.guards_for(event, [ln.item for ln in lines], row)
+    if guards is None:
         return None
     pool = await session.info["fast"].pool()
     kind, result = await _orders.submit(
-        (pool, event.id, event.organizer_id), _Pending(new, data, copy)
+        (pool, event.id, event.organizer_id), _Pending(new, data, copy, guards)
     )
     if kind == "stale":
         cache.forget(event.id, copy.stamp)

@@ -27,6 +27,7 @@ from sqlalchemy.engine import Dialect
 
 from admit.kit.plpgsql import embed, temp_function
 from admit.models import Answer, Order, OrderFee, OrderPayment, OrderPosition
+from admit.orders import hooks
 from admit.orders.catalog import DISCOUNT_PRINT
 from admit.quotas import ledger
 from admit.quotas.availability import QUOTAS_OF, TAKEN
@@ -127,6 +128,9 @@ def function_sql(dialect: Dialect) -> str:
             "carts": "0",
         },
     )
+    guards = ", ".join(
+        f"EXISTS ({embed(g, dialect, {'event_id': 'p_event_id'})})" for g in hooks.GUARDS
+    )
     order_row = "o->'order' || jsonb_build_object('code', v_code, 'customer_id', v_customer)"
     position_row = "p->'row' || jsonb_build_object('order_id', v_order, 'addon_to_id', v_parent)"
     answer_row = "a->'row' || jsonb_build_object('orderposition_id', v_positions[(a->>'pos')::int])"
@@ -135,6 +139,8 @@ v_keys := coalesce(cardinality(p_key_item), 0);
 -- The catalog every order was validated against must still be the database's.
 SELECT catalog_modified INTO v_stamp FROM events WHERE id = p_event_id;
 v_print := {DISCOUNT_PRINT.format(event="p_event_id")};
+-- Rows that give an order hook work to do (``hooks.GUARDS``, by index).
+v_guards := ARRAY[{guards}]::boolean[];
 -- Quotas that vouchers block: the general path counts them.
 v_declined := EXISTS (
     SELECT FROM vouchers WHERE event_id = p_event_id AND block_quota
@@ -180,6 +186,13 @@ FOR o IN SELECT value FROM jsonb_array_elements(p_orders) LOOP
         {_result("stale")}
         CONTINUE;
     END IF;
+    IF EXISTS (
+        SELECT FROM jsonb_array_elements_text(o->'guards') AS g
+        WHERE v_guards[g::integer + 1] IS NOT FALSE
+    ) THEN
+        {_result("declined")}
+        CONTINUE;
+    END IF;
     -- What the general path reports: an unknown customer, taken secrets, no free code.
     v_customer := NULL;
     IF o->>'customer' IS NOT NULL THEN
@@ -190,9 +203,10 @@ FOR o IN SELECT value FROM jsonb_array_elements(p_orders) LOOP
             CONTINUE;
         END IF;
     END IF;
+    v_secrets := ARRAY(
+        SELECT e->'row'->>'secret' FROM jsonb_array_elements(o->'positions') AS e);
     IF EXISTS (
-        SELECT FROM order_positions WHERE event_id = p_event_id AND secret IN (
-            SELECT e->'row'->>'secret' FROM jsonb_array_elements(o->'positions') AS e)
+        SELECT FROM order_positions WHERE event_id = p_event_id AND secret = ANY(v_secrets)
     ) THEN
         {_result("declined")}
         CONTINUE;
@@ -314,6 +328,7 @@ v_keys integer;
 v_stamp timestamptz;
 v_print text;
 v_declined boolean;
+v_guards boolean[];
 v_ids integer[];
 v_pairs bigint[];
 v_all integer[];
@@ -330,6 +345,7 @@ v_pending integer[];
 v_paid integer[];
 v_customer integer;
 v_candidate text;
+v_secrets text[];
 v_code text;
 v_dk integer[];
 v_dn integer[];
