@@ -246,8 +246,10 @@ FOR o IN SELECT value FROM jsonb_array_elements(p_orders) LOOP
                 v_need[qi] := v_need[qi] + v_dn[j];
             END IF;
         END LOOP;
+        -- Closed, or short (a NULL left is an unlimited quota).
         IF r_outcome IS NULL AND NOT v_force AND v_need[qi] > 0 AND (
-            v_quota_closed[qi] OR v_need[qi] > greatest(v_left[qi], 0)
+            v_quota_closed[qi]
+            OR (v_left[qi] IS NOT NULL AND v_need[qi] > greatest(v_left[qi], 0))
         ) THEN
             {_result("sold_out").replace(" RETURN NEXT;", "")}
             r_quota_name := v_quota_names[qi];
