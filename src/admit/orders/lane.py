@@ -20,7 +20,7 @@ changed since the copy was made, a customer that does not exist, a secret alread
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
@@ -118,6 +118,15 @@ class _Pending:
     data: OrderIn
     catalog: Catalog
     guards: list[int]
+    codes: list[str] = field(
+        default_factory=lambda: codes.random_strings(
+            codes.CODE_ALPHABET, codes.CODE_LENGTH, CODE_CANDIDATES
+        )
+    )
+
+    @property
+    def secrets(self) -> list[str]:
+        return [p.row["secret"] for p in self.new.positions]
 
     def demand(self) -> Counter[ProductKey]:
         return Counter(p.key for p in self.new.positions)
@@ -131,7 +140,8 @@ class _Pending:
             "stamp": self.catalog.stamp.isoformat(),
             "discounts": self.catalog.discount_print,
             "customer": self.data.customer,
-            "codes": codes.random_strings(codes.CODE_ALPHABET, codes.CODE_LENGTH, CODE_CANDIDATES),
+            "codes": self.codes,
+            "secrets": self.secrets,
             "force": self.data.force,
             "dk": [key_numbers[k] for k in demand],
             "dn": list(demand.values()),
@@ -182,6 +192,8 @@ async def _write(key: _Key, batch: list[_Pending]) -> list[_Outcome]:
             [k[0] for k in products],
             [k[1] for k in products],
             [k[2] for k in products],
+            [secret for pending in batch for secret in pending.secrets],
+            [code for pending in batch for code in pending.codes],
             orjson.Fragment(orders),
         )
     except asyncpg.PostgresError as exc:

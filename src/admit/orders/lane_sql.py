@@ -43,6 +43,9 @@ ARGUMENTS = (
     ("key_item", "integer[]"),
     ("key_variation", "integer[]"),
     ("key_subevent", "integer[]"),
+    # every ticket secret and every candidate order code of the batch (looked up at once)
+    ("secrets", "text[]"),
+    ("codes", "text[]"),
     ("orders", "jsonb"),
 )
 RESULT = (
@@ -147,6 +150,7 @@ v_declined := EXISTS (
     AND (valid_until IS NULL OR valid_until >= p_now));
 -- Every quota of every product of the batch, locked in id order (the lock every sale takes).
 v_pairs := '{{}}';
+v_has_quota := array_fill(false, ARRAY[v_keys]);
 FOR k IN 1 .. v_keys LOOP
     IF p_key_variation[k] IS NULL THEN
         SELECT array_agg(l.id) INTO v_ids FROM ({quotas_of[False]}) AS l;
@@ -154,6 +158,7 @@ FOR k IN 1 .. v_keys LOOP
         SELECT array_agg(l.id) INTO v_ids FROM ({quotas_of[True]}) AS l;
     END IF;
     v_pairs := v_pairs || ARRAY(SELECT k::bigint << 32 | x FROM unnest(v_ids) AS x);
+    v_has_quota[k] := v_ids IS NOT NULL;
 END LOOP;
 SELECT coalesce(array_agg(DISTINCT (x & 4294967295)::integer), '{{}}')
     INTO v_all FROM unnest(v_pairs) AS x;
@@ -176,6 +181,10 @@ FOR q IN SELECT id, name, size, closed, subevent_id,
 END LOOP;
 v_pending := array_fill(0, ARRAY[v_keys]);
 v_paid := array_fill(0, ARRAY[v_keys]);
+v_taken_secrets := ARRAY(
+    SELECT secret FROM order_positions WHERE event_id = p_event_id AND secret = ANY(p_secrets));
+v_taken_codes := ARRAY(
+    SELECT code FROM orders WHERE event_id = p_event_id AND code = ANY(p_codes));
 FOR o IN SELECT value FROM jsonb_array_elements(p_orders) LOOP
     IF v_declined THEN
         {_result("declined")}
@@ -186,10 +195,11 @@ FOR o IN SELECT value FROM jsonb_array_elements(p_orders) LOOP
         {_result("stale")}
         CONTINUE;
     END IF;
-    IF EXISTS (
-        SELECT FROM jsonb_array_elements_text(o->'guards') AS g
-        WHERE v_guards[g::integer + 1] IS NOT FALSE
-    ) THEN
+    v_busy := false;
+    FOR j IN 0 .. jsonb_array_length(o->'guards') - 1 LOOP
+        v_busy := v_busy OR v_guards[(o->'guards'->>j)::integer + 1] IS NOT FALSE;
+    END LOOP;
+    IF v_busy THEN
         {_result("declined")}
         CONTINUE;
     END IF;
@@ -203,20 +213,18 @@ FOR o IN SELECT value FROM jsonb_array_elements(p_orders) LOOP
             CONTINUE;
         END IF;
     END IF;
-    v_secrets := ARRAY(
-        SELECT e->'row'->>'secret' FROM jsonb_array_elements(o->'positions') AS e);
-    IF EXISTS (
-        SELECT FROM order_positions WHERE event_id = p_event_id AND secret = ANY(v_secrets)
-    ) THEN
+    v_busy := false;
+    FOR j IN 0 .. jsonb_array_length(o->'secrets') - 1 LOOP
+        v_busy := v_busy OR (o->'secrets'->>j) = ANY(v_taken_secrets);
+    END LOOP;
+    IF v_busy THEN
         {_result("declined")}
         CONTINUE;
     END IF;
     v_code := NULL;
-    FOR v_candidate IN SELECT jsonb_array_elements_text(o->'codes') LOOP
-        IF NOT EXISTS (
-            SELECT FROM orders WHERE event_id = p_event_id AND code = v_candidate
-        ) THEN
-            v_code := v_candidate;
+    FOR j IN 0 .. jsonb_array_length(o->'codes') - 1 LOOP
+        IF NOT (o->'codes'->>j) = ANY(v_taken_codes) THEN
+            v_code := o->'codes'->>j;
             EXIT;
         END IF;
     END LOOP;
@@ -225,14 +233,18 @@ FOR o IN SELECT value FROM jsonb_array_elements(p_orders) LOOP
         CONTINUE;
     END IF;
     -- The quota check (skipped with force, as the general path skips it).
-    v_dk := ARRAY(SELECT jsonb_array_elements_text(o->'dk')::integer);
-    v_dn := ARRAY(SELECT jsonb_array_elements_text(o->'dn')::integer);
+    v_dk := '{{}}';
+    v_dn := '{{}}';
+    FOR j IN 0 .. jsonb_array_length(o->'dk') - 1 LOOP
+        v_dk := v_dk || (o->'dk'->>j)::integer;
+        v_dn := v_dn || (o->'dn'->>j)::integer;
+    END LOOP;
     v_force := (o->>'force')::boolean;
     r_outcome := NULL;
     IF NOT v_force THEN
         FOR j IN 1 .. cardinality(v_dk) LOOP
             k := v_dk[j];
-            IF NOT EXISTS (SELECT FROM unnest(v_pairs) AS x WHERE x >> 32 = k) THEN
+            IF NOT v_has_quota[k] THEN
                 {_result("no_quota").replace(" RETURN NEXT;", "")}
                 r_bad_keys := ARRAY[k];
                 EXIT;
@@ -265,7 +277,11 @@ FOR o IN SELECT value FROM jsonb_array_elements(p_orders) LOOP
     FOR qi IN 1 .. cardinality(v_quota_ids) LOOP
         v_left[qi] := v_left[qi] - v_need[qi];
     END LOOP;
-    -- The rows.
+    -- The rows (its secrets and code count as taken for the orders after it).
+    FOR j IN 0 .. jsonb_array_length(o->'secrets') - 1 LOOP
+        v_taken_secrets := v_taken_secrets || (o->'secrets'->>j);
+    END LOOP;
+    v_taken_codes := v_taken_codes || v_code;
     {_insert(Order, order_row)} INTO v_order;
     v_positions := '{{}}';
     v_positionids := '{{}}';
@@ -346,8 +362,10 @@ v_t_stale bigint;
 v_pending integer[];
 v_paid integer[];
 v_customer integer;
-v_candidate text;
-v_secrets text[];
+v_busy boolean;
+v_has_quota boolean[];
+v_taken_secrets text[];
+v_taken_codes text[];
 v_code text;
 v_dk integer[];
 v_dn integer[];
