@@ -43,6 +43,7 @@ from admit.kit.routing import API_PREFIX, mount_routers
 from admit.kit.transaction import SAFE_METHODS
 from admit.oauth.routes import router as oauth_router
 from admit.orders.change_routes import router as order_change_router
+from admit.orders.lane import create_order as order_lane
 from admit.orders.money_routes import router as order_money_router
 from admit.orders.print_logs import router as print_logs_router
 from admit.orders.routes import router as orders_router
@@ -107,6 +108,7 @@ API_ROUTERS = (
 # The hot requests that skip the framework when they are plain (see kit/fastlane.py).
 LANE = fastlane.FastLane()
 LANE.add("POST", f"{API_PREFIX}{CARTS_PATH}/", create_cart)
+LANE.add("POST", f"{API_PREFIX}/organizers/{{organizer}}/events/{{event}}/orders/", order_lane)
 LANE.add("POST", f"{API_PREFIX}/organizers/{{organizer}}/checkinrpc/redeem/", checkin_lane.redeem)
 LANE.add(
     "GET",

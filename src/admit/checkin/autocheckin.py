@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel
-from sqlalchemy import delete, func, insert, select
+from sqlalchemy import bindparam, delete, func, insert, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.checkin.access import CONFIGURE
@@ -335,5 +335,12 @@ async def on_paid(session: AsyncSession, order: Order, positions: Sequence[Order
     await apply_rules(session, order, positions, "paid")
 
 
-hooks.register(hooks.order_placed_hooks, on_placed)
-hooks.register(hooks.order_paid_hooks, on_paid)
+def _idle(event: Event, _items: object, _order: object) -> bool:
+    """Rules apply only where the plugin is enabled (and only where there are rules)."""
+    return not plugin_enabled(event)
+
+
+_HAS_RULES = select(AutoCheckinRule.id).where(AutoCheckinRule.event_id == bindparam("event_id"))
+
+hooks.register(hooks.order_placed_hooks, on_placed, idle=_idle, active_if=_HAS_RULES)
+hooks.register(hooks.order_paid_hooks, on_paid, idle=_idle, active_if=_HAS_RULES)

@@ -317,4 +317,11 @@ async def _on_paid(session: AsyncSession, order: Order, _positions: object) -> N
     await grant_for_paid_order(session, order)
 
 
-hooks.register(hooks.order_paid_hooks, _on_paid)
+def _idle(_event: Event, items: Sequence[Item], order: Mapping[str, Any]) -> bool:
+    """Memberships are granted to the order's customer by items that grant one."""
+    return order.get("customer_id") is None or not any(
+        item.grant_membership_type_id is not None for item in items
+    )
+
+
+hooks.register(hooks.order_paid_hooks, _on_paid, idle=_idle)

@@ -8,6 +8,8 @@ after a reactivation or a repeated payment is harmless.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from sqlalchemy import exists, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -64,4 +66,8 @@ async def _on_paid(session: AsyncSession, order: Order, _positions: object) -> N
     await issue_for_paid_order(session, order)
 
 
-hooks.register(hooks.order_paid_hooks, _on_paid)
+def _idle(_event: Event, items: Sequence[Item], _order: object) -> bool:
+    return not any(item.issue_giftcard for item in items)
+
+
+hooks.register(hooks.order_paid_hooks, _on_paid, idle=_idle)

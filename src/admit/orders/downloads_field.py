@@ -64,15 +64,21 @@ async def _products(session: AsyncSession, item_ids: Iterable[int]) -> dict[int,
 
 
 async def ticketed(
-    session: AsyncSession, pairs: Sequence[tuple[OrderPosition, Any]], batch: Batch | None = None
+    session: AsyncSession,
+    pairs: Sequence[tuple[OrderPosition, Any]],
+    batch: Batch | None = None,
+    generate_tickets: Mapping[int, bool | None] | None = None,
 ) -> set[int]:
     """The ids of the positions (each with its order) whose ticket can be downloaded now.
-    ``batch``: ticket data already loaded for them (then no query is needed)."""
+    ``batch``: ticket data already loaded for them, or ``generate_tickets``: the products'
+    flags by item id, known to the caller (then no query is needed)."""
     candidates = [(p, o) for p, o in pairs if not p.canceled and order_refusal(o) is None]
     if not candidates:
         return set()
     loaded = batch.positions if batch is not None else {}
-    if all(p.id in loaded for p, _ in candidates):
+    if generate_tickets is not None:
+        products = {i: _Product(flag) for i, flag in generate_tickets.items()}
+    elif all(p.id in loaded for p, _ in candidates):
         products = {p.item_id: _Product(loaded[p.id].item.generate_tickets) for p, _ in candidates}
     else:
         products = await _products(session, (p.item_id for p, _ in candidates))
@@ -93,17 +99,19 @@ async def decorate_orders(
     view: View,
     api_bases: Mapping[int, str],
     event: Event | None = None,
+    generate_tickets: Mapping[int, bool | None] | None = None,
 ) -> None:
     """Completes rendered orders in place (``bodies[i]`` renders ``orders[i]``, positions
     loaded): hides canceled positions and fees unless the view asks for them, fills
     ``downloads``, and with ``pdf_data`` (``event`` given: only event-level endpoints offer
-    it, as in the reference) adds each shown position's ticket variables."""
+    it, as in the reference) adds each shown position's ticket variables.
+    ``generate_tickets``: the products' flags when the caller knows them (a new order)."""
     pairs = [(p, o) for o in orders for p in o.positions]
     batch = None
     if view.pdf_data and event is not None:
         shown = [p.id for p, _ in pairs if view.canceled_positions or not p.canceled]
         batch = await load_batch(session, event, shown)
-    with_tickets = await ticketed(session, pairs, batch)
+    with_tickets = await ticketed(session, pairs, batch, generate_tickets)
     for order, body in zip(orders, bodies, strict=True):
         base = api_bases[order.event_id]
         if not view.canceled_positions:

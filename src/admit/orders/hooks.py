@@ -1,29 +1,59 @@
 """Extension points of the order life cycle, so packages that react to orders (auto check-in,
-later webhooks or mail) need not be imported by the order code.
+gift cards, memberships) need not be imported by the order code.
 
 Hooks are ``async (session, order, positions)`` callables run inside the order's transaction:
 ``order_placed_hooks`` right after an order was created, ``order_paid_hooks`` whenever an
-order becomes paid (created paid, marked paid, approved free). They may write; an exception
-fails the whole request. Register once at import time (``register`` ignores repeats).
+order becomes paid (created paid, marked paid, approved free). They may write through the
+session; an exception fails the whole request. ``order`` and ``positions`` describe the rows
+as written (at creation they are snapshots, not objects of the session: change rows through
+the session, never through them). Register once at import time (``register`` ignores repeats).
+
+A hook may also say when it certainly has nothing to do for a new order: ``idle``, a
+predicate on the event, the order's products and the order row, answered from memory, and
+``active_if``, a query (parameter ``event_id``) that finds a row whenever the hook may have
+work where ``idle`` cannot tell (rows that are no part of the catalog copy the lane holds).
+Order creation's fast lane writes without running hooks, so it takes an order only when every
+hook that would run is idle for it or its ``active_if`` finds nothing when the order is
+written; a hook registered with neither makes the lane leave every order to the general path,
+which runs it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from admit.models import Order, OrderPosition
+from admit.models import Event, Item, Order, OrderPosition
 
 OrderHook = Callable[[AsyncSession, Order, Sequence[OrderPosition]], Awaitable[None]]
+# (event, the order's products, the order's row as written) -> nothing to do for this order
+Idle = Callable[[Event, Sequence[Item], Mapping[str, Any]], bool]
+
 
 order_placed_hooks: list[OrderHook] = []
 order_paid_hooks: list[OrderHook] = []
+_idle: dict[OrderHook, Idle | None] = {}
+_active_if: dict[OrderHook, Any] = {}
+# The ``active_if`` queries, in the order they were registered (the lane refers to them by
+# their index here).
+GUARDS: list[Any] = []
 
 
-def register(hooks: list[OrderHook], hook: OrderHook) -> None:
+def register(
+    hooks: list[OrderHook],
+    hook: OrderHook,
+    *,
+    idle: Idle | None = None,
+    active_if: Any = None,
+) -> None:
     if hook not in hooks:
         hooks.append(hook)
+    _idle[hook] = idle
+    _active_if[hook] = active_if
+    if active_if is not None and not any(g is active_if for g in GUARDS):
+        GUARDS.append(active_if)
 
 
 async def run(
@@ -34,3 +64,35 @@ async def run(
 ) -> None:
     for hook in hooks:
         await hook(session, order, positions)
+
+
+def for_new_order(order_row: Mapping[str, Any]) -> list[OrderHook]:
+    """The hooks creating this order runs: placed, and paid when it is created paid."""
+    paid = order_paid_hooks if order_row["status"] == "p" else []
+    return [*order_placed_hooks, *paid]
+
+
+def all_idle(event: Event, items: Sequence[Item], order_row: Mapping[str, Any]) -> bool:
+    """Whether every hook creating this order would run is known to do nothing for it."""
+    for hook in for_new_order(order_row):
+        idle = _idle.get(hook)
+        if idle is None or not idle(event, items, order_row):
+            return False
+    return True
+
+
+def guards_for(
+    event: Event, items: Sequence[Item], order_row: Mapping[str, Any]
+) -> list[int] | None:
+    """For the fast lane: the indexes (in :data:`GUARDS`) of the queries that must find
+    nothing for the hooks of this order to have nothing to do; None when a hook may act."""
+    needed: set[int] = set()
+    for hook in for_new_order(order_row):
+        idle = _idle.get(hook)
+        if idle is not None and idle(event, items, order_row):
+            continue
+        guard = _active_if.get(hook)
+        if guard is None:
+            return None
+        needed.add(next(i for i, g in enumerate(GUARDS) if g is guard))
+    return sorted(needed)

@@ -5,17 +5,23 @@ tax rule, split per line."""
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import selectinload
 
 from admit.catalog.discounts.engine import CartLine, DiscountRule, compute
+from admit.catalog.questions.answers import invalid_pk
 from admit.catalog.taxes.compute import TaxedPrice, compute_tax, currency_places
-from admit.models import Discount, Item, ItemVariation, SubEvent, TaxRule
+from admit.kit.errors import FieldErrors
+from admit.models import Discount, Event, Item, ItemVariation, SubEvent, TaxRule
+
+if TYPE_CHECKING:
+    from admit.orders.schemas import OrderIn
 
 ZERO = Decimal("0.00")
 
@@ -66,15 +72,18 @@ def _start_price(line: Line, places: int) -> Decimal:
     return line.voucher.price(listed, places) if line.voucher is not None else listed
 
 
-async def load_discounts(session: AsyncSession, event_id: int) -> list[DiscountRule]:
-    rows = await session.scalars(
-        select(Discount)
-        .where(Discount.event_id == event_id)
-        .options(
-            selectinload(Discount.condition_limit_products),
-            selectinload(Discount.benefit_limit_products),
-        )
+_DISCOUNTS = (
+    select(Discount)
+    .where(Discount.event_id == bindparam("event_id"))
+    .options(
+        selectinload(Discount.condition_limit_products),
+        selectinload(Discount.benefit_limit_products),
     )
+)
+
+
+async def load_discounts(session: AsyncSession, event_id: int) -> list[DiscountRule]:
+    rows = await session.scalars(_DISCOUNTS, {"event_id": event_id})
     return [DiscountRule.from_model(d) for d in rows]
 
 
@@ -130,3 +139,57 @@ def price_lines(
             )
         )
     return result
+
+
+_TAX_RULES = select(TaxRule).where(TaxRule.event_id == bindparam("event_id"))
+
+
+async def load_tax_rules(session: AsyncSession, event_id: int) -> dict[int, TaxRule]:
+    return {r.id: r for r in await session.scalars(_TAX_RULES, {"event_id": event_id})}
+
+
+def needs_discounts(lines: Sequence[Line]) -> bool:
+    """Automatic discounts touch only lines without a given price."""
+    return any(line.given is None for line in lines)
+
+
+@dataclass
+class PricedOrder:
+    lines: list[Priced]
+    fees: list[TaxedPrice]
+    total: Decimal
+
+
+def price_order(
+    event: Event,
+    data: OrderIn,
+    lines: list[Line],
+    rules: dict[int, TaxRule],
+    discounts: list[DiscountRule],
+    now: dt.datetime,
+) -> PricedOrder:
+    """The positions' and fees' prices and taxes and the total; 400 for a fee with an unknown
+    tax rule and for a paid order without a payment provider."""
+    fee_errors = [
+        {"tax_rule": [invalid_pk(f.tax_rule)]}
+        if f.tax_rule is not None and f.tax_rule not in rules
+        else {}
+        for f in data.fees
+    ]
+    if any(fee_errors):
+        raise FieldErrors({"fees": fee_errors})
+    priced = price_lines(
+        lines,
+        rules,
+        discounts,
+        currency=event.currency,
+        sales_channel=data.sales_channel,
+        now=now,
+    )
+    fees = [tax(f.value, rules.get(f.tax_rule) if f.tax_rule else None, True, 2) for f in data.fees]
+    total = sum((p.price for p in priced), ZERO) + sum((f.value for f in data.fees), ZERO)
+    if data.status == "p" and total > 0 and not data.payment_provider:
+        raise FieldErrors.single(
+            "payment_provider", "This field is required when creating a paid order."
+        )
+    return PricedOrder(priced, fees, total)

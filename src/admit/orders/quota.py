@@ -10,10 +10,12 @@ from admit.orders.pricing import Line
 from admit.quotas.availability import NoQuota, ProductKey, QuotaExceeded, quotas_for
 
 
+def not_enough_message(quota_name: str) -> str:
+    return f'There is not enough quota available on quota "{quota_name}" to perform the operation.'
+
+
 def quota_message(exc: QuotaExceeded) -> str:
-    return (
-        f'There is not enough quota available on quota "{exc.quota.name}" to perform the operation.'
-    )
+    return not_enough_message(exc.quota.name)
 
 
 def no_quota_message(line: Line) -> str:

@@ -33,13 +33,16 @@ from admit.mail.outbox import queue_mail
 from admit.mail.render import render_mail
 from admit.models import Event, Order, OrderFee, OrderPosition, SubEvent, TaxRule
 from admit.notifications.notify import ORDER_CHANGED_SECRET, notify_all
-from admit.orders import actions, customer_link, listed, positions
-from admit.orders.create import create_order
+from admit.orders import actions, customer_link, hooks, listed, positions
+from admit.orders.create import Placed, create_order
+from admit.orders.created import created_body
 from admit.orders.downloads_field import api_base, decorate_orders
 from admit.orders.filters import ORDER_FILTERS, ORDER_ORDERING, request_view
+from admit.orders.rows import PAID, PAYMENT_CONFIRMED
 from admit.orders.schemas import CancelIn, ExtendIn, MarkPaidIn, OrderIn, OrderPatch
-from admit.orders.serialize import ORDER_LOAD, render_orders
+from admit.orders.serialize import ORDER_LOAD, position_checkins, render_orders
 from admit.quotas import ledger
+from admit.seating.render import position_seats
 from admit.subevents import service as subevents_service
 from admit.vouchers import usage as voucher_usage
 
@@ -53,10 +56,7 @@ FILTERS = ORDER_FILTERS
 ORDERING = ORDER_ORDERING
 
 
-PLACED = "service.event.order.placed"
-PLACED_REQUIRE_APPROVAL = "service.event.order.placed.require_approval"
-PAID = "service.event.order.paid"
-PAYMENT_CONFIRMED = "service.event.order.payment.confirmed"
+# Creation records ``rows.placed_actions``; the other actions record these.
 CONTACT_CHANGED = "service.event.order.contact.changed"
 EXPIRYCHANGED = "service.event.order.expirychanged"
 MODIFIED = "service.event.order.modified"
@@ -140,19 +140,41 @@ async def create(ctx: Annotated[EventContext, Depends(EventAccess(WRITE))]) -> R
     if data.simulate:
         # Everything runs (quota included) inside a savepoint that is then rolled back.
         savepoint = await session.begin_nested()
-        order = await create_order(session, ctx.event, data)
-        body = await render_one(ctx, await load_order(ctx, order.code))
+        placed = await create_order(session, ctx.event, data)
+        body = await _created_body(ctx, placed)
         await savepoint.rollback()
         return JSONResponse(_as_preview(body), status_code=201)
-    order = await flush_guard(create_order(session, ctx.event, data))
-    # One of the two placed types: an order that needs approval is not placed for those who
-    # only want orders they can fulfil. Created paid (or free): its payment is confirmed too.
-    placed = PLACED_REQUIRE_APPROVAL if order.require_approval else PLACED
-    paid = (PAYMENT_CONFIRMED, PAID) if order.status == "p" else ()
-    await notify_order(ctx, order, placed, *paid)
-    if data.send_email and order.email:
-        await _queue_placed_mail(session, ctx, order)
-    return JSONResponse(await render_one(ctx, await load_order(ctx, order.code)), status_code=201)
+    placed = await flush_guard(create_order(session, ctx.event, data))
+    order = placed.new.order
+    if data.send_email and order["email"]:
+        await _queue_placed_mail(session, ctx, placed.code, order["secret"], order["email"])
+    return JSONResponse(await _created_body(ctx, placed), status_code=201)
+
+
+async def _created_body(ctx: EventContext, placed: Placed) -> dict[str, Any]:
+    """The new order as its detail shows it, from the rows just written (the check-ins an
+    auto check-in rule made and the seats are read)."""
+    new, written = placed.new, placed.written
+    session, event = ctx.session, ctx.event
+    items = [p.item for p in new.positions]
+    checkins = (
+        {}
+        if hooks.all_idle(event, items, new.order)
+        else await position_checkins(session, written.position_ids)
+    )
+    seats = await position_seats(session, [p.row["seat_id"] for p in new.positions])
+    return await created_body(
+        session,
+        new,
+        written,
+        event_slug=event.slug,
+        url_base=url_base(ctx, event.slug),
+        api_base=api_base(ctx.request, ctx.organizer_slug, event.slug),
+        view=request_view(ctx.request),
+        seats=seats,
+        checkins=checkins,
+        event=event,
+    )
 
 
 def _as_preview(body: dict[str, Any]) -> dict[str, Any]:
@@ -172,12 +194,14 @@ def _as_preview(body: dict[str, Any]) -> dict[str, Any]:
     return body
 
 
-async def _queue_placed_mail(session: AsyncSession, ctx: EventContext, order: Order) -> None:
-    link = f"{url_base(ctx, ctx.event.slug)}order/{order.code}/{order.secret}/"
-    subject, text, html = render_mail("order_placed", code=order.code, link=link)
+async def _queue_placed_mail(
+    session: AsyncSession, ctx: EventContext, code: str, secret: str, email: str
+) -> None:
+    link = f"{url_base(ctx, ctx.event.slug)}order/{code}/{secret}/"
+    subject, text, html = render_mail("order_placed", code=code, link=link)
     await queue_mail(
         session,
-        to=[order.email or ""],
+        to=[email],
         subject=subject,
         body=text,
         html=html,

@@ -1,0 +1,391 @@
+"""Writing a batch of lane orders in one database call (PostgreSQL): ``pg_temp.admit_place_orders``.
+
+The general path takes the quota lock, counts, inserts the order's rows, updates the sales
+ledger and commits in a dozen round trips, with the lock held across most of them. Here the
+orders of one event that queued behind the previous call (``kit/batching``) go in one call:
+the quotas of all their products locked in id order, counted once from the ledger, then for
+each order in turn the same checks as :func:`admit.quotas.availability.reserve` (no quota for
+a product; a closed quota; a quota that would go below zero, the first in id order naming
+itself) and, when it passes, its rows: the order, its positions (add-ons after their parents),
+answers with their options, fees, payment and notifications, exactly the rows ``rows.build``
+made for it. The ledger gets one upsert per product at the end, in key order.
+
+The statements that decide are the general path's own (``QUOTAS_OF``, ``TAKEN``, the ledger
+upsert, embedded by ``kit/plpgsql``); the rows come complete from Python and are cast to the
+tables' column types by ``jsonb_populate_record``. Nothing is written for an order the call
+declines: when the catalog it was validated against is no longer the database's (the stamp
+or the discounts' fingerprint moved), a quota of the batch closes when sold out or releases
+after exit, or a voucher blocks quota (the general path counts those); when its customer is
+unknown, its secrets are taken or none of its codes is free (the general path reports those).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlalchemy.engine import Dialect
+
+from admit.kit.plpgsql import embed, temp_function
+from admit.models import Answer, Order, OrderFee, OrderPayment, OrderPosition
+from admit.orders import hooks
+from admit.orders.catalog import DISCOUNT_PRINT
+from admit.quotas import ledger
+from admit.quotas.availability import QUOTAS_OF, TAKEN
+
+# Counters of ``availability.blocking_counters`` the call accounts for by declining.
+COVERED_COUNTERS = frozenset({"blocking_vouchers", "exited_orders"})
+
+ARGUMENTS = (
+    ("event_id", "integer"),
+    ("organizer_id", "integer"),
+    ("now", "timestamptz"),
+    # the batch's products (item, variation, date), sorted as the ledger locks them
+    ("key_item", "integer[]"),
+    ("key_variation", "integer[]"),
+    ("key_subevent", "integer[]"),
+    # every ticket secret and every candidate order code of the batch (looked up at once)
+    ("secrets", "text[]"),
+    ("codes", "text[]"),
+    ("orders", "jsonb"),
+)
+RESULT = (
+    ("outcome", "text"),  # done | sold_out | no_quota | declined | stale
+    ("order_id", "integer"),
+    ("code", "text"),
+    ("position_ids", "integer[]"),  # in the order they were written
+    ("answer_ids", "integer[]"),
+    ("fee_ids", "integer[]"),
+    ("payment_id", "integer"),
+    ("quota_name", "text"),
+    ("bad_keys", "integer[]"),  # sold_out / no_quota: the products (batch key numbers)
+)
+CALL = (
+    "SELECT "
+    + ", ".join(f"r_{name}" for name, _ in RESULT)
+    + " FROM pg_temp.admit_place_orders("
+    + ", ".join(f"${n}" for n in range(1, len(ARGUMENTS) + 1))
+    + ")"
+)
+
+
+def _columns(model: type) -> str:
+    table = model.__table__  # type: ignore[attr-defined]
+    return ", ".join(f'"{c.name}"' for c in table.columns if c.key != "id")
+
+
+def _insert(model: type, source: str, returning: bool = True) -> str:
+    """INSERT of one row given as JSON, cast to the table's row type."""
+    table = model.__table__.name  # type: ignore[attr-defined]
+    cols = _columns(model)
+    sql = (
+        f"INSERT INTO {table} ({cols}) "
+        f"SELECT {cols} FROM jsonb_populate_record(NULL::{table}, {source})"
+    )
+    return sql + (" RETURNING id" if returning else "")
+
+
+def _result(outcome: str) -> str:
+    """Sets the result row to ``outcome`` with nothing written."""
+    names = [f"r_{name}" for name, _ in RESULT]
+    return (
+        f"r_outcome := '{outcome}'; "
+        + " ".join(f"{n} := NULL;" for n in names[1:])
+        + " RETURN NEXT;"
+    )
+
+
+def function_sql(dialect: Dialect) -> str:
+    """``pg_temp.admit_place_orders``: one result row per order of the batch, in order."""
+    key = {
+        "item": "p_key_item[k]",
+        "variation": "p_key_variation[k]",
+        "subevent": "p_key_subevent[k]",
+    }
+    quotas_of = {
+        variation: embed(
+            QUOTAS_OF[(variation, False)],
+            dialect,
+            {
+                "event_id": "p_event_id",
+                "item_id": key["item"],
+                "variation_id": key["variation"],
+                "subevent_id": f"coalesce({key['subevent']}, 0)",
+            },
+        )
+        for variation in (False, True)
+    }
+    taken_sql = embed(
+        TAKEN,
+        dialect,
+        {"quota_id": "q.id", "subevent_id": "coalesce(q.subevent_id, 0)", "now": "p_now"},
+    )
+    ledger_sql = embed(
+        ledger.upsert_statement(dialect.name),
+        dialect,
+        {
+            "item_id": "p_key_item[k]",
+            "variation_id": "coalesce(p_key_variation[k], 0)",
+            "subevent_id": "coalesce(p_key_subevent[k], 0)",
+            "pending": "v_pending[k]",
+            "paid": "v_paid[k]",
+            "carts": "0",
+        },
+    )
+    guards = ", ".join(
+        f"EXISTS ({embed(g, dialect, {'event_id': 'p_event_id'})})" for g in hooks.GUARDS
+    )
+    order_row = "o->'order' || jsonb_build_object('code', v_code, 'customer_id', v_customer)"
+    position_row = "p->'row' || jsonb_build_object('order_id', v_order, 'addon_to_id', v_parent)"
+    answer_row = "a->'row' || jsonb_build_object('orderposition_id', v_positions[(a->>'pos')::int])"
+    body = f"""
+v_keys := coalesce(cardinality(p_key_item), 0);
+-- The catalog every order was validated against must still be the database's.
+SELECT catalog_modified INTO v_stamp FROM events WHERE id = p_event_id;
+v_print := {DISCOUNT_PRINT.format(event="p_event_id")};
+-- Rows that give an order hook work to do (``hooks.GUARDS``, by index).
+v_guards := ARRAY[{guards}]::boolean[];
+-- Quotas that vouchers block: the general path counts them.
+v_declined := EXISTS (
+    SELECT FROM vouchers WHERE event_id = p_event_id AND block_quota
+    AND (valid_until IS NULL OR valid_until >= p_now));
+-- Every quota of every product of the batch, locked in id order (the lock every sale takes).
+v_pairs := '{{}}';
+v_has_quota := array_fill(false, ARRAY[v_keys]);
+FOR k IN 1 .. v_keys LOOP
+    IF p_key_variation[k] IS NULL THEN
+        SELECT array_agg(l.id) INTO v_ids FROM ({quotas_of[False]}) AS l;
+    ELSE
+        SELECT array_agg(l.id) INTO v_ids FROM ({quotas_of[True]}) AS l;
+    END IF;
+    v_pairs := v_pairs || ARRAY(SELECT k::bigint << 32 | x FROM unnest(v_ids) AS x);
+    v_has_quota[k] := v_ids IS NOT NULL;
+END LOOP;
+SELECT coalesce(array_agg(DISTINCT (x & 4294967295)::integer), '{{}}')
+    INTO v_all FROM unnest(v_pairs) AS x;
+PERFORM 1 FROM quotas WHERE id = ANY(v_all) ORDER BY id FOR UPDATE;
+-- Read after the lock: what is left of each (NULL: unlimited).
+v_quota_ids := '{{}}'; v_quota_names := '{{}}'; v_quota_closed := '{{}}'; v_left := '{{}}';
+FOR q IN SELECT id, name, size, closed, subevent_id,
+        close_when_sold_out OR release_after_exit AS special
+        FROM quotas WHERE id = ANY(v_all) ORDER BY id LOOP
+    v_declined := v_declined OR q.special;
+    v_quota_ids := v_quota_ids || q.id;
+    v_quota_names := v_quota_names || q.name::text;
+    v_quota_closed := v_quota_closed || q.closed;
+    IF q.size IS NULL THEN
+        v_left := v_left || NULL::bigint;
+    ELSE
+        SELECT t.* INTO v_t_pending, v_t_paid, v_t_carts, v_t_stale FROM ({taken_sql}) AS t;
+        v_left := v_left || (q.size - (v_t_pending + v_t_paid + v_t_carts - v_t_stale));
+    END IF;
+END LOOP;
+v_pending := array_fill(0, ARRAY[v_keys]);
+v_paid := array_fill(0, ARRAY[v_keys]);
+v_taken_secrets := ARRAY(
+    SELECT secret FROM order_positions WHERE event_id = p_event_id AND secret = ANY(p_secrets));
+v_taken_codes := ARRAY(
+    SELECT code FROM orders WHERE event_id = p_event_id AND code = ANY(p_codes));
+FOR o IN SELECT value FROM jsonb_array_elements(p_orders) LOOP
+    IF v_declined THEN
+        {_result("declined")}
+        CONTINUE;
+    END IF;
+    IF (o->>'stamp')::timestamptz IS DISTINCT FROM v_stamp
+            OR o->>'discounts' IS DISTINCT FROM v_print THEN
+        {_result("stale")}
+        CONTINUE;
+    END IF;
+    v_busy := false;
+    FOR j IN 0 .. jsonb_array_length(o->'guards') - 1 LOOP
+        v_busy := v_busy OR v_guards[(o->'guards'->>j)::integer + 1] IS NOT FALSE;
+    END LOOP;
+    IF v_busy THEN
+        {_result("declined")}
+        CONTINUE;
+    END IF;
+    -- What the general path reports: an unknown customer, taken secrets, no free code.
+    v_customer := NULL;
+    IF o->>'customer' IS NOT NULL THEN
+        SELECT id INTO v_customer FROM customers
+        WHERE organizer_id = p_organizer_id AND identifier = o->>'customer';
+        IF v_customer IS NULL THEN
+            {_result("declined")}
+            CONTINUE;
+        END IF;
+    END IF;
+    v_busy := false;
+    FOR j IN 0 .. jsonb_array_length(o->'secrets') - 1 LOOP
+        v_busy := v_busy OR (o->'secrets'->>j) = ANY(v_taken_secrets);
+    END LOOP;
+    IF v_busy THEN
+        {_result("declined")}
+        CONTINUE;
+    END IF;
+    v_code := NULL;
+    FOR j IN 0 .. jsonb_array_length(o->'codes') - 1 LOOP
+        IF NOT (o->'codes'->>j) = ANY(v_taken_codes) THEN
+            v_code := o->'codes'->>j;
+            EXIT;
+        END IF;
+    END LOOP;
+    IF v_code IS NULL THEN
+        {_result("declined")}
+        CONTINUE;
+    END IF;
+    -- The quota check (skipped with force, as the general path skips it).
+    v_dk := '{{}}';
+    v_dn := '{{}}';
+    FOR j IN 0 .. jsonb_array_length(o->'dk') - 1 LOOP
+        v_dk := v_dk || (o->'dk'->>j)::integer;
+        v_dn := v_dn || (o->'dn'->>j)::integer;
+    END LOOP;
+    v_force := (o->>'force')::boolean;
+    r_outcome := NULL;
+    IF NOT v_force THEN
+        FOR j IN 1 .. cardinality(v_dk) LOOP
+            k := v_dk[j];
+            IF NOT v_has_quota[k] THEN
+                {_result("no_quota").replace(" RETURN NEXT;", "")}
+                r_bad_keys := ARRAY[k];
+                EXIT;
+            END IF;
+        END LOOP;
+    END IF;
+    v_need := array_fill(0, ARRAY[greatest(cardinality(v_quota_ids), 1)]);
+    FOR qi IN 1 .. cardinality(v_quota_ids) LOOP
+        FOR j IN 1 .. cardinality(v_dk) LOOP
+            IF (v_dk[j]::bigint << 32 | v_quota_ids[qi]) = ANY(v_pairs) THEN
+                v_need[qi] := v_need[qi] + v_dn[j];
+            END IF;
+        END LOOP;
+        -- Closed, or short (a NULL left is an unlimited quota).
+        IF r_outcome IS NULL AND NOT v_force AND v_need[qi] > 0 AND (
+            v_quota_closed[qi]
+            OR (v_left[qi] IS NOT NULL AND v_need[qi] > greatest(v_left[qi], 0))
+        ) THEN
+            {_result("sold_out").replace(" RETURN NEXT;", "")}
+            r_quota_name := v_quota_names[qi];
+            r_bad_keys := ARRAY(
+                SELECT DISTINCT (x >> 32)::integer FROM unnest(v_pairs) AS x
+                WHERE (x & 4294967295) = v_quota_ids[qi] ORDER BY 1);
+        END IF;
+    END LOOP;
+    IF r_outcome IS NOT NULL THEN
+        RETURN NEXT;
+        CONTINUE;
+    END IF;
+    FOR qi IN 1 .. cardinality(v_quota_ids) LOOP
+        v_left[qi] := v_left[qi] - v_need[qi];
+    END LOOP;
+    -- The rows (its secrets and code count as taken for the orders after it).
+    FOR j IN 0 .. jsonb_array_length(o->'secrets') - 1 LOOP
+        v_taken_secrets := v_taken_secrets || (o->'secrets'->>j);
+    END LOOP;
+    v_taken_codes := v_taken_codes || v_code;
+    {_insert(Order, order_row)} INTO v_order;
+    v_positions := '{{}}';
+    v_positionids := '{{}}';
+    FOR p IN SELECT value FROM jsonb_array_elements(o->'positions') LOOP
+        v_parent := NULL;
+        IF p->>'addon_to' IS NOT NULL THEN
+            v_parent := v_positions[array_position(v_positionids, (p->>'addon_to')::integer)];
+        END IF;
+        {_insert(OrderPosition, position_row)} INTO v_id;
+        v_positions := v_positions || v_id;
+        v_positionids := v_positionids || (p->>'positionid')::integer;
+    END LOOP;
+    r_answer_ids := '{{}}';
+    FOR a IN SELECT value FROM jsonb_array_elements(o->'answers') LOOP
+        {_insert(Answer, answer_row)} INTO v_id;
+        r_answer_ids := r_answer_ids || v_id;
+        INSERT INTO answer_options (answer_id, option_id)
+        SELECT v_id, x::integer FROM jsonb_array_elements_text(a->'options') AS x;
+    END LOOP;
+    r_fee_ids := '{{}}';
+    FOR f IN SELECT value FROM jsonb_array_elements(o->'fees') LOOP
+        {_insert(OrderFee, "f || jsonb_build_object('order_id', v_order)")} INTO v_id;
+        r_fee_ids := r_fee_ids || v_id;
+    END LOOP;
+    {_insert(OrderPayment, "o->'payment' || jsonb_build_object('order_id', v_order)")}
+        INTO r_payment_id;
+    INSERT INTO notifications (organizer_id, event_id, action, payload, created)
+    SELECT p_organizer_id, p_event_id, x.action, jsonb_build_object('code', v_code), p_now
+    FROM jsonb_array_elements_text(o->'actions') WITH ORDINALITY AS x(action, n) ORDER BY x.n;
+    FOR j IN 1 .. cardinality(v_dk) LOOP
+        IF o->'order'->>'status' = 'p' THEN
+            v_paid[v_dk[j]] := v_paid[v_dk[j]] + v_dn[j];
+        ELSE
+            v_pending[v_dk[j]] := v_pending[v_dk[j]] + v_dn[j];
+        END IF;
+    END LOOP;
+    r_outcome := 'done';
+    r_order_id := v_order;
+    r_code := v_code;
+    r_position_ids := v_positions;
+    r_quota_name := NULL;
+    r_bad_keys := NULL;
+    RETURN NEXT;
+END LOOP;
+-- The sales ledger, one upsert per product, in key order.
+FOR k IN 1 .. v_keys LOOP
+    IF v_pending[k] <> 0 OR v_paid[k] <> 0 THEN
+        {ledger_sql};
+    END IF;
+END LOOP;
+"""
+    declare = """
+k integer;
+j integer;
+qi integer;
+q record;
+o jsonb;
+p jsonb;
+a jsonb;
+f jsonb;
+v_keys integer;
+v_stamp timestamptz;
+v_print text;
+v_declined boolean;
+v_guards boolean[];
+v_ids integer[];
+v_pairs bigint[];
+v_all integer[];
+v_quota_ids integer[];
+v_quota_names text[];
+v_quota_closed boolean[];
+v_left bigint[];
+v_need bigint[];
+v_t_pending bigint;
+v_t_paid bigint;
+v_t_carts bigint;
+v_t_stale bigint;
+v_pending integer[];
+v_paid integer[];
+v_customer integer;
+v_busy boolean;
+v_has_quota boolean[];
+v_taken_secrets text[];
+v_taken_codes text[];
+v_code text;
+v_dk integer[];
+v_dn integer[];
+v_force boolean;
+v_order integer;
+v_parent integer;
+v_id integer;
+v_positions integer[];
+v_positionids integer[];
+"""
+    arguments = (
+        ", ".join(f"p_{n} {t}" for n, t in ARGUMENTS)
+        + ", "
+        + ", ".join(f"OUT r_{n} {t}" for n, t in RESULT)
+    )
+    return temp_function("admit_place_orders", arguments, "SETOF record", declare, body)
+
+
+def key_order(
+    keys: Sequence[tuple[int, int | None, int | None]],
+) -> list[tuple[int, int | None, int | None]]:
+    """The batch's products in the ledger's lock order."""
+    return sorted(set(keys), key=lambda k: ledger.key_of(*k))
