@@ -278,6 +278,7 @@ def _written(new: NewOrder, row: Any) -> Written:
     ids = {p.positionid: i for p, i in zip(new.write_order(), row["r_position_ids"], strict=True)}
     answers = iter(row["r_answer_ids"])
     new.order["code"] = row["r_code"]
+    new.order["last_modified"] = row["r_last_modified"]
     return Written(
         order_id=row["r_order_id"],
         code=row["r_code"],

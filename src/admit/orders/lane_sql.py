@@ -58,6 +58,9 @@ RESULT = (
     ("payment_id", "integer"),
     ("quota_name", "text"),
     ("bad_keys", "integer[]"),  # sold_out / no_quota: the products (batch key numbers)
+    # done: the order's stamp as the database left it (``kit/parent_stamp.py`` moves it to
+    # the transaction's start), which the answer shows
+    ("last_modified", "timestamptz"),
 )
 CALL = (
     "SELECT "
@@ -319,6 +322,7 @@ FOR o IN SELECT value FROM jsonb_array_elements(p_orders) LOOP
         END IF;
     END LOOP;
     r_outcome := 'done';
+    SELECT last_modified INTO r_last_modified FROM orders WHERE id = v_order;
     r_order_id := v_order;
     r_code := v_code;
     r_position_ids := v_positions;

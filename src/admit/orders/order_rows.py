@@ -83,6 +83,7 @@ ANSWER_ROWS = Rows(
         Nested(
             "__options",
             answer_options.c.answer_id,
+            Answer.id,
             rows=OPTION_ROWS,
             where=(QuestionOption.id == answer_options.c.option_id,),
             order_by=(QuestionOption.id,),
@@ -99,6 +100,7 @@ CHECKIN_ROWS = Rows(PositionCheckin, Checkin, columns={"device_id": Checkin.devi
 CHECKINS = Nested(
     "checkins",
     Checkin.position_id,
+    OrderPosition.id,
     rows=CHECKIN_ROWS,
     where=(Checkin.successful.is_(True),),
     order_by=(Checkin.datetime, Checkin.id),
@@ -123,7 +125,7 @@ def _finish_seat(row: dict[str, Any], _parent: Any, _extra: Mapping[str, Any]) -
 
 SEAT_ROWS = Rows(SeatRef, Seat, computed=("name",), finish=_finish_seat)
 # Positions name their seat by a hidden column; only pages with seats run the statement.
-SEAT = Nested("seat", Seat.id, rows=SEAT_ROWS, parent_field="__seat_id")
+SEAT = Nested("seat", Seat.id, OrderPosition.seat_id, rows=SEAT_ROWS, parent_field="__seat_id")
 
 
 def _finish_print_log(row: dict[str, Any], _parent: Any, _extra: Mapping[str, Any]) -> None:
@@ -140,6 +142,7 @@ PRINT_LOG_ROWS = Rows(
 PRINT_LOGS = Nested(
     "print_logs",
     PrintLog.position_id,
+    OrderPosition.id,
     rows=PRINT_LOG_ROWS,
     order_by=(PrintLog.datetime, PrintLog.id),
     parent_field="__print_key",

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import JSON, Table, insert
+from sqlalchemy import JSON, Table, bindparam, insert, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -37,6 +37,7 @@ PAID = "service.event.order.paid"
 PAYMENT_CONFIRMED = "service.event.order.payment.confirmed"
 
 ORDERS: Table = Order.__table__  # type: ignore[assignment]
+_STAMP = select(Order.last_modified).where(Order.id == bindparam("order_id"))
 POSITIONS: Table = OrderPosition.__table__  # type: ignore[assignment]
 ANSWERS: Table = Answer.__table__  # type: ignore[assignment]
 FEES: Table = OrderFee.__table__  # type: ignore[assignment]
@@ -401,6 +402,9 @@ async def write(session: AsyncSession, new: NewOrder) -> Written:
     payment_id = (
         await session.execute(_PAYMENT_INSERT, {**new.payment, "order_id": order_id})
     ).scalar_one()
+    # The stamp as the database left it: its triggers (``kit/parent_stamp.py``) move it to
+    # the transaction's start, and on SQLite on with every row written after the order's.
+    new.order["last_modified"] = await conn.scalar(_STAMP, {"order_id": order_id})
     per_position = iter(answer_ids)
     return Written(
         order_id=order_id,
