@@ -12,6 +12,7 @@ from typing import Any
 from sqlalchemy import text, update
 
 from admit.checkin import fastpath
+from admit.kit import page_stamp
 from admit.kit.page_stamp import PG_MARGIN, REUSE
 from admit.models import OrderPosition
 from tests.checkin import helpers as ch
@@ -219,3 +220,21 @@ async def test_concurrent_scans_of_one_orders_tickets_all_get_in(client, world: 
     assert [r.status_code for r in responses] == [201] * len(scans)
     found, _ = await poller.page(since)
     assert found == {order.code for order, _ in orders}
+
+
+async def test_a_process_hands_out_its_last_bound_again(client, world: World, factory, monkeypatch):
+    """Within REUSE a process answers with the bound it read before: older, so still exact."""
+    monkeypatch.setattr(page_stamp, "REUSE", 60.0)
+    item = await h.item(factory, world.event, "10.00")
+    order = await place(client, world, item.id)
+    poller = Poller(client, world, factory)
+    await poller.settle()
+    page_stamp._last.clear()  # the next page reads a bound of its own (then kept for 60 s)
+    _, first = await poller.page()
+    assert (await poller.page(first))[0] == set()
+    r = await client.patch(
+        h.url(world, f"orders/{order['code']}/"), json={"comment": "x"}, headers=auth(world.admin)
+    )
+    assert r.status_code == 200
+    found, second = await poller.page(first)
+    assert second == first and found == {order["code"]}

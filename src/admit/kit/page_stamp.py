@@ -39,7 +39,9 @@ from __future__ import annotations
 
 import datetime as dt
 import time
+import weakref
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -62,7 +64,7 @@ class _Probe:
     at: float  # time.monotonic() when it was taken
 
 
-_last: dict[int, _Probe] = {}  # by engine
+_last: weakref.WeakKeyDictionary[Any, _Probe] = weakref.WeakKeyDictionary()  # by engine
 
 
 async def page_generated(session: AsyncSession) -> dt.datetime:
@@ -74,12 +76,12 @@ async def page_generated(session: AsyncSession) -> dt.datetime:
     sqlite = bind.dialect.name == "sqlite"
     if sqlite:
         await session.commit()  # the page must not read from a snapshot older than the probe
-    last = _last.get(id(bind))
+    last = _last.get(bind)
     started = time.monotonic()
     if last is not None and started - last.at < REUSE:
         return last.bound
     bound = await (_sqlite_probe(session) if sqlite else _pg_probe(session))
-    _last[id(bind)] = _Probe(bound, started)
+    _last[bind] = _Probe(bound, started)
     return bound
 
 

@@ -15,19 +15,20 @@ the start of the oldest transaction still running when it read (``kit/page_stamp
 then hand out a bound that no later commit can fall behind.
 
 **PostgreSQL.** Each child table gets statement-level ``AFTER`` triggers with transition
-tables: one ``UPDATE`` of the parents per statement, not per row, so a coalesced batch insert
-(the redeem lane writes many check-ins in one statement) costs one more statement inside the
-same transaction, not one per row. The parents are locked in id order first (two concurrent
-batches never deadlock on each other) and only those whose stamp is earlier than this
-transaction's ``now()`` are written: an order created in this transaction, or already bumped
-by an earlier statement of it, is not written again (order creation inserts the order and then
-its positions and answers: those cost one index probe each, no row version). ``now()`` and not
-``clock_timestamp()`` for that reason, and because the stamp must not depend on when in the
-transaction a statement ran: what counts is whether a reader could have missed it, and that is
-decided by the transaction's start (see ``kit/page_stamp.py``). A row trigger on the parent
-(``BEFORE INSERT OR UPDATE``, filtered by ``WHEN`` so it costs nothing when the application set
-a current value) raises a stamp that is missing or earlier than ``now()``: an ``UPDATE`` that
-did not set it, or an application clock behind the database's.
+tables: per statement one query finds the parents, and one ``UPDATE`` by primary key per parent
+writes it, not one per row, so a coalesced batch insert (the redeem lane writes many check-ins
+in one statement, often several of one order) stays cheap. The parents are written in id order
+(concurrent batches never deadlock on each other), and only those whose stamp is earlier than
+this transaction's ``now()``: an order created in this transaction, or already stamped by an
+earlier statement of it, is not written again (order creation inserts the order and then its
+positions and answers: each of those costs an index probe, no row version). ``now()`` and not
+``clock_timestamp()`` for that reason, and because what counts is whether a reader could have
+missed the change, which the transaction's start decides (see ``kit/page_stamp.py``). A row
+trigger on the parent (``BEFORE INSERT OR UPDATE``, filtered by ``WHEN`` so it costs nothing
+when the application set a current value) raises a stamp that is missing or earlier than
+``now()``: an ``UPDATE`` that did not set it, or an application clock behind the database's.
+Every stamped order gets a new row version (not a HOT update: ``last_modified`` is indexed for
+the polling query), which vacuum reclaims as usual.
 
 **SQLite** (the embedded default) has no statement-level triggers and no transaction time:
 row-level triggers write the statement's time (``'now'``, the same for every row of a
@@ -149,23 +150,26 @@ class ParentStamp:
     # -- PostgreSQL -------------------------------------------------------------------------
 
     def _pg_touch(self, ids: str) -> str:
-        """Moves the stamp of parents ``ids`` (a SELECT) to ``now()``, locking in id order."""
+        """Moves the stamp of parents ``ids`` (a SELECT of one column) to ``now()``, one
+        ``UPDATE`` by primary key each, in id order: concurrent statements lock them in one
+        order (no deadlock among them), and no row is locked before it is written (a
+        ``SELECT … ORDER BY … FOR UPDATE`` first would log a lock record per row as well)."""
         parent, pk, col = self.parent, self._pk, self._column
         return (
-            f"WITH ids AS ({ids}), locked AS (SELECT p.{pk} FROM {parent} p "
-            f"WHERE p.{pk} IN (SELECT * FROM ids) AND p.{col} < now() "
-            f"ORDER BY p.{pk} FOR UPDATE OF p) "
-            f"UPDATE {parent} p SET {col} = now() FROM locked WHERE p.{pk} = locked.{pk};"
+            f"FOR stamp_id IN SELECT DISTINCT x.id FROM ({ids}) x(id) "
+            f"WHERE x.id IS NOT NULL ORDER BY 1 LOOP\n"
+            f"      UPDATE {parent} SET {col} = now() WHERE {pk} = stamp_id AND {col} < now();\n"
+            "    END LOOP;"
         )
 
     def _pg_child(self, child: Child) -> list[str]:
         function = f"{self.name}_{child.table}"
         new, old = child.parent_ids("stamp_new"), child.parent_ids("stamp_old")
         body = (
-            "BEGIN\n"
-            f"  IF TG_OP = 'INSERT' THEN {self._pg_touch(new)}\n"
-            f"  ELSIF TG_OP = 'DELETE' THEN {self._pg_touch(old)}\n"
-            f"  ELSE {self._pg_touch(f'{new} UNION {old}')}\n"
+            f"DECLARE\n  stamp_id {self.parent}.{self._pk}%TYPE;\nBEGIN\n"
+            f"  IF TG_OP = 'INSERT' THEN\n    {self._pg_touch(new)}\n"
+            f"  ELSIF TG_OP = 'DELETE' THEN\n    {self._pg_touch(old)}\n"
+            f"  ELSE\n    {self._pg_touch(f'{new} UNION ALL {old}')}\n"
             "  END IF;\n  RETURN NULL;\nEND"
         )
         statements = [
