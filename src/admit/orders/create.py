@@ -135,9 +135,6 @@ async def create_order(session: AsyncSession, event: Event, data: OrderIn) -> Pl
     await hooks.run(hooks.order_placed_hooks, session, order, placed)
     if new.paid:
         await hooks.run(hooks.order_paid_hooks, session, order, placed)
-    if plain:
-        await _take_quota_and_seats(session, event, data, drafts, uses, keys, lines, now)
-    await ledger.apply(session, new.ledger_deltas())  # after the quota check: not counted twice
     await notify_all(
         session,
         new.actions,
@@ -145,6 +142,11 @@ async def create_order(session: AsyncSession, event: Event, data: OrderIn) -> Pl
         event_id=event.id,
         code=written.code,
     )
+    if plain:
+        await _take_quota_and_seats(session, event, data, drafts, uses, keys, lines, now)
+    # After the quota check (which would count the order twice otherwise), and last: from
+    # here to the commit every sale of these products waits for this one.
+    await ledger.apply(session, new.ledger_deltas())
     return Placed(new, written)
 
 
