@@ -224,9 +224,11 @@ def build(
     customer_id: int | None,
     testmode: bool,
     now: dt.datetime,
+    secrets: Sequence[str] | None = None,
 ) -> NewOrder:
-    """The rows of the checked order; fresh secrets for the positions that name none (the
-    writer makes sure they are not taken)."""
+    """The rows of the checked order. ``secrets``: for the positions that name none, in
+    order (checked by the caller); without, fresh ones (the lane's database call checks
+    them)."""
     total = priced.total
     paid = data.status == "p" or (total == 0 and not data.require_approval)
     order = complete(
@@ -259,7 +261,8 @@ def build(
         },
     )
     n = len(drafts)
-    fresh = iter(codes.ticket_secrets(sum(1 for d in drafts if not d.data.secret)))
+    unnamed = sum(1 for d in drafts if not d.data.secret)
+    fresh = iter(codes.ticket_secrets(unnamed) if secrets is None else secrets)
     web = codes.web_secrets(n)
     pseudo = codes.pseudonymization_ids(n)
     positions = []
