@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import hashlib
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
@@ -49,6 +50,8 @@ DISCOUNT_PRINT = """md5(
               WHERE d.event_id = {event}), ''))"""
 
 _PRINT_SQL = f"SELECT {DISCOUNT_PRINT.format(event='$1')}"
+# What :data:`DISCOUNT_PRINT` gives for an event without discounts.
+NO_DISCOUNTS = hashlib.md5(b"||").hexdigest()
 MAX_EVENTS = 256  # copies kept per worker (the least recently used goes first)
 
 _EVENT = select(Event).where(Event.id == bindparam("event_id"))

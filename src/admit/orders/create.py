@@ -26,7 +26,14 @@ from admit.models import Event, OrderPosition
 from admit.notifications.notify import notify_all
 from admit.orders import codes, customer_link, hooks, order_fields, validity
 from admit.orders.created import order_snapshot
-from admit.orders.drafts import Draft, checked_positions, invalid_pk, key_of
+from admit.orders.drafts import (
+    Draft,
+    check_positions,
+    checked_positions,
+    invalid_pk,
+    key_of,
+    load_refs,
+)
 from admit.orders.pricing import (
     Line,
     load_discounts,
@@ -94,16 +101,21 @@ async def create_order(session: AsyncSession, event: Event, data: OrderIn) -> Pl
     now = utcnow()
     customer_id = await customer_link.resolve(session, event.organizer_id, data.customer)
     order_fields.check_create(data)
-    drafts = await checked_positions(session, event, data.positions)
+    # Secrets for the positions that name none, checked with the named ones in one query.
+    fresh = codes.ticket_secrets(sum(1 for p in data.positions if not p.secret))
+    refs = await load_refs(session, event, data.positions, fresh)
+    drafts = check_positions(event, data.positions, refs)
+    fresh = await _untaken(session, event.id, fresh, refs.taken_secrets)
     windows = validity.windows(event, drafts, now)
     testmode = event.testmode if data.testmode is None else data.testmode
     memberships = await membership_rules.check_order(
         session, event, customer_id, testmode, drafts, windows
     )
-    uses = await voucher_sales.for_order(session, event, drafts, now)  # locks the vouchers
+    # Read before the vouchers are locked: every statement after that holds up their sales.
     rules = await load_tax_rules(session, event.id)
     lines: list[Line] = [d.line for d in drafts]  # type: ignore[misc]
     discounts = await load_discounts(session, event.id) if needs_discounts(lines) else []
+    uses = await voucher_sales.for_order(session, event, drafts, now)  # locks the vouchers
     priced = price_order(event, data, lines, rules, discounts, now)
     new = build(
         event,
@@ -116,8 +128,8 @@ async def create_order(session: AsyncSession, event: Event, data: OrderIn) -> Pl
         customer_id=customer_id,
         testmode=testmode,
         now=now,
+        secrets=fresh,
     )
-    await _fresh_secrets(session, event.id, new, data)
 
     keys = [p.key for p in new.positions]
     # The quota lock is held from reserve() to the commit, and every sale of the product waits
@@ -135,9 +147,6 @@ async def create_order(session: AsyncSession, event: Event, data: OrderIn) -> Pl
     await hooks.run(hooks.order_placed_hooks, session, order, placed)
     if new.paid:
         await hooks.run(hooks.order_paid_hooks, session, order, placed)
-    if plain:
-        await _take_quota_and_seats(session, event, data, drafts, uses, keys, lines, now)
-    await ledger.apply(session, new.ledger_deltas())  # after the quota check: not counted twice
     await notify_all(
         session,
         new.actions,
@@ -145,23 +154,23 @@ async def create_order(session: AsyncSession, event: Event, data: OrderIn) -> Pl
         event_id=event.id,
         code=written.code,
     )
+    if plain:
+        await _take_quota_and_seats(session, event, data, drafts, uses, keys, lines, now)
+    # After the quota check (which would count the order twice otherwise), and last: from
+    # here to the commit every sale of these products waits for this one.
+    await ledger.apply(session, new.ledger_deltas())
     return Placed(new, written)
 
 
-async def _fresh_secrets(
-    session: AsyncSession, event_id: int, new: NewOrder, data: OrderIn
-) -> None:
-    """Replaces generated secrets that happen to be taken already (checked in one query)."""
-    generated = [p for p, d in zip(new.positions, data.positions, strict=True) if not d.secret]
-    if not generated:
-        return
-    taken = await codes.taken_secrets(session, event_id, [p.row["secret"] for p in generated])
-    clash = [p for p in generated if p.row["secret"] in taken]
-    if clash:
-        mine = {p.row["secret"] for p in new.positions}
-        fresh = await codes.new_ticket_secrets(session, event_id, len(clash), mine)
-        for position, secret in zip(clash, fresh, strict=True):
-            position.row["secret"] = secret
+async def _untaken(
+    session: AsyncSession, event_id: int, fresh: list[str], taken: set[str]
+) -> list[str]:
+    """``fresh`` with the (rarely) taken ones replaced."""
+    if not taken.intersection(fresh):
+        return fresh
+    kept = [s for s in fresh if s not in taken]
+    more = await codes.new_ticket_secrets(session, event_id, len(fresh) - len(kept), kept)
+    return kept + more
 
 
 async def _take_quota_and_seats(

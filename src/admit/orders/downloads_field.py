@@ -34,7 +34,12 @@ OUTPUT = "pdf"
 
 def api_base(request: Request, organizer_slug: str, event_slug: str) -> str:
     """The event's API URL (``…/api/v1/organizers/o/events/e/``) as clients reach it."""
-    return f"{public_base_url(request)}/api/v1/organizers/{organizer_slug}/events/{event_slug}/"
+    return event_api_base(public_base_url(request), organizer_slug, event_slug)
+
+
+def event_api_base(public_base: str, organizer_slug: str, event_slug: str) -> str:
+    """:func:`api_base` from the public base URL (``kit.context.public_base_url``)."""
+    return f"{public_base}/api/v1/organizers/{organizer_slug}/events/{event_slug}/"
 
 
 def _download(url: str) -> list[dict[str, str]]:

@@ -9,6 +9,7 @@ whether its positions are valid and what each one is.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -87,9 +88,16 @@ async def load_subevents(
     return {s.id: s for s in rows}
 
 
-async def load_refs(session: AsyncSession, event: Event, positions: list[PositionIn]) -> Refs:
+async def load_refs(
+    session: AsyncSession,
+    event: Event,
+    positions: list[PositionIn],
+    also_secrets: Sequence[str] = (),
+) -> Refs:
     """What :func:`check_positions` needs, read for this request (queries only for what it
-    names: no subevent, answer, seat or secret costs no query)."""
+    names: no subevent, answer, seat or secret costs no query). ``also_secrets``: secrets
+    generated for the other positions, checked in the same query (``taken_secrets`` then
+    holds those found taken, too)."""
     refs = Refs()
     params: dict[str, Any] = {"event_id": event.id}
     item_ids = valid_ids(p.item for p in positions)
@@ -103,7 +111,7 @@ async def load_refs(session: AsyncSession, event: Event, positions: list[Positio
     )
     refs.seats = await seating.load(session, event, [(p.subevent, p.seat) for p in positions])
     refs.taken_secrets = await codes.taken_secrets(
-        session, event.id, [p.secret for p in positions if p.secret]
+        session, event.id, [*(p.secret for p in positions if p.secret), *also_secrets]
     )
     return refs
 

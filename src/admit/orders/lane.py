@@ -40,7 +40,7 @@ from admit.kit.responses import JSONResponse
 from admit.orders import codes, hooks, order_fields, validity
 from admit.orders.catalog import Catalog, cache
 from admit.orders.created import created_body
-from admit.orders.downloads_field import api_base
+from admit.orders.downloads_field import event_api_base
 from admit.orders.drafts import Draft, ProductKey, check_positions
 from admit.orders.filters import View
 from admit.orders.lane_sql import CALL, function_sql, key_order
@@ -262,13 +262,14 @@ async def _place(ctx: EventContext, data: OrderIn) -> Response | None:
     written = _written(new, result[0])
     if data.customer:
         new.customer_identifier = data.customer
+    base = public_base_url(ctx.request)
     body = await created_body(
         session,
         new,
         written,
         event_slug=event.slug,
-        url_base=f"{public_base_url(ctx.request)}/{ctx.organizer_slug}/{event.slug}/",
-        api_base=api_base(ctx.request, ctx.organizer_slug, event.slug),
+        url_base=f"{base}/{ctx.organizer_slug}/{event.slug}/",
+        api_base=event_api_base(base, ctx.organizer_slug, event.slug),
         view=_VIEW,
     )
     return JSONResponse(body, status_code=201)

@@ -28,7 +28,7 @@ from sqlalchemy.engine import Dialect
 from admit.kit.plpgsql import embed, temp_function
 from admit.models import Answer, Order, OrderFee, OrderPayment, OrderPosition
 from admit.orders import hooks
-from admit.orders.catalog import DISCOUNT_PRINT
+from admit.orders.catalog import DISCOUNT_PRINT, NO_DISCOUNTS
 from admit.quotas import ledger
 from admit.quotas.availability import QUOTAS_OF, TAKEN
 
@@ -144,7 +144,12 @@ def function_sql(dialect: Dialect) -> str:
 v_keys := coalesce(cardinality(p_key_item), 0);
 -- The catalog every order was validated against must still be the database's.
 SELECT catalog_modified INTO v_stamp FROM events WHERE id = p_event_id;
-v_print := {DISCOUNT_PRINT.format(event="p_event_id")};
+-- (Most events have no discounts: one probe then, the fingerprint of nothing.)
+IF EXISTS (SELECT FROM discounts WHERE event_id = p_event_id) THEN
+    v_print := {DISCOUNT_PRINT.format(event="p_event_id")};
+ELSE
+    v_print := '{NO_DISCOUNTS}';
+END IF;
 -- Rows that give an order hook work to do (``hooks.GUARDS``, by index).
 v_guards := ARRAY[{guards}]::boolean[];
 -- Quotas that vouchers block: the general path counts them.
@@ -165,12 +170,11 @@ FOR k IN 1 .. v_keys LOOP
 END LOOP;
 SELECT coalesce(array_agg(DISTINCT (x & 4294967295)::integer), '{{}}')
     INTO v_all FROM unnest(v_pairs) AS x;
-PERFORM 1 FROM quotas WHERE id = ANY(v_all) ORDER BY id FOR UPDATE;
--- Read after the lock: what is left of each (NULL: unlimited).
+-- Locked in id order and read once locked: what is left of each (NULL: unlimited).
 v_quota_ids := '{{}}'; v_quota_names := '{{}}'; v_quota_closed := '{{}}'; v_left := '{{}}';
 FOR q IN SELECT id, name, size, closed, subevent_id,
         close_when_sold_out OR release_after_exit AS special
-        FROM quotas WHERE id = ANY(v_all) ORDER BY id LOOP
+        FROM quotas WHERE id = ANY(v_all) ORDER BY id FOR UPDATE LOOP
     v_declined := v_declined OR q.special;
     v_quota_ids := v_quota_ids || q.id;
     v_quota_names := v_quota_names || q.name::text;

@@ -47,48 +47,54 @@ PAYMENTS: Table = OrderPayment.__table__  # type: ignore[assignment]
 _LATER = {"id", "order_id", "addon_to_id", "orderposition_id"}
 
 
-def columns(table: Table) -> list[str]:
-    """The columns a new row names (the id is the database's)."""
-    return [c.key for c in table.columns if c.key != "id"]
+# Per table: its column names, and per column (name, JSON or not, what fills it when no value
+# is given: "skip" | "none" | "call" | "value", with the default's callable or value).
+_SPECS: dict[str, tuple[frozenset[str], list[tuple[str, bool, str, Any]]]] = {}
+
+
+def _spec(table: Table) -> tuple[frozenset[str], list[tuple[str, bool, str, Any]]]:
+    found = _SPECS.get(table.name)
+    if found is None:
+        columns = []
+        for column in table.columns:
+            is_json = isinstance(column.type, JSON)
+            default = column.default
+            if column.key in _LATER or (is_json and default is None):
+                kind, arg = "skip", None
+            elif default is None:
+                kind, arg = "none", None
+            elif default.is_callable:
+                kind, arg = "call", default.arg  # type: ignore[attr-defined]
+            else:
+                kind, arg = "value", default.arg  # type: ignore[attr-defined]
+            columns.append((column.key, is_json, kind, arg))
+        found = _SPECS[table.name] = (frozenset(c.key for c in table.columns), columns)
+    return found
 
 
 def complete(table: Table, values: Mapping[str, Any]) -> dict[str, Any]:
     """A row with every column: ``values``, else the column's Python default (callables are
     called per row, so no two rows share a dict). Unknown names are a programming error.
 
-    A JSON column without a value is left out (SQL NULL, as the ORM leaves a column it never
-    set; a JSON ``null`` would be a value). Other columns without a value are None."""
-    unknown = set(values) - {c.key for c in table.columns}
-    if unknown:
-        raise KeyError(f"{table.name} has no columns {sorted(unknown)}")
+    A JSON column without a value or given None is left out (SQL NULL, as the ORM leaves a
+    column it never set; a JSON ``null`` would be a value). Other columns without a value are
+    None."""
+    names, columns = _spec(table)
+    if not values.keys() <= names:
+        raise KeyError(f"{table.name} has no columns {sorted(set(values) - names)}")
     row: dict[str, Any] = {}
-    json = _json_columns(table)
-    for column in table.columns:
-        key = column.key
-        value = values.get(key)
-        if key in values and (value is not None or key not in json):
-            row[key] = value
-        elif key in _LATER or (key in json and (key in values or column.default is None)):
-            continue
-        elif column.default is None:
+    for key, is_json, kind, arg in columns:
+        if key in values:
+            value = values[key]
+            if value is not None or not is_json:
+                row[key] = value
+        elif kind == "none":
             row[key] = None
-        elif column.default.is_callable:
-            row[key] = column.default.arg(None)  # type: ignore[attr-defined]
-        else:
-            row[key] = column.default.arg  # type: ignore[attr-defined]
+        elif kind == "call":
+            row[key] = arg(None)
+        elif kind == "value":
+            row[key] = arg
     return row
-
-
-_JSON: dict[str, frozenset[str]] = {}
-
-
-def _json_columns(table: Table) -> frozenset[str]:
-    found = _JSON.get(table.name)
-    if found is None:
-        found = _JSON[table.name] = frozenset(
-            c.key for c in table.columns if isinstance(c.type, JSON)
-        )
-    return found
 
 
 def utc(value: dt.datetime | None) -> dt.datetime | None:
@@ -219,9 +225,11 @@ def build(
     customer_id: int | None,
     testmode: bool,
     now: dt.datetime,
+    secrets: Sequence[str] | None = None,
 ) -> NewOrder:
-    """The rows of the checked order; fresh secrets for the positions that name none (the
-    writer makes sure they are not taken)."""
+    """The rows of the checked order. ``secrets``: for the positions that name none, in
+    order (checked by the caller); without, fresh ones (the lane's database call checks
+    them)."""
     total = priced.total
     paid = data.status == "p" or (total == 0 and not data.require_approval)
     order = complete(
@@ -254,7 +262,8 @@ def build(
         },
     )
     n = len(drafts)
-    fresh = iter(codes.ticket_secrets(sum(1 for d in drafts if not d.data.secret)))
+    unnamed = sum(1 for d in drafts if not d.data.secret)
+    fresh = iter(codes.ticket_secrets(unnamed) if secrets is None else secrets)
     web = codes.web_secrets(n)
     pseudo = codes.pseudonymization_ids(n)
     positions = []
