@@ -196,8 +196,9 @@ LISTING = Listing(
 )
 
 
-async def _page(ctx: OrgContext, lists: Sequence[CheckinList]) -> Response:
-    query = positions_query(ctx, lists)
+async def _page(ctx: OrgContext, lists: Sequence[CheckinList], query: Select[Any]) -> Response:
+    """``query``: ``positions_query`` of the lists (named by the callers, so the OpenAPI
+    document finds the filters it applies)."""
     after, invalid = _expand(ctx)
     page, size = page_params(ctx.request)
     if (page - 1) * size > PK_MAX:
@@ -221,7 +222,7 @@ async def _page(ctx: OrgContext, lists: Sequence[CheckinList]) -> Response:
 
 
 async def list_positions(ctx: EventContext, clist: CheckinList) -> Response:
-    return await _page(ctx, [clist])
+    return await _page(ctx, [clist], positions_query(ctx, [clist]))
 
 
 async def one_position(ctx: EventContext, clist: CheckinList, raw_pk: str) -> Response:
@@ -266,4 +267,4 @@ async def search(ctx: OrgContext) -> Response:
         raise not_found()
     if len({c.event_id for c in lists}) != len(lists):
         raise FieldErrors.single("list", "Each check-in list must belong to a different event.")
-    return await _page(ctx, lists)
+    return await _page(ctx, lists, positions_query(ctx, lists))

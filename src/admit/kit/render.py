@@ -30,6 +30,7 @@ finished). ``extra`` holds what the request knows (e.g. the event's declared met
 
 from __future__ import annotations
 
+import itertools
 import types
 import typing
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -57,6 +58,7 @@ Fetch = Callable[[Select[Any], Mapping[str, Any]], Awaitable[Sequence[Record]]]
 Finish = Callable[[dict[str, Any], dict[str, Any] | None, Mapping[str, Any]], None]
 Convert = Callable[[Any], Any]
 
+_SERIALS = itertools.count(1)
 KEY = "__key"  # a child row's parent id, selected first by a kind's own statement
 
 
@@ -113,6 +115,9 @@ class Nested:
     # says which parents have any, and the statement runs only for those, or not at all.
     probe: bool = False
     _statements: dict[bool, Select[Any]] = field(default_factory=dict)
+    # Tells apart the columns of two kinds filling one field (e.g. positions with and
+    # without the canceled ones, by ``when``).
+    _serial: int = field(default_factory=lambda: next(_SERIALS), init=False)
 
     @classmethod
     def of(
@@ -149,7 +154,7 @@ class Nested:
 
     @property
     def inline_name(self) -> str:
-        return f"__in_{self.name}"
+        return f"__in_{self.name}_{self._serial}"
 
     def probe_column(self) -> ColumnElement[bool]:
         return exists().where(self.key == self.local, *self.where)
