@@ -144,5 +144,7 @@ async def test_creation_answers_as_the_detail(
     created = await client.post(oh.url(world), json=rich.rich_order(c), headers=h)
     assert created.status_code == 201, created.text
     detail = await client.get(f"{oh.url(world)}{created.json()['code']}/", headers=h)
-    if detail.content != created.content:
+    # Equal as JSON: PostgreSQL keeps a JSONB object's keys in its own order (the invoice
+    # address), which the creation answer, rendered from the request's rows, cannot know.
+    if detail.json() != created.json():
         pytest.fail(_diff("creation", created.content, detail.content))
