@@ -154,6 +154,7 @@ class QueryCounter:
     """Counts SQL statements the app sends (SQLAlchemy and the native fast-read pool)."""
 
     def __init__(self, app) -> None:
+        self.app = app
         self.db = app.state.db
         self.statements: list[str] = []
         self._fast_start = 0
@@ -172,6 +173,11 @@ class QueryCounter:
     def __enter__(self) -> QueryCounter:
         from sqlalchemy import event
 
+        # Every counted request looks its credential up: the worker's short credential cache
+        # would otherwise make the count depend on what ran before, not on the request.
+        cache = getattr(self.app.state, "credential_cache", None)
+        if cache is not None:
+            cache.clear()
         self._fast_start = self.db.fast.executed
         event.listen(self.db.engine.sync_engine, "before_cursor_execute", self._on_execute)
         return self
