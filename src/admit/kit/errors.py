@@ -402,6 +402,9 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(PoolTimeoutError)
     @app.exception_handler(asyncpg.PostgresError)
     @app.exception_handler(asyncpg.InterfaceError)
+    # Not an InterfaceError: a handler of plain Exception would answer it but Starlette
+    # re-raises what that handler saw, and the server logs a traceback for an outage.
+    @app.exception_handler(asyncpg.InternalClientError)
     @app.exception_handler(OSError)
     async def _database(request: Request, exc: Exception) -> JSONResponse:
         answer = database_error_response(exc)
