@@ -238,6 +238,11 @@ class CheckinLists(Resource[CheckinList]):
         await self._links(ctx, [obj])
         return obj
 
+    async def get_bare(self, ctx: OrgContext, raw_pk: str) -> CheckinList:
+        """The list (404 as ever) without what only its own rendering needs: its ticket
+        and check-in counts cost two scans of the event's tickets."""
+        return await super().get_object(ctx, raw_pk)
+
     async def handle_retrieve(self, ctx: OrgContext, pk: str) -> Response:
         body = self.serialize(ctx, await self.get_object(ctx, pk))
         await _expand_subevents(ctx, [body])

@@ -45,7 +45,7 @@ async def list_status(
     id: str, ctx: Annotated[EventContext, Depends(AnyEventPermission(*READ))]
 ) -> Response:
     """Tickets on the list and checked in, per product and variation; how many are inside."""
-    clist = await checkin_lists.get_object(ctx, id)
+    clist = await checkin_lists.get_bare(ctx, id)
     return JSONResponse(await status_of(ctx, clist))
 
 
@@ -54,7 +54,7 @@ async def list_positions(
     id: str, ctx: Annotated[EventContext, Depends(AnyEventPermission(*READ))]
 ) -> Response:
     """The tickets on the list with the list's check-ins (``ignore_status`` for all)."""
-    clist = await checkin_lists.get_object(ctx, id)
+    clist = await checkin_lists.get_bare(ctx, id)
     return await positions.list_positions(ctx, clist)
 
 
@@ -62,7 +62,7 @@ async def list_positions(
 async def list_position(
     list: str, id: str, ctx: Annotated[EventContext, Depends(AnyEventPermission(*READ))]
 ) -> Response:
-    clist = await checkin_lists.get_object(ctx, list)
+    clist = await checkin_lists.get_bare(ctx, list)
     return await positions.one_position(ctx, clist, id)
 
 

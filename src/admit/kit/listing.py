@@ -76,11 +76,14 @@ class Listing:
         *,
         where: Sequence[ColumnElement[bool]] = (),
         count_from: Any = None,
+        key_where: Sequence[ColumnElement[bool]] = (),
         narrow: bool = False,
     ) -> None:
         """``where``: what the statements built once add to the tenant (e.g. leaving out
         canceled rows). ``count_from``: the table their count reads, where ``table`` is a
         join the count does not need (a foreign key guarantees the joined row).
+        ``key_where``: what only the page's key query adds (e.g. the joined table's tenant,
+        equal by construction, so that the database can walk that table's index).
 
         ``narrow``: pages of large tables find the page's keys first (filtered, sorted and
         cut to the page on the key alone) and read the rendered columns for those rows
@@ -93,22 +96,26 @@ class Listing:
         self.pk = pk
         self.ordering = ordering
         self.where = tuple(where)
+        self.key_where = tuple(key_where)
         self.count_from = table if count_from is None else count_from
-        self._pages: dict[tuple[str | None, bool], Select[Any]] = {}
-        self._details: dict[bool, Select[Any]] = {}
+        self._pages: dict[tuple[str | None, bool, tuple[bool, ...]], Select[Any]] = {}
+        self._details: dict[tuple[bool, tuple[bool, ...]], Select[Any]] = {}
 
-    def _base(self, native: bool) -> Select[Any]:
+    def _base(self, native: bool, variant: tuple[bool, ...]) -> Select[Any]:
         assert self.tenant is not None
         return (
-            select(*self.rows.columns_for(native))
+            select(*self.rows.columns_for(native, variant))
             .select_from(self.table)
             .where(self.tenant == bindparam("tenant"), *self.where)
         )
 
-    def static_page(self, raw_ordering: str | None, native: bool) -> tuple[Select[Any], bool]:
+    def static_page(
+        self, raw_ordering: str | None, native: bool, variant: tuple[bool, ...] = ()
+    ) -> tuple[Select[Any], bool]:
         """The page statement for an ordering (validated as ever: 400 for unknown names),
-        and whether it is kept (else it was built for this request)."""
-        stmt = self._pages.get((raw_ordering, native))
+        and whether it is kept (else it was built for this request). ``variant``: see
+        :meth:`Rows.variant`."""
+        stmt = self._pages.get((raw_ordering, native, variant))
         if stmt is not None:
             return stmt, True
         count = (
@@ -121,25 +128,33 @@ class Listing:
         limit, offset = bindparam("limit"), bindparam("offset")
         if self.narrow:
             keys = select(self.pk).select_from(self.table)
-            keys = keys.where(self.tenant == bindparam("tenant"), *self.where).order_by(*order)
-            stmt = self._keyed(keys, limit, offset, count, native)
+            keys = keys.where(self.tenant == bindparam("tenant"), *self.where, *self.key_where)
+            keys = keys.order_by(*order)
+            stmt = self._keyed(keys, limit, offset, count, native, variant)
         else:
-            stmt = self._base(native).add_columns(count.label(COUNT)).order_by(*order)
+            stmt = self._base(native, variant).add_columns(count.label(COUNT)).order_by(*order)
             stmt = stmt.limit(limit).offset(offset)
         if len(self._pages) >= _MAX_ORDERINGS:
             return stmt, False
-        self._pages[(raw_ordering, native)] = stmt
+        self._pages[(raw_ordering, native, variant)] = stmt
         return stmt, True
 
-    def page_of(self, query: Select[Any], size: int, offset: int, native: bool) -> Select[Any]:
+    def page_of(
+        self,
+        query: Select[Any],
+        size: int,
+        offset: int,
+        native: bool,
+        variant: tuple[bool, ...] = (),
+    ) -> Select[Any]:
         """The page of a resource's list query (``select(Model)`` with its filters and
         ordering), its columns swapped for the rendered ones and the count added."""
         count = select(func.count()).select_from(query.order_by(None).subquery())
         if self.ordering is None:
             query = query.order_by(self.pk)  # a stable order, as the static statement's
         if self.narrow:
-            return self._keyed(query, size, offset, count.scalar_subquery(), native)
-        columns = self.rows.columns_for(native)
+            return self._keyed(query, size, offset, count.scalar_subquery(), native, variant)
+        columns = self.rows.columns_for(native, variant)
         return (
             query.with_only_columns(*columns, count.scalar_subquery().label(COUNT))
             .limit(size)
@@ -147,26 +162,36 @@ class Listing:
         )
 
     def _keyed(
-        self, query: Select[Any], limit: Any, offset: Any, count: Any, native: bool
+        self,
+        query: Select[Any],
+        limit: Any,
+        offset: Any,
+        count: Any,
+        native: bool,
+        variant: tuple[bool, ...],
     ) -> Select[Any]:
         """The rendered columns of the rows whose keys ``query`` (ordered) pages to."""
         keys = query.with_only_columns(self.pk.label("k")).limit(limit).offset(offset)
         page = keys.subquery("page")
         return (
-            select(*self.rows.columns_for(native), count.label(COUNT))
+            select(*self.rows.columns_for(native, variant), count.label(COUNT))
             .select_from(self.table)
             .join(page, self.pk == page.c.k)
             .order_by(*query._order_by_clauses)
         )
 
-    def static_detail(self, native: bool) -> Select[Any]:
-        stmt = self._details.get(native)
+    def static_detail(self, native: bool, variant: tuple[bool, ...] = ()) -> Select[Any]:
+        stmt = self._details.get((native, variant))
         if stmt is None:
-            stmt = self._details[native] = self._base(native).where(self.pk == bindparam("pk"))
+            stmt = self._base(native, variant).where(self.pk == bindparam("pk"))
+            self._details[(native, variant)] = stmt
         return stmt
 
-    def detail_of(self, query: Select[Any], pk: int, native: bool) -> Select[Any]:
-        return query.with_only_columns(*self.rows.columns_for(native)).where(self.pk == pk)
+    def detail_of(
+        self, query: Select[Any], pk: int, native: bool, variant: tuple[bool, ...] = ()
+    ) -> Select[Any]:
+        columns = self.rows.columns_for(native, variant)
+        return query.with_only_columns(*columns).where(self.pk == pk)
 
 
 async def page_body(

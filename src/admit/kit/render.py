@@ -49,6 +49,7 @@ from sqlalchemy import (
     exists,
     func,
     inspect,
+    null,
     select,
 )
 from sqlalchemy.dialects.postgresql import aggregate_order_by
@@ -242,6 +243,12 @@ class Rows:
             *(_in_record(e) for e in own.values()),
             *(n.inline_column() for n in inline.values()),
         )
+        # Kinds filled only when the request says so: a statement for a request that does
+        # not want one selects NULL in its place (the database skips the subquery).
+        self._optional = tuple(
+            (len(own) + i, f"r_{k}", n) for i, (k, n) in enumerate(inline.items()) if n.when
+        )
+        self._variants: dict[tuple[bool, ...], tuple[ColumnElement[Any], ...]] = {}
         self.hidden = (*(hidden or {}), *probes, *inline)
         # Rows start as a copy of this: every field in the schema's order, then the hidden.
         self.template: dict[str, Any] = dict.fromkeys([*fields, *self.hidden])
@@ -252,8 +259,28 @@ class Rows:
         )
         self._by_name = dict(self.converters)
 
-    def columns_for(self, native: bool) -> tuple[ColumnElement[Any], ...]:
-        return self.native_columns if native else self.columns
+    def variant(self, extra: Mapping[str, Any]) -> tuple[bool, ...]:
+        """Which of the kinds filled only on request (``when``) the request fills: statements
+        are kept per variant (see :meth:`columns_for`)."""
+        return tuple(bool(n.when(extra)) for _, _, n in self._optional if n.when)
+
+    def columns_for(
+        self, native: bool, variant: tuple[bool, ...] = ()
+    ) -> tuple[ColumnElement[Any], ...]:
+        """The selected columns; on PostgreSQL with a ``variant``, the inline kinds the
+        request does not fill are NULL (same names and places, no subquery)."""
+        if not native:
+            return self.columns
+        if not variant or all(variant):
+            return self.native_columns
+        columns = self._variants.get(variant)
+        if columns is None:
+            chosen = list(self.native_columns)
+            for (place, label, _), wanted in zip(self._optional, variant, strict=True):
+                if not wanted:
+                    chosen[place] = null().label(label)
+            columns = self._variants[variant] = tuple(chosen)
+        return columns
 
     def convert(self, name: str, value: Any) -> Any:
         """``value`` as field ``name`` shows it in JSON (for values ``finish`` computes)."""

@@ -17,6 +17,7 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    text,
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
@@ -36,6 +37,9 @@ class Order(Base):
     __table_args__ = (
         UniqueConstraint("event_id", "code"),
         Index("ix_orders_event_status", "event_id", "status"),
+        # Lists page in the reference's default order (datetime): the page is found by
+        # walking the index, not by sorting every order of the event.
+        Index("ix_orders_event_datetime", "event_id", "datetime", "id"),
         TABLE_OPTIONS,
     )
 
@@ -91,6 +95,17 @@ class OrderPosition(Base):
     __table_args__ = (
         UniqueConstraint("event_id", "secret"),
         Index("ix_order_positions_item_variation", "item_id", "variation_id"),
+        # Check-in list pages (default order: attendee name) walk it; counts of an event's
+        # live positions read it alone.
+        Index(
+            "ix_order_positions_event_name",
+            "event_id",
+            "attendee_name_cached",
+            "positionid",
+            "id",
+            postgresql_where=text("canceled IS false"),
+            sqlite_where=text("canceled IS 0"),
+        ),
         TABLE_OPTIONS,
     )
 

@@ -40,12 +40,21 @@ from admit.tickets.loading import load_batch
 from admit.tickets.values import ticket_values
 
 ORDERS = Listing(ORDER_ROWS, Order.__table__, Order.event_id, Order.id, ORDER_ORDERING, narrow=True)
-# By the reader's kind (``native``: children inline, see ``kit/render.py``).
+
+
+def _variant(canceled_positions: bool) -> tuple[bool, ...]:
+    """Which positions an order statement selects (see ``Rows.variant``)."""
+    return ORDER_ROWS.variant({"view": View(canceled_positions=canceled_positions)})
+
+
+# By the reader's kind (``native``: children inline, see ``kit/render.py``) and whether
+# canceled positions are shown (the positions of the other kind are not selected).
 _ORDER_DETAIL = {
-    native: select(*ORDER_ROWS.columns_for(native)).where(
+    (native, shown): select(*ORDER_ROWS.columns_for(native, _variant(shown))).where(
         Order.event_id == bindparam("tenant"), Order.code == bindparam("code")
     )
     for native in (False, True)
+    for shown in (False, True)
 }
 
 _JOINED = OrderPosition.__table__.join(Order.__table__, Order.id == OrderPosition.order_id)
@@ -61,6 +70,8 @@ def _positions(where: tuple[Any, ...]) -> Listing:
         POSITION_ORDERING,
         where=where,
         count_from=OrderPosition.__table__,  # every position has its order
+        # The order's event too: pages in the order's datetime walk the orders' index.
+        key_where=(Order.event_id == bindparam("tenant"),),
         narrow=True,
     )
 
@@ -161,7 +172,8 @@ async def order_list(
     _, size, offset = page
     if event is not None and not _narrowed(params, ORDER_FILTERS.names):
         view = View()
-        stmt, static = ORDERS.static_page(params.get("ordering"), _reader(ctx).native)
+        variant = _variant(view.canceled_positions)
+        stmt, static = ORDERS.static_page(params.get("ordering"), _reader(ctx).native, variant)
         bind: dict[str, Any] = {"tenant": event.id, "limit": size, "offset": offset}
     else:
         if event is not None:
@@ -174,7 +186,9 @@ async def order_list(
         query = ORDER_FILTERS.apply(select(Order).where(tenant), params)
         query = ORDER_ORDERING.apply(query, ctx.request)
         view = view_of(params)
-        stmt, static, bind = ORDERS.page_of(query, size, offset, _reader(ctx).native), False, {}
+        variant = _variant(view.canceled_positions)
+        stmt = ORDERS.page_of(query, size, offset, _reader(ctx).native, variant)
+        static, bind = False, {}
     extra = order_extra(ctx, slugs, view)
     after = _pdf_data(ctx, event, view)
     headers = {"X-Page-Generated": generated}
@@ -193,7 +207,7 @@ async def order_detail(ctx: EventContext, code: str) -> Response:
         _reader(ctx),
         ctx.session,
         ORDER_ROWS,
-        _ORDER_DETAIL[_reader(ctx).native],
+        _ORDER_DETAIL[_reader(ctx).native, (view or View()).canceled_positions],
         {"tenant": event.id, "code": code},
         static=True,
         extra=order_extra(ctx, {event.id: event.slug}, view or View()),

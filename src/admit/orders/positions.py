@@ -86,7 +86,8 @@ def _base(ctx: EventContext) -> Any:
     return (
         select(OrderPosition)
         .join(Order, Order.id == OrderPosition.order_id)
-        .where(OrderPosition.event_id == ctx.event.id)
+        # Both sides name the event: pages in the order's datetime walk the orders' index.
+        .where(OrderPosition.event_id == ctx.event.id, Order.event_id == ctx.event.id)
     )
 
 
