@@ -25,6 +25,7 @@ from sqlalchemy import Select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.kit.context import Principal
+from admit.kit.i18n import language_of
 from admit.kit.jobs import JobContext
 
 EVENT = "event"
@@ -127,30 +128,12 @@ def add_translations(locale: str, texts: dict[str, str]) -> None:
     TRANSLATIONS.setdefault(locale, {}).update(texts)
 
 
-def _language(locale: str) -> str:
-    return locale.split("-")[0].split("_")[0]
-
-
 def translate(locale: str, text: str) -> str:
-    for candidate in (locale, _language(locale)):
+    for candidate in (locale, language_of(locale)):
         found = TRANSLATIONS.get(candidate, {}).get(text)
         if found is not None:
             return found
     return text
-
-
-def localized(value: Any, locale: str) -> str:
-    """A multi-lingual text (``{"en": ..., "de": ...}``) in ``locale``: else its language,
-    else English, else any language it has; a plain string as it is."""
-    if value is None:
-        return ""
-    if not isinstance(value, dict):
-        return str(value)
-    for key in (locale, _language(locale), "en"):
-        found = value.get(key)
-        if found:
-            return str(found)
-    return str(next((v for v in value.values() if v), ""))
 
 
 @dataclass

@@ -11,9 +11,7 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
-from reportlab.pdfbase import pdfmetrics
-from reportlab.pdfbase.cidfonts import UnicodeCIDFont
-from reportlab.pdfbase.ttfonts import TTFont
+# reportlab loads on first use: API processes validate layouts (family names) without it.
 
 # family -> (regular, bold, italic, bold italic) file names in matplotlib's font folder
 _FAMILIES = {
@@ -59,18 +57,26 @@ def font_name(family: str = DEFAULT_FAMILY, bold: bool = False, italic: bool = F
     family = family if family in _FAMILIES else DEFAULT_FAMILY
     index = (2 if italic else 0) + (1 if bold else 0)
     name = f"{family.replace(' ', '')}-{('Regular', 'Bold', 'Italic', 'BoldItalic')[index]}"
+    from reportlab.pdfbase import pdfmetrics
+    from reportlab.pdfbase.ttfonts import TTFont
+
     pdfmetrics.registerFont(TTFont(name, str(font_dir() / files[index])))
     return name
 
 
 @functools.cache
 def _cid_font(name: str) -> str:
+    from reportlab.pdfbase import pdfmetrics
+    from reportlab.pdfbase.cidfonts import UnicodeCIDFont
+
     pdfmetrics.registerFont(UnicodeCIDFont(name))
     return name
 
 
 @functools.cache
 def _glyphs(font: str) -> frozenset[int]:
+    from reportlab.pdfbase import pdfmetrics
+
     face = pdfmetrics.getFont(font).face
     return frozenset(getattr(face, "charToGlyph", {}) or ())
 
@@ -99,4 +105,6 @@ def split_by_font(text: str, font: str) -> list[tuple[str, str]]:
 
 
 def string_width(text: str, font: str, size: float) -> float:
+    from reportlab.pdfbase import pdfmetrics
+
     return sum(pdfmetrics.stringWidth(part, name, size) for name, part in split_by_font(text, font))

@@ -15,16 +15,19 @@ import asyncio
 import hashlib
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 import orjson
 
 from admit.kit.storage import FileStore, StoredFileMissing
 from admit.models import TicketLayout, UploadedFile
+from admit.tickets.errors import RenderError
 from admit.tickets.loading import Batch, PositionData, picture_uuid
-from admit.tickets.render import RenderError, RenderLayout, TicketPage, render_tickets
 from admit.tickets.selection import BUILTIN_LAYOUT, BUILTIN_NAME, layout_for
 from admit.tickets.values import ticket_values
+
+if TYPE_CHECKING:
+    from admit.tickets.render import RenderLayout
 
 # Part of every fingerprint: raise it when the drawing changes, and cached tickets render anew.
 RENDERER_VERSION = 1
@@ -127,6 +130,9 @@ async def render_pages(
     """Draws ``pages`` into ``out`` (one PDF); raises :class:`RenderError` with a message
     when a layout, its background or a picture cannot be used. ``progress`` hears the
     percentage done (10 to 95) while the pages are drawn."""
+    # The drawing libraries (reportlab, pypdf, zxing) load here, in the process that draws.
+    from admit.tickets.render import RenderLayout, TicketPage, render_tickets
+
     files: dict[str, bytes] = {}
 
     async def content(upload: UploadedFile, what: str) -> bytes:

@@ -37,12 +37,14 @@ from reportlab.pdfbase import pdfmetrics
 from reportlab.pdfgen.canvas import Canvas
 
 from admit.kit import fonts
+from admit.kit.i18n import localized
 from admit.tickets.background import (
     BackgroundError,
     BackgroundPage,
     add_background,
     read_background,
 )
+from admit.tickets.errors import RenderError
 from admit.tickets.layout_format import LayoutError, normalized_elements
 
 # Streams as binary Flate data, not ASCII85 on top: a quarter smaller and quicker to write
@@ -57,10 +59,6 @@ except ImportError:  # pragma: no cover - reportlab's encoder then
 QR_QUIET_MODULES = 4
 PROGRESS_EVERY = 50  # pages
 _PLACEHOLDER = re.compile(r"\{([A-Za-z0-9_]{1,200})\}")
-
-
-class RenderError(Exception):
-    """A ticket could not be drawn; the message names the layout and says why."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -94,20 +92,6 @@ def _describe(layout: RenderLayout) -> str:
     if layout.id is None:
         return "The built-in ticket layout"
     return f'The ticket layout "{layout.name[:100]}" (id {layout.id})'
-
-
-def localized(value: Any, locale: str) -> str:
-    """A multi-lingual value (``{"en": ..., "de": ...}``) in ``locale``: that language, its
-    base language (``de`` for ``de-informal``), English, else any; a plain value as text."""
-    if value is None:
-        return ""
-    if not isinstance(value, Mapping):
-        return str(value)
-    for key in (locale, locale.split("-")[0].split("_")[0], "en"):
-        found = value.get(key)
-        if found:
-            return str(found)
-    return str(next((v for v in value.values() if v), ""))
 
 
 def substitute(text: str, values: Mapping[str, str]) -> str:

@@ -23,8 +23,8 @@ from admit.auth.owners import current_principal, event_permission
 from admit.kit.jobs import JobContext, JobFailed, job_kind
 from admit.models import Event, Organizer
 from admit.tickets.documents import MissingPositions, Part, plan, render_pages
+from admit.tickets.errors import RenderError
 from admit.tickets.loading import load_batch
-from admit.tickets.render import RenderError
 
 BATCH_KIND = "tickets.render_batch"
 DOWNLOAD_KIND = "tickets.render"

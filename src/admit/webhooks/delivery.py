@@ -15,19 +15,22 @@ import datetime as dt
 import secrets
 import time
 from collections import defaultdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
 import orjson
 from sqlalchemy import and_, func, or_, select, update
 
 from admit.db import Database, utcnow
 from admit.kit.jobs import JobContext, JobFailed, job_kind
 from admit.models import Webhook, WebhookCall
-from admit.webhooks import http
 from admit.webhooks.outcomes import HookState, expiry, outcome, write
 from admit.webhooks.service import arm, signing_secrets
 from admit.webhooks.signing import SIGNATURE_HEADER, signature_header
+
+if TYPE_CHECKING:
+    import httpx
+
+    from admit.webhooks import http
 
 DELIVER_KIND = "webhook.deliver"
 LOCK_MARGIN_SECONDS = 30.0
@@ -166,6 +169,12 @@ async def _drain(
     ctx: JobContext, webhook_id: int, owner: str, lease: dt.datetime
 ) -> tuple[int, dt.datetime | None]:
     """Sends due calls in order; returns how many, and a time before which not to wake."""
+    # httpx loads in the process that delivers, not in every API process that registers
+    # this job kind.
+    import httpx
+
+    from admit.webhooks import http
+
     settings = ctx.settings
     margin = dt.timedelta(seconds=settings.webhook_timeout_seconds + 5)
     deadline = time.monotonic() + RUN_SECONDS
@@ -218,6 +227,8 @@ async def _send(
     addresses: dict[tuple[str, int], tuple[str, float]],
 ) -> http.Answer | None:
     """One attempt; None (nothing sent) for a call past its retry window."""
+    from admit.webhooks import http
+
     now = utcnow()
     if now >= expiry(call, settings):
         return None

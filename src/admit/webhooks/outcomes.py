@@ -14,13 +14,15 @@ from __future__ import annotations
 import datetime as dt
 import random
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import bindparam, update
 
 from admit.db import Database
 from admit.models import Webhook, WebhookCall
-from admit.webhooks.http import Answer
+
+if TYPE_CHECKING:
+    from admit.webhooks.http import Answer
 
 MAX_DELAY_SECONDS = 6 * 3600.0
 EXPIRED = "Not delivered within the retry window."

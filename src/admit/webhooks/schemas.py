@@ -6,7 +6,6 @@ import datetime as dt
 from typing import Annotated, Any
 from urllib.parse import urlsplit
 
-import httpx
 from pydantic import AfterValidator, Field
 
 from admit.kit.schema import ReadModel, WriteModel
@@ -17,6 +16,8 @@ MAX_URL_LENGTH = 1000
 
 def check_target_url(value: str) -> str:
     """An absolute http(s) URL with a host; what httpx could not send is refused here."""
+    import httpx  # loaded where webhooks are configured, not in every API process
+
     text = value.strip()
     if any(ord(c) < 33 or ord(c) == 127 for c in text):
         raise ValueError("Enter a valid URL.")

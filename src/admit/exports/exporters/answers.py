@@ -20,8 +20,8 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from admit.exports.base import localized
 from admit.exports.reader import Reader, among_ids
+from admit.kit.i18n import localized
 from admit.models import Answer, Question, QuestionOption, answer_options
 
 CHOICE_TYPES = ("C", "M")

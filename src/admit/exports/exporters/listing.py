@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import zoneinfo
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Annotated, Any, Literal
@@ -26,6 +26,7 @@ from admit.db import write_intent
 from admit.exports.base import Exporter, ExportRun, add_translations, stream_rows
 from admit.exports.tables import CSV_TYPE, XLSX_TYPE, Money, Sheet, table_file
 from admit.exports.tasks import result_filename
+from admit.kit.i18n import localized
 from admit.kit.jobs import JobFailed
 from admit.models import Event, Item, ItemVariation
 
@@ -90,18 +91,6 @@ def check_range(start: Any, end: Any) -> None:
 
 def local(value: dt.datetime | None, tz: zoneinfo.ZoneInfo) -> dt.datetime | None:
     return value.astimezone(tz) if value is not None else None
-
-
-def localized(value: Any, locale: str) -> str:
-    """A multilingual text ``{"en": ..., "de": ...}`` in ``locale`` (else English, else any)."""
-    if value is None:
-        return ""
-    if not isinstance(value, Mapping):
-        return str(value)
-    for key in (locale, locale.split("-")[0].split("_")[0], "en"):
-        if value.get(key):
-            return str(value[key])
-    return str(next((v for v in value.values() if v), ""))
 
 
 def money(value: Decimal | None, places: int) -> Money | None:

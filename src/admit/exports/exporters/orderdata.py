@@ -21,9 +21,9 @@ from sqlalchemy import ColumnElement, Select, and_, false, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.catalog.taxes.compute import currency_places
-from admit.exports.base import localized
 from admit.exports.exporters.answers import AnswerColumns, load_answer_columns
 from admit.exports.reader import Reader, among_ids
+from admit.kit.i18n import localized
 from admit.kit.jobs import JobFailed
 from admit.models import (
     Event,
