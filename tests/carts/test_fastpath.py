@@ -191,7 +191,7 @@ SCENARIOS: dict[str, tuple[Scenario, set[str]]] = {
     "references": (references_and_input, {"declined"}),
     "closed": (closed_unlimited_and_two_quotas, {"created", "sold_out"}),
     "special": (special_quotas, {"declined"}),
-    "voucher": (blocking_voucher, {"declined"}),
+    "voucher": (blocking_voucher, {"created", "sold_out"}),
     "expired": (expired_carts_free_capacity, {"created", "sold_out"}),
     "dated": (dated_event, {"created", "sold_out"}),
 }

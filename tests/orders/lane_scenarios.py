@@ -220,6 +220,25 @@ async def vouchers(run: Run) -> None:
     await run.post({"positions": [{"item": hidden.id}]})  # needs a voucher
 
 
+async def blocking_voucher(run: Run) -> None:
+    """A voucher holding 2 of a quota of 3 (for the product, and one naming the quota):
+    one order fits, the next finds the quota held."""
+    ticket = await item(run, "Held", quota=False)
+    quota = await run.factory.quota(run.event, 3, items=[ticket], name="Held quota")
+    for code, target in (("HOLD1", {"item_id": ticket.id}), ("HOLD2", {"quota_id": quota.id})):
+        await run.factory._add(
+            Voucher(
+                event_id=run.event.id,
+                code=code,
+                max_usages=1,
+                block_quota=True,
+                **target,
+            )
+        )
+    await run.post({"positions": [{"item": ticket.id}]})
+    await run.post({"positions": [{"item": ticket.id}]})  # the rest is held
+
+
 async def seats(run: Run) -> None:
     ticket = await seating.ticket(run.factory, run.event)
     await seating.seated_event(run.factory, run.event, {"Stalls": ticket.id, "Balcony": None})
@@ -390,6 +409,7 @@ SCENARIOS: dict[str, tuple[Scenario, set[str]]] = {
     "quotas": (quotas_of_every_kind, {"done", "sold_out", "no_quota"}),
     "special_quota": (special_quota, {"declined"}),
     "vouchers": (vouchers, set()),
+    "blocking_voucher": (blocking_voucher, {"done", "sold_out"}),
     "seats": (seats, set()),
     "bundles": (bundles, {"done"}),
     "invalid": (invalid_input, {"declined"}),

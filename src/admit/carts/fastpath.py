@@ -42,9 +42,11 @@ from admit.kit.responses import JSONResponse
 from admit.models import CartPosition
 from admit.quotas import ledger
 from admit.quotas.availability import QUOTAS_OF, TAKEN, quota_busy, sold_out_message
+from admit.vouchers.blocking import HELD_IN_QUOTA
 
 WRITE = "event.orders:write"
-# Counters of ``availability.blocking_counters`` this path accounts for by declining.
+# Counters of ``availability.blocking_counters`` this path accounts for: blocking vouchers
+# by subtracting what they hold (``HELD_IN_QUOTA``), exited orders by declining.
 COVERED_COUNTERS = frozenset({"blocking_vouchers", "exited_orders"})
 
 # Top-level fields a plain request may carry; the nested ones must be empty.
@@ -114,6 +116,11 @@ def function_sql(dialect: Dialect) -> str:
     taken_sql = embed(
         TAKEN, dialect, {"quota_id": "v_quota", "subevent_id": "v_date", "now": "p_datetime"}
     )
+    held_sql = embed(
+        HELD_IN_QUOTA,
+        dialect,
+        {"event_id": "p_event_id", "quota_id": "v_quota", "now": "p_datetime"},
+    )
     locked = {
         False: embed(QUOTAS_OF[(False, True)], dialect, quotas),
         True: embed(QUOTAS_OF[(True, True)], dialect, quotas),
@@ -146,15 +153,12 @@ END IF;
 IF v_ids IS NULL THEN
     RETURN;
 END IF;
--- Read after the lock. Quotas that close or release after exit, and blocking vouchers:
--- the general path counts those.
+-- Read after the lock. Quotas that close or release after exit: the general path counts
+-- those. Blocking vouchers hold their units here as in the availability count.
 v_room := cardinality(p_cart_id);
 FOR q IN
     SELECT id, name, size, closed, subevent_id,
-        release_after_exit OR close_when_sold_out OR EXISTS (
-            SELECT FROM vouchers
-            WHERE event_id = p_event_id AND block_quota
-              AND (valid_until IS NULL OR valid_until >= p_datetime)) AS special
+        release_after_exit OR close_when_sold_out AS special
     FROM quotas WHERE id = ANY(v_ids) ORDER BY id
 LOOP
     IF q.special THEN
@@ -168,7 +172,8 @@ LOOP
         v_quota := q.id;
         v_date := coalesce(q.subevent_id, 0);
         SELECT t.* INTO v_pending, v_paid, v_carts, v_stale FROM ({taken_sql}) AS t;
-        v_left := greatest(0, q.size - (v_pending + v_paid + v_carts - v_stale));
+        SELECT coalesce(sum(h.held), 0) INTO v_held FROM ({held_sql}) AS h;
+        v_left := greatest(0, q.size - (v_pending + v_paid + v_carts - v_stale) - v_held);
     END IF;
     -- The first quota in id order that runs out is the one the later requests hear of.
     IF v_left < v_room THEN
@@ -196,6 +201,7 @@ v_paid bigint;
 v_carts bigint;
 v_stale bigint;
 v_left bigint;
+v_held bigint;
 v_room bigint;
 v_id integer;
 """

@@ -14,8 +14,8 @@ The statements that decide are the general path's own (``QUOTAS_OF``, ``TAKEN``,
 upsert, embedded by ``kit/plpgsql``); the rows come complete from Python and are cast to the
 tables' column types by ``jsonb_populate_record``. Nothing is written for an order the call
 declines: when the catalog it was validated against is no longer the database's (the stamp
-or the discounts' fingerprint moved), a quota of the batch closes when sold out or releases
-after exit, or a voucher blocks quota (the general path counts those); when its customer is
+or the discounts' fingerprint moved), or a quota of the batch closes when sold out or
+releases after exit (the general path counts those); when its customer is
 unknown, its secrets are taken or none of its codes is free (the general path reports those).
 """
 
@@ -31,8 +31,10 @@ from admit.orders import hooks
 from admit.orders.catalog import DISCOUNT_PRINT, NO_DISCOUNTS
 from admit.quotas import ledger
 from admit.quotas.availability import QUOTAS_OF, TAKEN
+from admit.vouchers.blocking import HELD_IN_QUOTA
 
-# Counters of ``availability.blocking_counters`` the call accounts for by declining.
+# Counters of ``availability.blocking_counters`` the call accounts for: blocking vouchers by
+# subtracting what they hold (``HELD_IN_QUOTA``), exited orders by declining.
 COVERED_COUNTERS = frozenset({"blocking_vouchers", "exited_orders"})
 
 ARGUMENTS = (
@@ -122,6 +124,10 @@ def function_sql(dialect: Dialect) -> str:
         dialect,
         {"quota_id": "q.id", "subevent_id": "coalesce(q.subevent_id, 0)", "now": "p_now"},
     )
+    # Units blocking vouchers hold in the quota (what the availability counter subtracts).
+    held_sql = embed(
+        HELD_IN_QUOTA, dialect, {"event_id": "p_event_id", "quota_id": "q.id", "now": "p_now"}
+    )
     ledger_sql = embed(
         ledger.upsert_statement(dialect.name),
         dialect,
@@ -152,10 +158,7 @@ ELSE
 END IF;
 -- Rows that give an order hook work to do (``hooks.GUARDS``, by index).
 v_guards := ARRAY[{guards}]::boolean[];
--- Quotas that vouchers block: the general path counts them.
-v_declined := EXISTS (
-    SELECT FROM vouchers WHERE event_id = p_event_id AND block_quota
-    AND (valid_until IS NULL OR valid_until >= p_now));
+v_declined := false;
 -- Every quota of every product of the batch, locked in id order (the lock every sale takes).
 v_pairs := '{{}}';
 v_has_quota := array_fill(false, ARRAY[v_keys]);
@@ -183,7 +186,8 @@ FOR q IN SELECT id, name, size, closed, subevent_id,
         v_left := v_left || NULL::bigint;
     ELSE
         SELECT t.* INTO v_t_pending, v_t_paid, v_t_carts, v_t_stale FROM ({taken_sql}) AS t;
-        v_left := v_left || (q.size - (v_t_pending + v_t_paid + v_t_carts - v_t_stale));
+        SELECT coalesce(sum(h.held), 0) INTO v_held FROM ({held_sql}) AS h;
+        v_left := v_left || (q.size - (v_t_pending + v_t_paid + v_t_carts - v_t_stale) - v_held);
     END IF;
 END LOOP;
 v_pending := array_fill(0, ARRAY[v_keys]);
@@ -362,6 +366,7 @@ v_quota_ids integer[];
 v_quota_names text[];
 v_quota_closed boolean[];
 v_left bigint[];
+v_held bigint;
 v_need bigint[];
 v_t_pending bigint;
 v_t_paid bigint;

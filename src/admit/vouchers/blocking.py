@@ -43,10 +43,19 @@ NEEDS_VARIATION = (
 NEEDS_DATE = "If you want this voucher to block quota, you need to select a specific date."
 
 
-def _build_count_query() -> Any:
+def _build_count_query(*, single: bool = False) -> Any:
     """The blocking-voucher count, built once (statement construction costs more than running
-    it); parameters ``events``, ``ids`` (quota ids) and ``now``."""
+    it); parameters ``events``, ``ids`` (quota ids) and ``now``. ``single``: for one quota of
+    one event instead (``event_id``, ``quota_id``, ``now``), as the fast lanes' database
+    functions embed it."""
     now = bindparam("now", type_=UTCDateTime())
+    if single:
+        event_match = Voucher.event_id == bindparam("event_id")
+        quota_in: Any = lambda column: column == bindparam("quota_id")  # noqa: E731
+    else:
+        event_match = Voucher.event_id.in_(bindparam("events", expanding=True))
+        ids = bindparam("ids", expanding=True)
+        quota_in = lambda column: column.in_(ids)  # noqa: E731
     carts = (
         select(func.count())
         .select_from(CartPosition)
@@ -65,14 +74,13 @@ def _build_count_query() -> Any:
             (Voucher.max_usages - Voucher.redeemed - carts).label("free"),
         )
         .where(
-            Voucher.event_id.in_(bindparam("events", expanding=True)),
+            event_match,
             Voucher.block_quota.is_(True),
             or_(Voucher.valid_until.is_(None), Voucher.valid_until >= now),
         )
         .cte("blocking")
     )
-    ids = bindparam("ids", expanding=True)
-    by_quota = select(b.c.quota_id.label("quota_id"), b.c.free).where(b.c.quota_id.in_(ids))
+    by_quota = select(b.c.quota_id.label("quota_id"), b.c.free).where(quota_in(b.c.quota_id))
     in_variations = (
         select(qv.c.variation_id)
         .where(qv.c.quota_id == quota_items.c.quota_id, qv.c.variation_id == b.c.variation_id)
@@ -89,17 +97,19 @@ def _build_count_query() -> Any:
         .join(Quota, Quota.id == quota_items.c.quota_id)
         .where(
             b.c.quota_id.is_(None),
-            quota_items.c.quota_id.in_(ids),
+            quota_in(quota_items.c.quota_id),
             or_(b.c.variation_id.is_(None), in_variations),
             same_date,
         )
     )
     both = union_all(by_quota, by_product).subquery()
     held = case((both.c.free > 0, both.c.free), else_=0)
-    return select(both.c.quota_id, func.sum(held)).group_by(both.c.quota_id)
+    return select(both.c.quota_id, func.sum(held).label("held")).group_by(both.c.quota_id)
 
 
 _COUNT_QUERY = _build_count_query()
+# One quota's units held (no row: none), for ``kit/plpgsql.embed``.
+HELD_IN_QUOTA = _build_count_query(single=True)
 
 
 async def count_blocking(
