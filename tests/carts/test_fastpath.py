@@ -25,10 +25,11 @@ from admit.models import Event, Item, Quota, Voucher
 from admit.quotas import availability, ledger
 from tests.carts import helpers as h
 from tests.factories import Factory, World, auth
+from tests.lane_spy import record_outcomes
 
 
-def test_every_counter_that_reduces_availability_is_covered_by_the_decline_rules() -> None:
-    """A new blocking counter needs the fast path to decline where it applies."""
+def test_every_counter_that_reduces_availability_is_covered_by_the_lane() -> None:
+    """A new blocking counter needs the fast path to count it or decline where it applies."""
     assert set(availability.blocking_counters) <= fastpath.COVERED_COUNTERS
 
 
@@ -200,18 +201,7 @@ SCENARIOS: dict[str, tuple[Scenario, set[str]]] = {
 @pytest.fixture
 def lane_outcomes(clean_app, monkeypatch) -> list[str]:
     """What the fast path did for each request that reached it."""
-    if not clean_app.state.db.fast.native:
-        pytest.skip("the fast path is PostgreSQL's")
-    outcomes: list[str] = []
-    original = fastpath._sales._flush
-
-    async def spy(product: Any, rows: list[Any]) -> Any:
-        result = await original(product, rows)
-        outcomes.extend(kind for kind, _ in result)
-        return result
-
-    monkeypatch.setattr(fastpath._sales, "_flush", spy)
-    return outcomes
+    return record_outcomes(clean_app, monkeypatch, fastpath._sales)
 
 
 @pytest.mark.parametrize("name", SCENARIOS)

@@ -20,12 +20,13 @@ from admit.models import Order, OrderPosition, Quota
 from admit.orders import hooks, lane, lane_sql
 from admit.quotas import availability, ledger
 from tests.factories import auth
+from tests.lane_spy import record_outcomes
 from tests.orders import helpers as h
 from tests.orders.lane_compare import Run, first_difference
 from tests.orders.lane_scenarios import SCENARIOS
 
 
-def test_every_counter_that_reduces_availability_is_covered_by_the_decline_rules() -> None:
+def test_every_counter_that_reduces_availability_is_covered_by_the_lane() -> None:
     assert set(availability.blocking_counters) <= lane_sql.COVERED_COUNTERS
 
 
@@ -38,18 +39,7 @@ def test_every_order_hook_says_when_it_is_idle() -> None:
 @pytest.fixture
 def lane_outcomes(clean_app, monkeypatch) -> list[str]:
     """What the lane's database call did for each order that reached it."""
-    if not clean_app.state.db.fast.native:
-        pytest.skip("the fast lane is PostgreSQL's")
-    outcomes: list[str] = []
-    original = lane._orders._flush
-
-    async def spy(key: Any, batch: list[Any]) -> Any:
-        result = await original(key, batch)
-        outcomes.extend(kind for kind, _ in result)
-        return result
-
-    monkeypatch.setattr(lane._orders, "_flush", spy)
-    return outcomes
+    return record_outcomes(clean_app, monkeypatch, lane._orders)
 
 
 @pytest.mark.parametrize("name", SCENARIOS)

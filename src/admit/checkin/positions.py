@@ -22,8 +22,8 @@ from admit.checkin.access import may_scan
 from admit.checkin.expand import expand, requested
 from admit.checkin.position_rows import CHECKIN_POSITION_ROWS
 from admit.kit.context import EventContext, OrgContext
-from admit.kit.crud import PK_MAX, parse_pk
-from admit.kit.errors import APIError, FieldErrors, not_found
+from admit.kit.crud import parse_pk
+from admit.kit.errors import FieldErrors, not_found
 from admit.kit.filtering import (
     Filter,
     FilterSet,
@@ -33,8 +33,7 @@ from admit.kit.filtering import (
     parse_int_list,
     parse_str,
 )
-from admit.kit.listing import Complete, Listing, detail_body, page_body
-from admit.kit.pagination import page_params
+from admit.kit.listing import Complete, Listing, detail_body
 from admit.models import (
     Checkin,
     CheckinList,
@@ -200,25 +199,13 @@ async def _page(ctx: OrgContext, lists: Sequence[CheckinList], query: Select[Any
     """``query``: ``positions_query`` of the lists (named by the callers, so the OpenAPI
     document finds the filters it applies)."""
     after, invalid = _expand(ctx)
-    page, size = page_params(ctx.request)
-    if (page - 1) * size > PK_MAX:
-        raise APIError(404, "Invalid page.")
-    body = await page_body(
-        ctx.request,
-        ctx.session.info["fast"],
-        ctx.session,
-        CHECKIN_POSITION_ROWS,
-        LISTING.page_of(query, size, (page - 1) * size, ctx.session.info["fast"].native),
-        {},
-        static=False,
-        page=page,
-        size=size,
-        extra=_extra(lists, after),
-        after=after,
+    extra = _extra(lists, after)
+    response = await LISTING.respond(
+        ctx.request, ctx.session, query=query, extra=extra, after=after
     )
     if invalid is not None:
         raise invalid
-    return Response(body, media_type="application/json")
+    return response
 
 
 async def list_positions(ctx: EventContext, clist: CheckinList) -> Response:

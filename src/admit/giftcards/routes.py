@@ -29,7 +29,6 @@ from admit.giftcards.schemas import (
 from admit.kit.body import read_object
 from admit.kit.context import OrganizerAccess, OrgContext
 from admit.kit.crud import (
-    PK_MAX,
     Page,
     Resource,
     flush_guard,
@@ -40,9 +39,9 @@ from admit.kit.crud import (
 from admit.kit.crud import validate_input as validated
 from admit.kit.errors import APIError, FieldErrors
 from admit.kit.filtering import Filter, FilterSet, Ordering, parse_bool, parse_decimal
-from admit.kit.listing import Listing, page_body
+from admit.kit.listing import Listing
 from admit.kit.openapi import json_body
-from admit.kit.pagination import page_params, paginate
+from admit.kit.pagination import paginate
 from admit.kit.responses import JSONResponse
 from admit.kit.routing import api_router
 from admit.models import GiftCard, GiftCardTransaction
@@ -237,22 +236,7 @@ async def transactions(
 ) -> Response:
     """The card's history, oldest first; it always sums to the card's value."""
     card = await cards.get_object(ctx, id)
-    page, size = page_params(ctx.request)
-    if (page - 1) * size > PK_MAX:
-        raise APIError(404, "Invalid page.")
-    body = await page_body(
-        ctx.request,
-        ctx.session.info["fast"],
-        ctx.session,
-        TRANSACTION_ROWS,
-        _TRANSACTIONS.static_page(None, ctx.session.info["fast"].native)[0],
-        {"tenant": card.id, "limit": size, "offset": (page - 1) * size},
-        static=True,
-        page=page,
-        size=size,
-        extra={},
-    )
-    return Response(body, media_type="application/json")
+    return await _TRANSACTIONS.respond(ctx.request, ctx.session, tenant=card.id)
 
 
 # A card's transactions, oldest first: one statement (with the count) built once.

@@ -26,8 +26,8 @@ from starlette.responses import Response
 
 from admit.kit.errors import APIError
 from admit.kit.fastread import FastReader
-from admit.kit.filtering import Ordering
-from admit.kit.pagination import envelope
+from admit.kit.filtering import INT_MAX, Ordering
+from admit.kit.pagination import envelope, page_params
 from admit.kit.render import Fetch, Record, Rows
 
 COUNT = "__count"
@@ -53,6 +53,16 @@ def dumps(body: Any) -> bytes:
 
 def json_response(body: Any, status_code: int = 200) -> Response:
     return Response(dumps(body), status_code=status_code, media_type="application/json")
+
+
+def page_window(request: Request) -> tuple[int, int, int]:
+    """The page, its size and its offset asked for; 404 past the last row any INTEGER id
+    allows, whatever the count (such offsets must not reach a query)."""
+    page, size = page_params(request)
+    offset = (page - 1) * size
+    if offset > INT_MAX:
+        raise APIError(404, "Invalid page.")
+    return page, size, offset
 
 
 def fetcher(reader: FastReader, session: AsyncSession) -> Fetch:
@@ -179,6 +189,41 @@ class Listing:
             .join(page, self.pk == page.c.k)
             .order_by(*query._order_by_clauses)
         )
+
+    async def respond(
+        self,
+        request: Request,
+        session: AsyncSession,
+        *,
+        query: Select[Any] | None = None,
+        tenant: Any = None,
+        ordering: str | None = None,
+        extra: Mapping[str, Any] | None = None,
+        after: Complete | None = None,
+    ) -> Response:
+        """A page as the answer: of the resource's filtered, ordered list ``query``, or
+        (``query`` None) of the statement built once for ``tenant`` and ``ordering``."""
+        page, size, offset = page_window(request)
+        reader: FastReader = session.info["fast"]
+        if query is None:
+            stmt, static = self.static_page(ordering, reader.native)
+            params: dict[str, Any] = {"tenant": tenant, "limit": size, "offset": offset}
+        else:
+            stmt, static, params = self.page_of(query, size, offset, reader.native), False, {}
+        body = await page_body(
+            request,
+            reader,
+            session,
+            self.rows,
+            stmt,
+            params,
+            static=static,
+            page=page,
+            size=size,
+            extra=extra or {},
+            after=after,
+        )
+        return Response(body, media_type="application/json")
 
     def static_detail(self, native: bool, variant: tuple[bool, ...] = ()) -> Select[Any]:
         stmt = self._details.get((native, variant))

@@ -15,11 +15,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from starlette.responses import Response
 
 from admit.kit.context import OrgContext, lane_context
-from admit.kit.errors import APIError, not_found
+from admit.kit.errors import not_found
 from admit.kit.fastlane import Handler, LaneRequest
-from admit.kit.filtering import INT_MAX
-from admit.kit.listing import Listing, detail_body, page_body
-from admit.kit.pagination import page_params
+from admit.kit.listing import Listing, detail_body
 from admit.kit.render import Rows
 
 if TYPE_CHECKING:
@@ -82,34 +80,16 @@ class RenderedReads:
         assert self.renderer is not None
         resource: Resource[Any] = self  # type: ignore[assignment]
         listing = self.listing()
-        page, size = page_params(ctx.request)
-        offset = (page - 1) * size
-        if offset > INT_MAX:  # more rows than ids can exist: past the end, whatever the count
-            raise APIError(404, "Invalid page.")
-        reader = ctx.session.info["fast"]
-        if self.static_list(ctx):
-            raw = None
-            if self.ordering is not None:  # type: ignore[attr-defined]
-                raw = ctx.request.query_params.get("ordering")
-            stmt, static = listing.static_page(raw, reader.native)
-            params = {"tenant": self.tenant_id(ctx), "limit": size, "offset": offset}
-        else:
+        extra = self.render_extra(ctx)
+        if not self.static_list(ctx):
             query = resource.list_query(ctx)
-            stmt, static = listing.page_of(query, size, offset, reader.native), False
-            params = {}
-        body = await page_body(
-            ctx.request,
-            reader,
-            ctx.session,
-            self.renderer,
-            stmt,
-            params,
-            static=static,
-            page=page,
-            size=size,
-            extra=self.render_extra(ctx),
+            return await listing.respond(ctx.request, ctx.session, query=query, extra=extra)
+        raw = None
+        if self.ordering is not None:  # type: ignore[attr-defined]
+            raw = ctx.request.query_params.get("ordering")
+        return await listing.respond(
+            ctx.request, ctx.session, tenant=self.tenant_id(ctx), ordering=raw, extra=extra
         )
-        return Response(body, media_type="application/json")
 
     async def render_detail(self, ctx: OrgContext, raw_pk: str) -> Response:
         from admit.kit.crud import parse_pk

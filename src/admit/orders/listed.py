@@ -20,12 +20,11 @@ from sqlalchemy import ARRAY, Integer, Select, any_, bindparam, select
 from starlette.responses import Response
 
 from admit.kit.context import EventContext, OrgContext, public_base_url
-from admit.kit.crud import PK_MAX, parse_pk
-from admit.kit.errors import APIError, FieldErrors, not_found
+from admit.kit.crud import parse_pk
+from admit.kit.errors import FieldErrors, not_found
 from admit.kit.fastread import FastReader
-from admit.kit.listing import Complete, Listing, detail_body, page_body
+from admit.kit.listing import Complete, Listing, detail_body, page_body, page_window
 from admit.kit.page_stamp import header_value, page_generated
-from admit.kit.pagination import page_params
 from admit.models import Event, Order, OrderPosition
 from admit.orders.filters import (
     ORDER_FILTERS,
@@ -124,14 +123,6 @@ def _narrowed(params: Mapping[str, str], names: list[str]) -> bool:
     return any(name in params for name in names)
 
 
-def _page(ctx: OrgContext) -> tuple[int, int, int]:
-    page, size = page_params(ctx.request)
-    offset = (page - 1) * size
-    if offset > PK_MAX:  # more rows than ids can exist: past the end, whatever the count
-        raise APIError(404, "Invalid page.")
-    return page, size, offset
-
-
 async def _answer(
     ctx: OrgContext,
     listing: Listing,
@@ -168,7 +159,7 @@ async def order_list(
     bound for ``modified_since`` polling taken before the rows are read (``kit/page_stamp``)."""
     generated = header_value(await page_generated(ctx.session))
     params = ctx.request.query_params
-    page = _page(ctx)
+    page = page_window(ctx.request)
     _, size, offset = page
     if event is not None and not _narrowed(params, ORDER_FILTERS.names):
         view = View()
@@ -227,7 +218,7 @@ def _position_extra(ctx: EventContext, view: View) -> dict[str, Any]:
 async def position_list(ctx: EventContext, base: Select[Any]) -> Response:
     """``E/orderpositions/``; ``base``: the event's positions joined with their orders."""
     params = ctx.request.query_params
-    page = _page(ctx)
+    page = page_window(ctx.request)
     _, size, offset = page
     if not _narrowed(params, POSITION_FILTERS.names):
         view = View()

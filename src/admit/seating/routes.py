@@ -19,12 +19,11 @@ from starlette.responses import Response
 from admit.db import utcnow
 from admit.kit.body import read_object
 from admit.kit.context import EventAccess, EventContext
-from admit.kit.crud import PK_MAX, Page, flush_guard, parse_pk, validate_input
-from admit.kit.errors import APIError, FieldErrors, not_found
+from admit.kit.crud import Page, flush_guard, parse_pk, validate_input
+from admit.kit.errors import FieldErrors, not_found
 from admit.kit.filtering import Filter, FilterSet, parse_bool
-from admit.kit.listing import Listing, detail_body, page_body
+from admit.kit.listing import Listing, detail_body
 from admit.kit.openapi import json_body
-from admit.kit.pagination import page_params
 from admit.kit.render import Rows
 from admit.kit.responses import JSONResponse
 from admit.kit.routing import api_router
@@ -99,23 +98,7 @@ async def list_seats(ctx: EventContext, subevent_id: str | None, _: dict[str, st
     filters = FilterSet((*FILTERS.filters, _availability_filter(ctx.event.id)))
     query = filters.apply(query, ctx.request.query_params)
     query = query.order_by(Seat.sorting_rank)  # then by id (``SEATS``)
-    page, size = page_params(ctx.request)
-    if (page - 1) * size > PK_MAX:
-        raise APIError(404, "Invalid page.")
-    body = await page_body(
-        ctx.request,
-        ctx.session.info["fast"],
-        ctx.session,
-        SEAT_ROWS,
-        SEATS.page_of(query, size, (page - 1) * size, ctx.session.info["fast"].native),
-        {},
-        static=False,
-        page=page,
-        size=size,
-        extra={},
-        after=expand.complete,
-    )
-    return Response(body, media_type="application/json")
+    return await SEATS.respond(ctx.request, ctx.session, query=query, after=expand.complete)
 
 
 async def retrieve_seat(ctx: EventContext, subevent_id: str | None, params: dict) -> Response:
