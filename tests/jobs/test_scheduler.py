@@ -100,9 +100,8 @@ async def test_run_forever_keeps_running_failing_tasks_and_stops_cleanly(clean_a
     scheduler = Scheduler(clean_app.state.db, [PeriodicTask("test.fast", 0.05, failing)], "solo")
     task = asyncio.create_task(scheduler.run_forever())
     await asyncio.sleep(0.6)
-    task.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await task
+    await scheduler.stop(task)
+    assert task.done()
     done = len(runs)
     assert done >= 3
     await asyncio.sleep(0.15)

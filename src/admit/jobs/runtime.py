@@ -115,7 +115,5 @@ class Background:
             yield
         finally:
             if task is not None:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+                await self.scheduler.stop(task)
             await self.engine.stop()

@@ -73,6 +73,7 @@ class Scheduler:
         self.owner = owner
         self.lease = lease_seconds
         self._asked: dict[str, tuple[int, dt.datetime]] = {}
+        self._stopping = asyncio.Event()
 
     async def _ensure_rows(self) -> None:
         async with self.db.sessionmaker() as session:
@@ -172,11 +173,11 @@ class Scheduler:
                     await session.commit()
 
     async def run_forever(self) -> None:
-        """Ticks whenever the next period of any task begins (and at least every second).
-        A database that is down at the start delays the first tick, it does not end the
-        scheduler."""
+        """Ticks whenever the next period of any task begins (and at least every second),
+        until :meth:`stop`. A database that is down at the start delays the first tick, it
+        does not end the scheduler."""
         ready = False
-        while True:
+        while not self._stopping.is_set():
             try:
                 if not ready:
                     await self._ensure_rows()
@@ -191,4 +192,19 @@ class Scheduler:
             wait = min(
                 [t.interval_seconds - (now % t.interval_seconds) for t in self.tasks] + [1.0]
             )
-            await asyncio.sleep(max(wait, 0.01))
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stopping.wait(), max(wait, 0.01))
+
+    async def stop(self, task: asyncio.Task[None], grace_seconds: float = 10) -> None:
+        """Ends ``task`` (running :meth:`run_forever`) between ticks: a cancel in the middle
+        of a tick would abandon its transaction, and on SQLite an abandoned transaction keeps
+        the write lock until the connection is collected. Cancels only after the grace."""
+        self._stopping.set()
+        try:
+            await asyncio.wait_for(asyncio.shield(task), grace_seconds)
+        except TimeoutError:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        finally:
+            self._stopping.clear()  # the same scheduler may serve again
