@@ -5,6 +5,8 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 WORKERS ?= 1
+# Test processes: the SQLite and the PostgreSQL tests each run in one (tests/conftest.py).
+TEST_WORKERS ?= 2
 
 .PHONY: install install-test run test lint format bench clean
 
@@ -31,7 +33,7 @@ run: install
 	$(BIN)/admit serve --host $(HOST) --port $(PORT) --workers $(WORKERS)
 
 test: install-test
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 lint: install-test
 	$(BIN)/ruff check src tests bench

@@ -200,3 +200,14 @@ class QueryCounter:
 def count_queries(clean_app):
     """``with count_queries() as q: ...; q.count`` — statements sent by the app."""
     return lambda: QueryCounter(clean_app)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """With ``-n 2 --dist loadgroup`` (``make test``): each backend's tests form one group, so
+    one worker builds the SQLite database and app and the other the PostgreSQL ones, each
+    once; the tests without a backend go to whichever worker is free."""
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        if callspec is not None and "database_url" in callspec.params:
+            item.add_marker(pytest.mark.xdist_group(f"db-{callspec.params['database_url']}"))

@@ -8,6 +8,7 @@ import pytest
 from sqlalchemy import update
 from typer.testing import CliRunner
 
+from admit import cli as cli_module
 from admit.cli import app as cli_app
 from admit.models import Job
 from tests.jobs.helpers import job_row, start_job
@@ -18,7 +19,9 @@ def invoke(database_url, monkeypatch):
     monkeypatch.setenv("ADMIT_DATABASE_URL", database_url)
     monkeypatch.delenv("ADMIT_REDIS_URL", raising=False)
     monkeypatch.delenv("ADMIT_BROKER_URL", raising=False)
-    monkeypatch.setenv("COLUMNS", "200")
+    # Wide enough for whole messages: the console took its width when it was imported
+    # (80 in an xdist worker).
+    monkeypatch.setattr(cli_module.console, "width", 200)
     runner = CliRunner()
 
     async def run(*args: str):
