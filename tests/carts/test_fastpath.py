@@ -13,7 +13,6 @@ import asyncio
 import datetime as dt
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -228,18 +227,7 @@ async def test_a_batch_sells_in_order_until_the_quota_runs_out(
     pool = await db.fast.pool()
     product = (pool, world.event.id, ticket.id, None, None, False)
     now = dt.datetime.now(dt.UTC)
-    rows = [
-        {
-            "cart_id": f"c{n}@api",
-            "expires": now + dt.timedelta(minutes=30),
-            "price": Decimal("1.00"),
-            "attendee_email": None,
-            "sales_channel": "web",
-            "includes_tax": True,
-            "attendee_name_parts": {},
-        }
-        for n in range(5)
-    ]
+    rows = [h.lane_row(n, now) for n in range(5)]
     results = await fastpath._sell(product, rows)
     assert [kind for kind, _ in results] == ["created"] * 3 + ["sold_out"] * 2
     assert results[3] == ("sold_out", "Three")

@@ -10,7 +10,6 @@ connection the lane uses.
 from __future__ import annotations
 
 import datetime as dt
-from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -42,18 +41,6 @@ async def test_every_lane_function_runs_without_sequential_scans(lane_connection
     assert all(config == ["enable_seqscan=off"] for config in settings.values()), settings
 
 
-def _row(n: int, now: dt.datetime) -> dict[str, Any]:
-    return {
-        "cart_id": f"plan{n}@api",
-        "expires": now + dt.timedelta(minutes=30),
-        "price": Decimal("1.00"),
-        "attendee_email": None,
-        "sales_channel": "web",
-        "includes_tax": True,
-        "attendee_name_parts": {},
-    }
-
-
 async def test_sales_on_a_big_cart_table_do_not_scan_it(lane_connection, world, factory) -> None:
     conn = lane_connection
     ticket = await h.item(factory, world.event)
@@ -62,7 +49,7 @@ async def test_sales_on_a_big_cart_table_do_not_scan_it(lane_connection, world, 
     product = (conn, world.event.id, ticket.id, None, None, False)
     now = dt.datetime.now(dt.UTC)
     for n in range(8):  # the connection settles on its plans while the table is small
-        assert await fastpath._sell(product, [_row(n, now)]) == [("created", _any_id())]
+        assert await fastpath._sell(product, [h.lane_row(n, now)]) == [("created", _any_id())]
     await conn.execute(
         "INSERT INTO cart_positions (event_id, cart_id, datetime, expires, item_id, price, "
         "attendee_name_parts, is_bundled, sales_channel, includes_tax) "
@@ -80,7 +67,7 @@ async def test_sales_on_a_big_cart_table_do_not_scan_it(lane_connection, world, 
         "SET auto_explain.log_nested_statements = on; SET client_min_messages = log"
     )
     for n in range(8, 16):
-        assert await fastpath._sell(product, [_row(n, now)]) == [("created", _any_id())]
+        assert await fastpath._sell(product, [h.lane_row(n, now)]) == [("created", _any_id())]
     counted = [plan for plan in plans if "expires <" in plan and "cart_positions" in plan]
     assert counted  # the expired carts' count was seen, so the check below can fail
     scans = [plan for plan in plans if "Seq Scan on cart_positions" in plan]
