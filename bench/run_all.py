@@ -17,6 +17,7 @@ BENCHMARKS = [
     "export.py",
     "render.py",
     "ordinary.py",
+    "access_log.py",
 ]
 
 if __name__ == "__main__":

@@ -30,6 +30,8 @@ REQUEST_ID: contextvars.ContextVar[str] = contextvars.ContextVar("admit_request_
 # Where the request id also lives in the ASGI scope (for code that has the scope).
 SCOPE_KEY = "admit.request_id"
 ACCESS_LOGGER = "admit.access"
+# A record attribute: every part of the record is scrubbed already (the access lines).
+SCRUBBED = "admit_scrubbed"
 
 # Up to 128 of the characters ids are usually made of (UUIDs, hex, base64, trace ids).
 _SANE_ID = re.compile(rb"[A-Za-z0-9._:+/=@-]{1,128}")
@@ -71,13 +73,20 @@ def _quoted_pair(found: re.Match[str]) -> str:
     return found.group(0)
 
 
+# What each of the scrubbers needs in a text before it can match (most texts, request
+# targets above all, have none of it: the checks cost less than running the patterns).
+_SPACE = re.compile(r"\s")
+_SECRET_PATHS = ("/password-reset/", "/invite/", "/download/")
+
+
 def scrub(text: str) -> str:
     """``text`` with every secret-looking part replaced by ``[redacted]``."""
-    for pattern, replacement in _SCRUBBERS:
-        text = pattern.sub(replacement, text)
+    if _SPACE.search(text) is not None or any(part in text for part in _SECRET_PATHS):
+        for pattern, replacement in _SCRUBBERS:
+            text = pattern.sub(replacement, text)
     if "=" in text:
         text = _PAIR.sub(_pair, text)
-    if ":" in text:
+    if ":" in text and ("'" in text or '"' in text):
         text = _QUOTED_PAIR.sub(_quoted_pair, text)
     return text
 
@@ -90,10 +99,14 @@ def safe_target(path: str, query: bytes) -> str:
 
 
 def _request_id(scope: Scope) -> str:
+    """The client's id when it is sane and nothing in it looks like a secret (so lines that
+    carry it need no scrubbing for its sake), else a new one."""
     for name, value in scope["headers"]:
         if name == b"x-request-id":
             if _SANE_ID.fullmatch(value):
-                return value.decode("ascii")
+                given = value.decode("ascii")
+                if scrub(given) == given:
+                    return given
             break
     return os.urandom(16).hex()
 
@@ -136,6 +149,8 @@ def _access_line(access: logging.Logger, scope: Scope, status: int, seconds: flo
     target = safe_target(scope["path"], scope["query_string"])
     client = scope.get("client")
     duration_ms = round(seconds * 1000, 2)
+    # Every part of the line is clean already (the target scrubbed, the request id checked
+    # when it was taken): the formatters need not scrub it again.
     access.info(
         "%s %s %d %.2fms",
         scope["method"],
@@ -148,6 +163,7 @@ def _access_line(access: logging.Logger, scope: Scope, status: int, seconds: flo
             "status": status,
             "duration_ms": duration_ms,
             "client": client[0] if client else None,
+            SCRUBBED: True,
         },
     )
 
@@ -169,7 +185,8 @@ class TextFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         if not hasattr(record, "request_id"):
             record.request_id = REQUEST_ID.get()
-        return scrub(super().format(record))
+        line = super().format(record)
+        return line if getattr(record, SCRUBBED, False) else scrub(line)
 
 
 # Attributes every LogRecord has; anything else came in through ``extra=`` and is a field.
@@ -178,6 +195,7 @@ _STANDARD = frozenset(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {
     "asctime",
     "request_id",
     "taskName",
+    SCRUBBED,
 }
 
 
@@ -186,18 +204,20 @@ class JsonFormatter(logging.Formatter):
     extra fields and the exception, scrubbed."""
 
     def format(self, record: logging.LogRecord) -> str:
+        clean = getattr(record, SCRUBBED, False)
+        message = record.getMessage()
         line: dict[str, Any] = {
             "time": dt.datetime.fromtimestamp(record.created, dt.UTC).isoformat(
                 timespec="milliseconds"
             ),
             "level": record.levelname,
             "logger": record.name,
-            "message": scrub(record.getMessage()),
+            "message": message if clean else scrub(message),
             "request_id": getattr(record, "request_id", None) or REQUEST_ID.get(),
         }
         for name, value in vars(record).items():
             if name not in _STANDARD and name not in line:
-                line[name] = scrub(value) if isinstance(value, str) else value
+                line[name] = scrub(value) if isinstance(value, str) and not clean else value
         if record.exc_info:
             line["exc"] = scrub(self.formatException(record.exc_info))
         elif record.exc_text:
