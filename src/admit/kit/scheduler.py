@@ -206,5 +206,8 @@ class Scheduler:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
-        finally:
+        except asyncio.CancelledError:
+            task.cancel()  # stopping was itself cancelled: leave nothing running
+            raise
+        if task.done():
             self._stopping.clear()  # the same scheduler may serve again
