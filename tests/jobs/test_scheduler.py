@@ -147,3 +147,22 @@ async def test_a_tick_without_database_logs_one_line_not_a_traceback(clean_app, 
     assert {r.levelname for r in records} == {"WARNING"}
     assert all(r.exc_info is None for r in records)
     assert "database unavailable" in records[0].message
+
+
+async def test_a_cancelled_stop_leaves_no_scheduler_running(clean_app):
+    started, release = asyncio.Event(), asyncio.Event()
+
+    async def slow(session, now):
+        started.set()
+        await release.wait()  # a tick that does not end within the stop
+
+    scheduler = Scheduler(clean_app.state.db, [PeriodicTask("test.slow", 0.05, slow)], "solo")
+    task = asyncio.create_task(scheduler.run_forever())
+    await asyncio.wait_for(started.wait(), 10)
+    stopping = asyncio.create_task(scheduler.stop(task, grace_seconds=30))
+    await asyncio.sleep(0.1)
+    stopping.cancel()  # the server's own shutdown was cut short
+    with contextlib.suppress(asyncio.CancelledError):
+        await stopping
+    done, _ = await asyncio.wait({task}, timeout=5)
+    assert task in done and task.cancelled()
