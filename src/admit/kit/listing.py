@@ -29,6 +29,7 @@ from admit.kit.fastread import FastReader
 from admit.kit.filtering import INT_MAX, Ordering
 from admit.kit.pagination import envelope, page_params
 from admit.kit.render import Fetch, Record, Rows
+from admit.kit.responses import json_default
 
 COUNT = "__count"
 # Completes rendered rows in place (e.g. values loaded in one batch for the whole page).
@@ -39,16 +40,8 @@ _OPTIONS = orjson.OPT_UTC_Z
 _MAX_ORDERINGS = 32
 
 
-def _default(value: Any) -> Any:
-    from decimal import Decimal
-
-    if isinstance(value, Decimal):
-        return str(value)
-    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
-
-
 def dumps(body: Any) -> bytes:
-    return orjson.dumps(body, option=_OPTIONS, default=_default)
+    return orjson.dumps(body, option=_OPTIONS, default=json_default)
 
 
 def json_response(body: Any, status_code: int = 200) -> Response:
