@@ -9,6 +9,7 @@ from collections import Counter
 from typing import Any
 
 import httpx
+import pytest
 
 from admit.db import utcnow
 from admit.models import WaitingListEntry
@@ -96,10 +97,26 @@ async def test_concurrent_send_voucher_assigns_exactly_one(live_server: LiveServ
     assert await live.scalar("SELECT count(*) FROM outgoing_mails") == 1
 
 
-async def test_concurrent_blocking_vouchers_and_orders_never_over_block(live_server: LiveServer):
-    """Vouchers blocking quota, created in parallel with orders for the same quota: together
+# A plain order and a plain cart position: the fast lanes' database functions on PostgreSQL,
+# which count what blocking vouchers hold under the quota lock.
+SALES = {
+    "orders": ("orders/", "pending_orders", "order_positions"),
+    "carts": ("cartpositions/", "cart_positions", "cart_positions"),
+}
+
+
+def _sale_body(sale: str, item_id: int) -> dict[str, Any]:
+    return h.order_body(item_id) if sale == "orders" else {"item": item_id, "price": "10.00"}
+
+
+@pytest.mark.parametrize("sale", SALES)
+async def test_concurrent_blocking_vouchers_and_sales_never_over_block(
+    live_server: LiveServer, sale: str
+):
+    """Vouchers blocking quota, created in parallel with sales for the same quota: together
     they never take more than the quota holds."""
     live = live_server
+    path, counter, table = SALES[sale]
     ticket = await h.item(live.factory, live.world.event)
     quota = await h.quota(live.factory, live.world.event, 20, [ticket])
     headers = auth(live.world.admin)
@@ -109,19 +126,47 @@ async def test_concurrent_blocking_vouchers_and_orders_never_over_block(live_ser
             if i % 2:
                 body = {"item": ticket.id, "block_quota": True, "max_usages": 1}
                 return lambda: _post(client, _url(live, "vouchers/"), json=body, headers=headers)
-            return lambda: _post(
-                client, _url(live, "orders/"), json=h.order_body(ticket.id), headers=headers
-            )
+            body = _sale_body(sale, ticket.id)
+            return lambda: _post(client, _url(live, path), json=body, headers=headers)
 
         statuses = await _statuses(live, [call(i) for i in range(60)])
         assert statuses[201] == 20 and statuses[400] == 40, statuses
         r = await client.get(_url(live, f"quotas/{quota.id}/availability/"), headers=headers)
     state = r.json()
     assert state["available_number"] == 0
-    assert state["blocking_vouchers"] + state["pending_orders"] == 20
+    assert state["blocking_vouchers"] + state[counter] == 20
     vouchers = await live.scalar("SELECT count(*) FROM vouchers WHERE block_quota")
-    orders = await live.scalar("SELECT count(*) FROM order_positions")
-    assert vouchers + orders == 20
+    sold = await live.scalar(f"SELECT count(*) FROM {table}")
+    assert vouchers + sold == 20
+
+
+async def test_plain_carts_beside_a_blocking_voucher_get_only_the_units_it_leaves(
+    live_server: LiveServer,
+):
+    """A voucher holding 10 of 20 units, 50 plain cart positions at once (the cart lane):
+    exactly 10 are sold, the voucher's 10 stay held."""
+    live = live_server
+    ticket = await h.item(live.factory, live.world.event)
+    quota = await h.quota(live.factory, live.world.event, 20, [ticket])
+    await h.voucher(
+        live.factory, live.world.event, "HOLD10", item_id=ticket.id, block_quota=True, max_usages=10
+    )
+    headers = auth(live.world.admin)
+    async with live.client(connections=CLIENTS) as client:
+        body = _sale_body("carts", ticket.id)
+        statuses = await _statuses(
+            live,
+            [
+                lambda: _post(client, _url(live, "cartpositions/"), json=body, headers=headers)
+                for _ in range(50)
+            ],
+        )
+        r = await client.get(_url(live, f"quotas/{quota.id}/availability/"), headers=headers)
+    assert statuses == {201: 10, 400: 40}, statuses
+    state = r.json()
+    assert (state["cart_positions"], state["blocking_vouchers"]) == (10, 10)
+    assert state["available_number"] == 0
+    assert await live.scalar("SELECT count(*) FROM cart_positions") == 10
 
 
 async def test_orders_redeeming_a_blocking_voucher_alongside_a_sellout(live_server: LiveServer):

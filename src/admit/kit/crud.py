@@ -30,7 +30,7 @@ from starlette.responses import Response
 from admit.kit.body import read_object
 from admit.kit.context import EventAccess, OrganizerAccess, OrgContext
 from admit.kit.errors import APIError, not_found, validation_error
-from admit.kit.filtering import FilterSet, Ordering
+from admit.kit.filtering import INT_MAX, FilterSet, Ordering
 from admit.kit.openapi import json_body
 from admit.kit.pagination import paginate
 from admit.kit.rendered import RenderedReads, derive_renderer
@@ -49,7 +49,7 @@ class Page(BaseModel, Generic[T]):
     results: list[T]
 
 
-PK_MAX = 2**31 - 1  # ids are INTEGER columns: a larger value must not reach PostgreSQL
+PK_MAX = INT_MAX  # ids are INTEGER columns: a larger value must not reach PostgreSQL
 
 
 def parse_pk(raw: str) -> int:
