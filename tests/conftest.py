@@ -178,6 +178,10 @@ class QueryCounter:
         cache = getattr(self.app.state, "credential_cache", None)
         if cache is not None:
             cache.clear()
+        # Likewise a kept page (``kit/pagecache.py``) would answer without the page's queries.
+        pages = getattr(self.app.state, "page_cache", None)
+        if pages is not None:
+            pages.clear()
         self._fast_start = self.db.fast.executed
         event.listen(self.db.engine.sync_engine, "before_cursor_execute", self._on_execute)
         return self

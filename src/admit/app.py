@@ -37,6 +37,7 @@ from admit.kit.crud import MOUNTED
 from admit.kit.edge import OUTER_LAYERS
 from admit.kit.errors import install_error_handlers
 from admit.kit.openapi import install_openapi
+from admit.kit.pagecache import PageCache
 from admit.kit.rendered import list_lane
 from admit.kit.responses import JSONResponse
 from admit.kit.routing import API_PREFIX, mount_routers
@@ -215,6 +216,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.background = background
     app.state.authenticator = authenticate_request
     app.state.credential_cache = CredentialCache(settings.credential_cache_seconds)
+    app.state.page_cache = PageCache(int(settings.page_cache_mb * 1024 * 1024))
 
     mount_routers(app, API_ROUTERS)
     mount_pages(app)  # the HTML pages (login, settings, OAuth consent), not API routes

@@ -28,6 +28,9 @@ class Settings(BaseSettings):
     # credential it resolved before; 0 looks every one up. A revoked token or a changed team
     # takes effect at once in the worker that made the change, in the others within this time.
     credential_cache_seconds: float = Field(default=1.0, ge=0, le=60)
+    # List pages a worker keeps and answers again while what they show is unchanged (proved
+    # by one statement per request, see kit/pagecache.py); 0 keeps none.
+    page_cache_mb: float = Field(default=16.0, ge=0, le=4096)
     idempotency_hours: float = Field(default=24.0, gt=0, le=24 * 30)  # answers to keys kept
     # How long after a scan the scanning device may annul it.
     checkin_annul_window_minutes: int = Field(default=15, ge=0, le=24 * 60)

@@ -26,6 +26,7 @@ from sqlalchemy.orm import Session, UOWTransaction
 from starlette.responses import Response
 
 from admit.db import utcnow
+from admit.kit.pagecache import Validator
 from admit.models import (
     Event,
     EventMetaProperty,
@@ -74,6 +75,10 @@ _SET_STAMP = (
     update(_events)
     .where(_events.c.id == bindparam("event_id"))
     .values(catalog_modified=bindparam("stamp"), last_modified=_events.c.last_modified)
+)
+# The validator of the catalog lists' kept pages: the stamp itself.
+CATALOG_PAGES = Validator(
+    select(_events.c.catalog_modified).where(_events.c.id == bindparam("event_id"))
 )
 _ORGANIZER_EVENTS = select(_events.c.id).where(
     _events.c.organizer_id.in_(bindparam("ids", expanding=True))
@@ -215,6 +220,17 @@ class ModifiedSinceList:
 
     def conditional_list(self, ctx: Any) -> bool:
         return True
+
+    def page_validator(self, ctx: Any) -> tuple[Validator, dict[str, Any]] | None:
+        """A page is kept while the catalog stamp stays (``kit/pagecache.py``)."""
+        if not self.conditional_list(ctx):
+            return None
+        return CATALOG_PAGES, {"event_id": ctx.event.id}
+
+    def snapshot_current(self, ctx: Any, stamps: tuple[Any, ...]) -> bool:
+        # Every write of an event moves its catalog stamp: a snapshot with the stamp read
+        # for the page is the event as it is.
+        return stamps == (getattr(ctx.event, "catalog_modified", None),)
 
     async def handle_list(self, ctx: Any) -> Response:
         stamp = _aware(getattr(ctx.event, "catalog_modified", None))

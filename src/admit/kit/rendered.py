@@ -18,13 +18,11 @@ from admit.kit.context import OrgContext, lane_context
 from admit.kit.errors import not_found
 from admit.kit.fastlane import Handler, LaneRequest
 from admit.kit.listing import Listing, detail_body
+from admit.kit.pagecache import CONDITIONAL, Lookup, PageCache, Validator, cacheable, look, page_key
 from admit.kit.render import Rows
 
 if TYPE_CHECKING:
     from admit.kit.crud import Resource
-
-# Requests with these go the framework's way (their answers depend on more than the rows).
-_CONDITIONAL = (b"if-modified-since", b"if-none-match")
 
 
 class RenderedReads:
@@ -42,6 +40,16 @@ class RenderedReads:
         """``prepare`` for a list or detail GET; a resource whose ``prepare`` loads what
         only the read schema path needs skips it when ``renders``."""
         await self.prepare(ctx, params)  # type: ignore[attr-defined]
+
+    def page_validator(self, ctx: OrgContext) -> tuple[Validator, dict[str, Any]] | None:
+        """What this list page's kept copy depends on, with the statement's parameters
+        (``kit/pagecache.py``); None: never kept."""
+        return None
+
+    def snapshot_current(self, ctx: OrgContext, stamps: tuple[Any, ...]) -> bool:
+        """Whether what the request rendered from (the event may be the lane's cached
+        snapshot) is as new as ``stamps``: only then is the page kept."""
+        return False
 
     def render_extra(self, ctx: OrgContext) -> Mapping[str, Any]:
         """What the renderer's ``finish`` functions need from the request."""
@@ -150,16 +158,28 @@ def list_lane(resource: Resource[Any]) -> Handler:
     """The resource's list GET in the fast lane (``kit/fastlane.py``): the same access check
     (the credential may come from the worker's short cache, as on every lane), the same
     handler; declined (to the framework) with conditional headers or when the renderer does
-    not answer the request."""
+    not answer the request. Pages of resources with a ``page_validator`` are kept and
+    answered again while it holds (``kit/pagecache.py``)."""
     access = resource.access(resource.read_permission)
 
-    async def handler(request: LaneRequest) -> Response | None:
-        if any(request.header(name) is not None for name in _CONDITIONAL):
+    async def handler(request: LaneRequest) -> Any:
+        if any(request.header(name) is not None for name in CONDITIONAL):
             return None
+        cache: PageCache = request.scope["app"].state.page_cache
         async with lane_context(request.scope, access, request.params) as ctx:
             if ctx is None or not resource.renders(ctx):
                 return None
+            lookup: Lookup | None = None
+            validator = resource.page_validator(ctx) if cache.enabled else None
+            if validator is not None and cacheable(request, ()):
+                key = page_key(request.scope, ctx.principal)
+                lookup = await look(cache, ctx.session, key, *validator)
+                if lookup.answer is not None:
+                    return lookup.answer
             await resource.prepare_read(ctx, request.params)
-            return await resource.handle_list(ctx)
+            response = await resource.handle_list(ctx)
+            if lookup is not None and resource.snapshot_current(ctx, lookup.stamps):
+                lookup.keep(cache, response.status_code, response.raw_headers, response.body)
+            return response
 
     return handler
