@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 
@@ -18,25 +19,28 @@ async def test_models_match_migrations(app):
     assert changes == [], f"models and migrations disagree: {changes}"
 
 
-async def test_order_stamp_triggers_are_installed(app):
+@pytest.mark.parametrize("name", ["ORDER_STAMP", "DELETION_STAMP"])
+async def test_stamp_triggers_are_installed(app, name):
     """Triggers are no part of the metadata: the migrations must install every one declared
     (a SQLite batch migration that recreates a table drops its triggers)."""
-    from admit.models import ORDER_STAMP
+    import admit.models
 
+    declared = getattr(admit.models, name)
     async with app.state.db.engine.connect() as conn:
-        installed = await conn.run_sync(ORDER_STAMP.installed)
-    assert installed == set(ORDER_STAMP.triggers())
+        installed = await conn.run_sync(declared.installed)
+    assert installed == set(declared.triggers())
 
 
 async def test_create_all_installs_the_order_stamp_triggers():
     """A schema made from the metadata (not the migrations) has them too."""
     from sqlalchemy.ext.asyncio import create_async_engine
 
-    from admit.models import ORDER_STAMP
+    from admit.models import DELETION_STAMP, ORDER_STAMP
 
     engine = create_async_engine("sqlite+aiosqlite://")  # in memory, one connection
     async with engine.begin() as conn:
         await conn.run_sync(Base.metadata.create_all)
-        installed = await conn.run_sync(ORDER_STAMP.installed)
+        for declared in (ORDER_STAMP, DELETION_STAMP):
+            installed = await conn.run_sync(declared.installed)
+            assert installed == set(declared.triggers())
     await engine.dispose()
-    assert installed == set(ORDER_STAMP.triggers())

@@ -44,6 +44,7 @@ from admit.kit.routing import API_PREFIX, mount_routers
 from admit.kit.transaction import SAFE_METHODS
 from admit.oauth.routes import router as oauth_router
 from admit.orders.change_routes import router as order_change_router
+from admit.orders.kept_pages import KEPT_LISTS, kept_list
 from admit.orders.lane import create_order as order_lane
 from admit.orders.money_routes import router as order_money_router
 from admit.orders.print_logs import router as print_logs_router
@@ -120,6 +121,9 @@ LANE.add(
 for _resource in MOUNTED:
     if _resource.renderer is not None and "list" in _resource.actions:
         LANE.add("GET", f"{API_PREFIX}{_resource.path}/", list_lane(_resource), query=True)
+# The order, position and check-in list pages, answered from kept pages when they hold.
+for _path, _access, _allowed in KEPT_LISTS:
+    LANE.add("GET", _path, kept_list(_access, _allowed), query=True)
 
 
 # An edge layer wraps every HTTP request, the fast lane's included: it gets the next ASGI app
@@ -149,7 +153,7 @@ class AdmitAPI(FastAPI):
             await super().__call__(scope, receive, send)
             return
         limit = self.state.settings.max_body_bytes
-        await fastlane.serve(LANE, scope, receive, send, self._framework, limit)
+        await fastlane.serve(LANE, scope, receive, send, self.framework, limit)
 
     def build_edge(self, layers: tuple[EdgeLayer, ...]) -> None:
         edge: ASGIApp = self._dispatch
@@ -157,7 +161,7 @@ class AdmitAPI(FastAPI):
             edge = layer(edge, self.state.settings)
         self.edge = edge
 
-    async def _framework(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def framework(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
             await super().__call__(scope, receive, send)
         finally:

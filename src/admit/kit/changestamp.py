@@ -28,6 +28,7 @@ from starlette.responses import Response
 from admit.db import utcnow
 from admit.kit.pagecache import Validator
 from admit.models import (
+    CheckinList,
     Event,
     EventMetaProperty,
     Item,
@@ -55,6 +56,9 @@ _OWNERS: dict[type[Any], tuple[str, type[Any] | None]] = {
     Question: ("event_id", None),
     SubEvent: ("event_id", None),
     Quota: ("event_id", None),
+    # Not a catalog list of its own: its positions pages are kept under this stamp (a list's
+    # products and settings decide which positions they show; ``orders/kept_pages.py``).
+    CheckinList: ("event_id", None),
     ItemVariation: ("item_id", Item),
     ItemAddOn: ("base_item_id", Item),
     ItemBundle: ("base_item_id", Item),

@@ -80,11 +80,13 @@ class Child:
     """A child table: ``key`` is its column that names the parent, or the first row on the
     way there; each column of ``via`` is read from the row that the previous key names (by
     that table's primary key), the last one naming the parent. ``when``: a boolean column of
-    the child; rows where it is false do not concern the parent (failed scans)."""
+    the child; rows where it is false do not concern the parent (failed scans). ``ops``:
+    the writes of the child that move the stamp."""
 
     key: Any
     via: Sequence[Any] = ()
     when: Any = None
+    ops: Sequence[str] = ("INSERT", "UPDATE", "DELETE")
 
     @property
     def table(self) -> str:
@@ -129,11 +131,13 @@ class Child:
 @dataclass(frozen=True)
 class ParentStamp:
     """``stamp`` is the parent's stamp column (``Order.last_modified``); ``name`` prefixes
-    every trigger and function."""
+    every trigger and function. ``own``: writes of the parent row itself move it too (not so
+    for a stamp that only marks some writes of the children, such as their deletions)."""
 
     name: str
     stamp: Any
     children: Sequence[Child] = field(default_factory=tuple)
+    own: bool = True
 
     @property
     def parent(self) -> str:
@@ -181,7 +185,8 @@ class ParentStamp:
             "UPDATE": "OLD TABLE AS stamp_old NEW TABLE AS stamp_new",
             "DELETE": "OLD TABLE AS stamp_old",
         }
-        for op, referencing in tables.items():
+        for op in child.ops:
+            referencing = tables[op]
             statements.append(
                 f"CREATE TRIGGER {function}_{_OPS[op]} AFTER {op} ON {child.table} "
                 f"REFERENCING {referencing} FOR EACH STATEMENT EXECUTE FUNCTION {function}()"
@@ -207,7 +212,8 @@ class ParentStamp:
     def _sqlite_child(self, child: Child) -> list[str]:
         statements = []
         rows = {"INSERT": ["NEW"], "UPDATE": ["NEW", "OLD"], "DELETE": ["OLD"]}
-        for op, names in rows.items():
+        for op in child.ops:
+            names = rows[op]
             when = " OR ".join(f"({child._condition(row)})" for row in names)
             statements.append(
                 f"CREATE TRIGGER {self.name}_{child.table}_{_OPS[op]} AFTER {op} ON "
@@ -227,21 +233,20 @@ class ParentStamp:
 
     def triggers(self) -> list[tuple[str, str]]:
         """(trigger name, table) of every trigger this declaration installs."""
-        own = f"{self.name}_self"
-        found = [(own, self.parent)]
+        found = [(f"{self.name}_self", self.parent)] if self.own else []
         for child in self.children:
             prefix = f"{self.name}_{child.table}"
-            found += [(f"{prefix}_{op}", child.table) for op in _OPS.values()]
+            found += [(f"{prefix}_{_OPS[op]}", child.table) for op in child.ops]
         return found
 
     def create_ddl(self, dialect: str) -> list[str]:
         if dialect == "postgresql":
-            statements = self._pg_self()
+            statements = self._pg_self() if self.own else []
             for child in self.children:
                 statements += self._pg_child(child)
             return statements
         if dialect == "sqlite":
-            statements = self._sqlite_self()
+            statements = self._sqlite_self() if self.own else []
             for child in self.children:
                 statements += self._sqlite_child(child)
             return statements

@@ -23,6 +23,7 @@ from admit.models.checkin import (
     checkin_list_items,
 )
 from admit.models.customers import Customer, Membership, MembershipType
+from admit.models.deletion_stamp import DELETION_STAMP
 from admit.models.devices import Device, Gate, device_limit_events
 from admit.models.discounts import Discount, discount_benefit_items, discount_condition_items
 from admit.models.events import Event
@@ -70,6 +71,7 @@ from admit.models.waitinglist import WaitingListEntry, WaitingListSettings
 from admit.models.webhooks import Webhook, WebhookCall, WebhookCursor, webhook_limit_events
 
 __all__ = [
+    "DELETION_STAMP",
     "JOB_STATUSES",
     "ORDER_STAMP",
     "Answer",

@@ -45,3 +45,6 @@ class Event(Base):
     # Bumped by every write of the event's categories, items, questions, quotas, subevents
     # and tax rules: the stamp their lists answer ``If-Modified-Since`` from.
     catalog_modified: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    # Moved by triggers whenever one of the event's orders, check-ins or vouchers is deleted
+    # (``models/deletion_stamp.py``).
+    rows_deleted: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)

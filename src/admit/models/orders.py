@@ -40,6 +40,8 @@ class Order(Base):
         # Lists page in the reference's default order (datetime): the page is found by
         # walking the index, not by sorting every order of the event.
         Index("ix_orders_event_datetime", "event_id", "datetime", "id"),
+        # ``modified_since`` polling, and the kept pages' probe for orders changed since.
+        Index("ix_orders_event_last_modified", "event_id", "last_modified"),
         TABLE_OPTIONS,
     )
 
@@ -73,7 +75,7 @@ class Order(Base):
     custom_followup_at: Mapped[dt.date | None] = mapped_column(Date, nullable=True)
     tax_rounding_mode: Mapped[str] = mapped_column(String(100), default="line")
     last_modified: Mapped[dt.datetime] = mapped_column(
-        UTCDateTime(), default=utcnow, onupdate=utcnow, index=True
+        UTCDateTime(), default=utcnow, onupdate=utcnow
     )
 
     positions: Mapped[list[OrderPosition]] = relationship(
