@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
-from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from admit.kit.errors import APIError, FieldErrors, error_response, server_error
@@ -59,9 +58,10 @@ class LaneRequest:
         return data if isinstance(data, dict) else None
 
 
-# A handler answers, or returns None to leave the request to the application. It may raise
-# APIError / FieldErrors as route handlers do (answered the same way).
-Handler = Callable[[LaneRequest], Awaitable[Response | None]]
+# A handler answers (a Response, or any ASGI app: a kept page, or the application run with its
+# answer captured, see kit/pagecache.py), or returns None to leave the request to the
+# application. It may raise APIError / FieldErrors as route handlers do (answered the same way).
+Handler = Callable[[LaneRequest], Awaitable[ASGIApp | None]]
 
 
 @dataclass

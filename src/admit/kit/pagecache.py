@@ -59,10 +59,10 @@ _KEPT_HEADERS = frozenset({b"content-type", b"last-modified", b"x-page-generated
 
 @dataclass(frozen=True)
 class Validator:
-    """What a cached list's pages depend on. ``stamps``: one row of values (parameters
-    ``params`` plus, when ``changed`` is given, ``bound``) whose last column is ``changed``'s
-    answer: whether any row was stamped at or after ``bound``. Both are module-level
-    constants (the fast reader caches their SQL by identity)."""
+    """What a cached list's pages depend on: ``stamps``, a statement of one row (parameters:
+    the list's own and ``bound``) compared for equality; with ``probes``, its last column
+    says instead whether anything was stamped at or after ``bound`` (the kept page's). A
+    module-level constant: the fast reader caches its SQL by identity."""
 
     stamps: Select[Any]
     probes: bool = False
