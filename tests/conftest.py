@@ -201,6 +201,14 @@ class QueryCounter:
 
 
 @pytest.fixture
+def page_cache(clean_app):
+    """The app's kept list pages (``kit/pagecache.py``); they are kept on PostgreSQL only."""
+    if not clean_app.state.db.fast.native:
+        pytest.skip("the fast lane and its kept pages run on PostgreSQL")
+    return clean_app.state.page_cache
+
+
+@pytest.fixture
 def count_queries(clean_app):
     """``with count_queries() as q: ...; q.count`` — statements sent by the app."""
     return lambda: QueryCounter(clean_app)

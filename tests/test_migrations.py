@@ -19,7 +19,9 @@ async def test_models_match_migrations(app):
     assert changes == [], f"models and migrations disagree: {changes}"
 
 
-@pytest.mark.parametrize("name", ["ORDER_STAMP", "DELETION_STAMP"])
+@pytest.mark.parametrize(
+    "name", ["ORDER_STAMP", "DELETION_STAMP", "VOUCHER_STAMP", "CHECKIN_STAMP"]
+)
 async def test_stamp_triggers_are_installed(app, name):
     """Triggers are no part of the metadata: the migrations must install every one declared
     (a SQLite batch migration that recreates a table drops its triggers)."""
@@ -35,12 +37,12 @@ async def test_create_all_installs_the_order_stamp_triggers():
     """A schema made from the metadata (not the migrations) has them too."""
     from sqlalchemy.ext.asyncio import create_async_engine
 
-    from admit.models import DELETION_STAMP, ORDER_STAMP
+    from admit.models import CHECKIN_STAMP, DELETION_STAMP, ORDER_STAMP, VOUCHER_STAMP
 
     engine = create_async_engine("sqlite+aiosqlite://")  # in memory, one connection
     async with engine.begin() as conn:
         await conn.run_sync(Base.metadata.create_all)
-        for declared in (ORDER_STAMP, DELETION_STAMP):
+        for declared in (ORDER_STAMP, DELETION_STAMP, VOUCHER_STAMP, CHECKIN_STAMP):
             installed = await conn.run_sync(declared.installed)
             assert installed == set(declared.triggers())
     await engine.dispose()

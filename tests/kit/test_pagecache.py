@@ -48,10 +48,8 @@ def test_only_plain_paging_and_declared_parameters_are_cacheable() -> None:
 
 
 @pytest.fixture
-def cache(clean_app) -> PageCache:
-    if not clean_app.state.db.fast.native:
-        pytest.skip("the fast lane and its kept pages run on PostgreSQL")
-    return clean_app.state.page_cache
+def cache(page_cache: PageCache) -> PageCache:
+    return page_cache
 
 
 async def test_a_repeated_page_comes_from_the_cache_and_every_write_shows_at_once(

@@ -8,7 +8,6 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import pytest
 from sqlalchemy import text, update
 
 from admit.kit.page_stamp import PG_MARGIN, REUSE
@@ -21,13 +20,6 @@ from tests.orders.test_payments import call, place
 
 # A conditional header sends the request the route's way, unkept: a fresh rendering.
 FRESH = {"If-None-Match": '"fresh"'}
-
-
-@pytest.fixture
-def cache(clean_app) -> PageCache:
-    if not clean_app.state.db.fast.native:
-        pytest.skip("the fast lane and its kept pages run on PostgreSQL")
-    return clean_app.state.page_cache
 
 
 class Pages:
@@ -71,7 +63,9 @@ async def _raw(factory, statement) -> None:
         await s.commit()
 
 
-async def test_kept_pages_show_every_change_at_once(client, world: World, factory, cache) -> None:
+async def test_kept_pages_show_every_change_at_once(
+    client, world: World, factory, page_cache
+) -> None:
     item = await h.item(factory, world.event, "10.00")
     size = await h.question(factory, world.event, [item], "S", identifier="SIZE")
     clist = await ch.checkin_list(factory, world.event)
@@ -88,7 +82,7 @@ async def test_kept_pages_show_every_change_at_once(client, world: World, factor
             h.url(world, "orderpositions/"),
             ch.event_url(world, f"checkinlists/{clist.id}/positions/"),
         ],
-        cache,
+        page_cache,
     )
 
     def position(pk: int, body: dict) -> Callable[[], Awaitable[Any]]:
@@ -154,7 +148,9 @@ async def _raw_orm_identifier(factory, question_id: int, identifier: str) -> Non
         await s.commit()
 
 
-async def test_a_deletion_in_raw_sql_shows_at_once(client, world: World, factory, cache) -> None:
+async def test_a_deletion_in_raw_sql_shows_at_once(
+    client, world: World, factory, page_cache
+) -> None:
     """A row deleted leaves no stamp behind: the deletion stamp (a trigger) is what shows it."""
     item = await h.item(factory, world.event, "10.00")
     await place(client, world, item.id)
@@ -163,7 +159,7 @@ async def test_a_deletion_in_raw_sql_shows_at_once(client, world: World, factory
         client, world, "POST", doomed["code"], "mark_canceled/"
     )  # nothing to recount
     assert canceled.status_code == 200, canceled.text
-    pages = Pages(client, world, [h.url(world)], cache)
+    pages = Pages(client, world, [h.url(world)], page_cache)
     [before] = await pages.kept()
     assert doomed["code"] in {o["code"] for o in before["results"]}
     await _raw(factory, text("DELETE FROM orders WHERE code = :c").bindparams(c=doomed["code"]))
@@ -172,15 +168,15 @@ async def test_a_deletion_in_raw_sql_shows_at_once(client, world: World, factory
 
 
 async def test_kept_pages_are_per_credential_and_checked_like_the_route(
-    client, world: World, factory, cache
+    client, world: World, factory, page_cache
 ) -> None:
     item = await h.item(factory, world.event, "10.00")
     await place(client, world, item.id)
-    pages = Pages(client, world, [h.url(world)], cache)
+    pages = Pages(client, world, [h.url(world)], page_cache)
     await pages.kept()
-    hits = cache.hits
+    hits = page_cache.hits
     refused = await client.get(h.url(world), headers=auth(world.nobody))  # no order permission
     assert refused.status_code == 403
     outsider = await client.get(h.url(world), headers=auth(world.outsider))
     assert outsider.status_code == 403
-    assert cache.hits == hits
+    assert page_cache.hits == hits

@@ -13,6 +13,7 @@ from typing import Any
 
 from admit.checkin.access import READ, AnyEventPermission
 from admit.checkin.schemas import CheckinOut
+from admit.kit.changestamp import event_pages
 from admit.kit.context import OrgContext
 from admit.kit.crud import Resource
 from admit.kit.filtering import (
@@ -98,6 +99,7 @@ class CheckinHistory(Resource[Checkin]):
     )
     tag = "checkin"
     renderer = HISTORY_ROWS
+    kept_by = event_pages(Checkin.last_modified)
 
     def access(self, permission: str | None) -> AnyEventPermission:
         return AnyEventPermission(*READ)

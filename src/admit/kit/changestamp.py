@@ -21,7 +21,7 @@ import datetime as dt
 from email.utils import format_datetime, parsedate_to_datetime
 from typing import Any
 
-from sqlalchemy import bindparam, event, select, update
+from sqlalchemy import bindparam, event, func, or_, select, update
 from sqlalchemy.orm import Session, UOWTransaction
 from starlette.responses import Response
 
@@ -84,6 +84,29 @@ _SET_STAMP = (
 CATALOG_PAGES = Validator(
     select(_events.c.catalog_modified).where(_events.c.id == bindparam("event_id"))
 )
+
+
+def event_pages(stamp: Any) -> Validator:
+    """The validator of kept pages of an event's rows that carry a change stamp per row
+    (``stamp``, e.g. ``Order.last_modified``, indexed with the event id first): the catalog
+    stamp is unchanged (for what the rows show of the catalog), and neither a row was stamped
+    nor one of the event's orders, check-ins or vouchers deleted (``events.rows_deleted``) at
+    or after the page's bound. The newest stamp is read, not ``EXISTS (… >= :bound)``: a
+    prepared statement's generic plan guesses that a third of the rows match a range on a
+    parameter and scans them all (6 ms for 20,000 orders), where ``max`` reads one index
+    entry."""
+    bound = bindparam("bound")
+    table = stamp.class_.__table__
+    newest = select(func.max(stamp)).where(table.c.event_id == _events.c.id).scalar_subquery()
+    return Validator(
+        select(
+            _events.c.catalog_modified,
+            or_(_events.c.rows_deleted >= bound, newest >= bound),
+        ).where(_events.c.id == bindparam("event_id")),
+        probes=True,
+    )
+
+
 _ORGANIZER_EVENTS = select(_events.c.id).where(
     _events.c.organizer_id.in_(bindparam("ids", expanding=True))
 )

@@ -41,15 +41,21 @@ class RenderedReads:
         only the read schema path needs skips it when ``renders``."""
         await self.prepare(ctx, params)  # type: ignore[attr-defined]
 
+    # Resources of an event whose list pages are kept (``kit/pagecache.py``) under this
+    # validator of the event id; their rows render nothing of the event row itself.
+    kept_by: ClassVar[Validator | None] = None
+
     def page_validator(self, ctx: OrgContext) -> tuple[Validator, dict[str, Any]] | None:
         """What this list page's kept copy depends on, with the statement's parameters
         (``kit/pagecache.py``); None: never kept."""
-        return None
+        if self.kept_by is None:
+            return None
+        return self.kept_by, {"event_id": ctx.event.id}  # type: ignore[attr-defined]
 
     def snapshot_current(self, ctx: OrgContext, stamps: tuple[Any, ...]) -> bool:
         """Whether what the request rendered from (the event may be the lane's cached
         snapshot) is as new as ``stamps``: only then is the page kept."""
-        return False
+        return self.kept_by is not None
 
     def render_extra(self, ctx: OrgContext) -> Mapping[str, Any]:
         """What the renderer's ``finish`` functions need from the request."""

@@ -55,6 +55,7 @@ from admit.models.orders import (
 from admit.models.organizers import Organizer
 from admit.models.questions import Question, QuestionOption, question_items
 from admit.models.quotas import Quota, SalesCount, quota_items, quota_variations
+from admit.models.row_stamps import CHECKIN_STAMP, VOUCHER_STAMP
 from admit.models.seating import Seat, SeatingPlan
 from admit.models.sendmail import SendMailRecord, SendMailRule, sendmail_rule_items
 from admit.models.subevents import (
@@ -71,9 +72,11 @@ from admit.models.waitinglist import WaitingListEntry, WaitingListSettings
 from admit.models.webhooks import Webhook, WebhookCall, WebhookCursor, webhook_limit_events
 
 __all__ = [
+    "CHECKIN_STAMP",
     "DELETION_STAMP",
     "JOB_STATUSES",
     "ORDER_STAMP",
+    "VOUCHER_STAMP",
     "Answer",
     "AutoCheckinRule",
     "CartPosition",

@@ -79,6 +79,8 @@ class Checkin(Base):
         UniqueConstraint("position_id", "list_id", "seq"),
         Index("ix_checkins_event_datetime", "event_id", "datetime"),
         Index("ix_checkins_event_created", "event_id", "created"),
+        # The kept check-in pages' probe for scans written since a bound.
+        Index("ix_checkins_event_last_modified", "event_id", "last_modified"),
         # Exits only: entries (the redeem hot path) never touch it.
         Index(
             "ix_checkins_event_exits",
@@ -100,6 +102,11 @@ class Checkin(Base):
     type: Mapped[str] = mapped_column(String(8), default="entry")
     datetime: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)
     created: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    # Moved by a trigger on every insert and update (annulment, shredding;
+    # ``models/row_stamps.py``); NULL for rows older than it (and SQLite's raw inserts).
+    last_modified: Mapped[dt.datetime | None] = mapped_column(
+        UTCDateTime(), nullable=True, default=utcnow
+    )
     successful: Mapped[bool] = mapped_column(Boolean, default=True)
     error_reason: Mapped[str | None] = mapped_column(String(32), nullable=True)
     error_explanation: Mapped[str | None] = mapped_column(Text, nullable=True)

@@ -57,6 +57,11 @@ class Voucher(Base):
     all_bundles_included: Mapped[bool] = mapped_column(Boolean, default=False)
     budget: Mapped[Decimal | None] = mapped_column(Money, nullable=True)
     budget_used: Mapped[Decimal] = mapped_column(Money, default=Decimal("0.00"))
+    # Moved by a trigger on every insert and update, redemptions included
+    # (``models/row_stamps.py``); NULL for rows older than it (and SQLite's raw inserts).
+    last_modified: Mapped[dt.datetime | None] = mapped_column(
+        UTCDateTime(), nullable=True, default=utcnow
+    )
 
     __table_args__ = (
         # Codes are unique per event whatever their case (codes are ASCII, see the schema).
@@ -64,5 +69,7 @@ class Voucher(Base):
         # The blocking-voucher count that every quota check runs starts here.
         Index("ix_vouchers_event_block_quota", "event_id", "block_quota"),
         Index("ix_vouchers_event_tag", "event_id", "tag"),
+        # The kept voucher pages' probe for vouchers changed since a bound.
+        Index("ix_vouchers_event_last_modified", "event_id", "last_modified"),
         TABLE_OPTIONS,
     )

@@ -19,30 +19,16 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
-from sqlalchemy import bindparam, func, or_, select
-
 from admit.checkin.access import READ as CHECKIN_READ
+from admit.kit.changestamp import event_pages
 from admit.kit.context import AnyEventPermission, EventAccess, lane_context
 from admit.kit.fastlane import Handler, LaneRequest
-from admit.kit.pagecache import Filling, PageCache, Validator, cacheable, look, page_key
+from admit.kit.pagecache import Filling, PageCache, cacheable, look, page_key
 from admit.kit.routing import API_PREFIX
-from admit.models import Event, Order
+from admit.models import Order
 from admit.orders.routes import READ as ORDERS_READ
 
-_bound = bindparam("bound")
-# The newest order stamp, not ``EXISTS (… last_modified >= :bound)``: a prepared statement's
-# generic plan guesses a third of the orders match a range on a parameter and scans them all
-# (6 ms for 20,000), where ``max`` always reads one entry at the end of the index.
-_newest_order = (
-    select(func.max(Order.last_modified)).where(Order.event_id == Event.id).scalar_subquery()
-)
-ORDER_PAGES = Validator(
-    select(
-        Event.catalog_modified,
-        or_(Event.rows_deleted >= _bound, _newest_order >= _bound),
-    ).where(Event.id == bindparam("event_id")),
-    probes=True,
-)
+ORDER_PAGES = event_pages(Order.last_modified)
 
 
 def kept_list(access: EventAccess, allowed: Collection[str] = ()) -> Handler:

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ValidationError
 from starlette.responses import Response
 
 from admit.kit.body import read_list, read_object
+from admit.kit.changestamp import event_pages
 from admit.kit.context import EventAccess, EventContext, OrgContext
 from admit.kit.crud import Resource, flush_guard, mount_crud, parse_pk, validate_input
 from admit.kit.errors import NON_FIELD, FieldErrors, errors_from_pydantic, not_found
@@ -101,6 +102,9 @@ class VoucherResource(Resource[Voucher]):
     # Creation is its own route below (same shape as batch_create).
     actions = frozenset({"list", "retrieve", "update", "delete"})
     renderer = VOUCHER_ROWS
+    # A redemption moves its voucher's stamp; a seat's guid never changes (seats are matched
+    # by it, and one a voucher holds is never deleted).
+    kept_by = event_pages(Voucher.last_modified)
 
     def static_detail(self, ctx: OrgContext) -> bool:
         return self.plain_base()  # ``get_object`` only adds the writers' row lock
