@@ -86,9 +86,9 @@ found AS (
 ),
 ins AS (
   INSERT INTO checkins (event_id, list_id, position_id, seq, type, datetime, created,
-      successful, auto_checked_in, forced, nonce, device_id, device_number, gate_id,
+      last_modified, successful, auto_checked_in, forced, nonce, device_id, device_number, gate_id,
       raw_barcode, raw_source_type)
-  SELECT f.l_event_id, f.l_id, f.p_id, 1, 'entry', r.at, r.created, true, false, false,
+  SELECT f.l_event_id, f.l_id, f.p_id, 1, 'entry', r.at, r.created, now(), true, false, false,
       r.nonce, r.device, r.number, r.gate, r.secret, r.source
   FROM found f JOIN r ON r.n = f.scan_n
   WHERE f.p_id IS NOT NULL
