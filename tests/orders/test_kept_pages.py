@@ -180,3 +180,52 @@ async def test_kept_pages_are_per_credential_and_checked_like_the_route(
     outsider = await client.get(h.url(world), headers=auth(world.outsider))
     assert outsider.status_code == 403
     assert page_cache.hits == hits
+
+
+async def test_a_change_committed_after_the_page_was_read_is_not_hidden(
+    client, world: World, factory, page_cache
+) -> None:
+    """The writer's transaction starts (and stamps the order) before the page is read and
+    commits after it: the page kept from before the commit is proved stale by its bound
+    (the writer's start), not answered again. A bound taken from the clock would hide the
+    change until the next one."""
+    item = await h.item(factory, world.event, "10.00")
+    order = await place(client, world, item.id)
+    pages = Pages(client, world, [h.url(world)], page_cache)
+    await pages.kept()
+    position = order["positions"][0]["id"]
+    async with factory.sessionmaker() as writer:
+        await writer.execute(
+            update(OrderPosition)
+            .where(OrderPosition.id == position)
+            .values(attendee_email="late@example.org")
+        )
+        await asyncio.sleep(0.3)  # well past the bound's margin and reuse
+        page_cache.clear()  # the page is rendered (and kept) while the writer is open
+        before_commit = await pages.get(h.url(world))
+        await writer.commit()
+    assert before_commit["results"][0]["positions"][0]["attendee_email"] != "late@example.org"
+    for _ in range(3):
+        shown = await pages.get(h.url(world))
+        assert shown["results"][0]["positions"][0]["attendee_email"] == "late@example.org"
+
+
+async def test_pages_polled_during_concurrent_sales_end_with_every_order(
+    client, world: World, factory, page_cache
+) -> None:
+    """Orders created while the page is polled at the same time, many fills and proofs
+    interleaved with the commits: once the sales are done, every poll shows all orders."""
+    item = await h.item(factory, world.event, "10.00")
+    pages = Pages(client, world, [h.url(world)], page_cache)
+
+    async def poll() -> None:
+        for _ in range(5):
+            await pages.get(h.url(world))
+
+    await asyncio.gather(
+        *(place(client, world, item.id) for _ in range(20)), *(poll() for _ in range(10))
+    )
+    for _ in range(3):
+        shown = await pages.get(h.url(world))
+        assert shown["count"] == 20
+        assert shown == await pages.get(h.url(world), fresh=True)
