@@ -182,6 +182,7 @@ async def look(
     """The kept page for ``key`` when its validator still holds; otherwise what to keep the
     page with (call before the page is read)."""
     fast = session.info["fast"]
+    key = (*key, *sorted(params.items()))  # the event's id too: a slug can change hands
     kept = cache.get(key)
     bound = kept.bound if kept is not None else None
     row = await fast.one(session, validator.stamps, {**params, "bound": bound})
