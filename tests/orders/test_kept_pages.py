@@ -48,6 +48,17 @@ class Pages:
             bodies.append(body)
         return bodies
 
+    async def prove(self, steps: list[tuple[str, Callable[[], Awaitable[Any]]]]) -> None:
+        """For each (name, change): the pages are kept, the change is made, and then the
+        answered pages equal fresh renderings and differ from before."""
+        for name, change in steps:
+            before = await self.kept()
+            response = await change()
+            if hasattr(response, "status_code"):
+                assert response.status_code < 300, (name, response.text)
+            after = await self.agree(name)
+            assert after != before, f"{name} changed none of the pages: the step proves nothing"
+
     async def agree(self, step: str) -> list[Any]:
         """The answered pages equal fresh renderings."""
         answered = [await self.get(url) for url in self.urls]
@@ -132,13 +143,7 @@ async def test_kept_pages_show_every_change_at_once(
             ),
         ),
     ]
-    for name, change in steps:
-        before = await pages.kept()
-        response = await change()
-        if hasattr(response, "status_code"):
-            assert response.status_code < 300, (name, response.text)
-        after = await pages.agree(name)
-        assert after != before, f"{name} changed none of the pages: the step proves nothing"
+    await pages.prove(steps)
 
 
 async def _raw_orm_identifier(factory, question_id: int, identifier: str) -> None:
