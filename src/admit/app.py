@@ -37,14 +37,14 @@ from admit.kit.crud import MOUNTED
 from admit.kit.edge import OUTER_LAYERS
 from admit.kit.errors import install_error_handlers
 from admit.kit.openapi import install_openapi
-from admit.kit.pagecache import PageCache
+from admit.kit.pagecache import PageCache, kept_route
 from admit.kit.rendered import list_lane
 from admit.kit.responses import JSONResponse
 from admit.kit.routing import API_PREFIX, mount_routers
 from admit.kit.transaction import SAFE_METHODS
 from admit.oauth.routes import router as oauth_router
 from admit.orders.change_routes import router as order_change_router
-from admit.orders.kept_pages import KEPT_LISTS, kept_list
+from admit.orders.kept_pages import KEPT_LISTS, ORDER_PAGES
 from admit.orders.lane import create_order as order_lane
 from admit.orders.money_routes import router as order_money_router
 from admit.orders.print_logs import router as print_logs_router
@@ -123,7 +123,7 @@ for _resource in MOUNTED:
         LANE.add("GET", f"{API_PREFIX}{_resource.path}/", list_lane(_resource), query=True)
 # The order, position and check-in list pages, answered from kept pages when they hold.
 for _path, _access, _allowed in KEPT_LISTS:
-    LANE.add("GET", _path, kept_list(_access, _allowed), query=True)
+    LANE.add("GET", _path, kept_route(_access, ORDER_PAGES, _allowed), query=True)
 
 
 # An edge layer wraps every HTTP request, the fast lane's included: it gets the next ASGI app

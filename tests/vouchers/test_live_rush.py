@@ -140,17 +140,23 @@ async def test_concurrent_blocking_vouchers_and_sales_never_over_block(
     assert vouchers + sold == 20
 
 
+async def _quota_of_20_with_10_held(live: LiveServer) -> tuple[Any, Any]:
+    """A ticket on a quota of 20 and the voucher ``HOLD10`` blocking 10 of them."""
+    ticket = await h.item(live.factory, live.world.event)
+    quota = await h.quota(live.factory, live.world.event, 20, [ticket])
+    await h.voucher(
+        live.factory, live.world.event, "HOLD10", item_id=ticket.id, block_quota=True, max_usages=10
+    )
+    return ticket, quota
+
+
 async def test_plain_carts_beside_a_blocking_voucher_get_only_the_units_it_leaves(
     live_server: LiveServer,
 ):
     """A voucher holding 10 of 20 units, 50 plain cart positions at once (the cart lane):
     exactly 10 are sold, the voucher's 10 stay held."""
     live = live_server
-    ticket = await h.item(live.factory, live.world.event)
-    quota = await h.quota(live.factory, live.world.event, 20, [ticket])
-    await h.voucher(
-        live.factory, live.world.event, "HOLD10", item_id=ticket.id, block_quota=True, max_usages=10
-    )
+    ticket, quota = await _quota_of_20_with_10_held(live)
     headers = auth(live.world.admin)
     async with live.client(connections=CLIENTS) as client:
         body = _sale_body("carts", ticket.id)
@@ -173,11 +179,7 @@ async def test_orders_redeeming_a_blocking_voucher_alongside_a_sellout(live_serv
     """A voucher holding 10 units, 50 holders and 50 buyers without it at once: the holders
     get exactly 10, the others exactly the 10 units left, the quota is never oversold."""
     live = live_server
-    ticket = await h.item(live.factory, live.world.event)
-    quota = await h.quota(live.factory, live.world.event, 20, [ticket])
-    await h.voucher(
-        live.factory, live.world.event, "HOLD10", item_id=ticket.id, block_quota=True, max_usages=10
-    )
+    ticket, quota = await _quota_of_20_with_10_held(live)
     headers = auth(live.world.admin)
     async with live.client(connections=CLIENTS) as client:
 

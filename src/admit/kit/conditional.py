@@ -26,6 +26,7 @@ import orjson
 from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from admit.kit.captured import Captured
 from admit.kit.writelock import Busy, WriteLocks
 
 WRITES = frozenset({"PUT", "PATCH", "DELETE"})
@@ -199,8 +200,7 @@ def conditional_layer(app: ASGIApp, _settings: Any) -> ASGIApp:
         inner["method"] = "GET"
         inner["headers"] = [h for h in scope["headers"] if h[0] not in _DROPPED_FOR_GET]
         inner["state"] = dict(scope.get("state") or {})
-        status = 0
-        chunks: list[bytes] = []
+        captured = Captured()
         asked = False
 
         async def receive() -> Message:
@@ -210,17 +210,11 @@ def conditional_layer(app: ASGIApp, _settings: Any) -> ASGIApp:
             asked = True
             return {"type": "http.request", "body": b"", "more_body": False}
 
-        async def collect(message: Message) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = message["status"]
-            elif message["type"] == "http.response.body":
-                chunks.append(message.get("body", b""))
-
-        await app(inner, receive, collect)
+        await app(inner, receive, captured.send)
+        status = captured.status or 0
         if status != 200 or not known(scope).is_detail_get(inner.get("route")):
             return status, None
-        return status, make_etag(b"".join(chunks))
+        return status, make_etag(captured.body)
 
     async def guarded_write(scope: Scope, receive: Receive, send: Send, wanted: bytes) -> None:
         engine = scope["app"].state.db.engine

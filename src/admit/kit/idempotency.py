@@ -27,10 +27,11 @@ from typing import Any
 
 import orjson
 from sqlalchemy.exc import DBAPIError
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from admit.config import Settings
 from admit.kit import idempotency_store as store
+from admit.kit.captured import Captured
 from admit.kit.errors import busy_error
 from admit.kit.fastlane import read_body, replay
 from admit.kit.transaction import commit, run_after_commit
@@ -100,29 +101,15 @@ def _conflict(request: store.Request, existing: store.Existing) -> store.Answer 
     )
 
 
-class _Capture:
-    """Holds the inner application's answer until it is stored."""
-
-    def __init__(self) -> None:
-        self.status: int | None = None
-        self.headers: list[tuple[bytes, bytes]] = []
-        self.chunks: list[bytes] = []
-
-    async def send(self, message: Message) -> None:
-        if message["type"] == "http.response.start":
-            self.status = message["status"]
-            self.headers = list(message.get("headers", ()))
-        elif message["type"] == "http.response.body":
-            self.chunks.append(message.get("body", b""))
-
-    def answer(self) -> store.Answer:
-        assert self.status is not None
-        headers = [
-            [k.decode("latin-1"), v.decode("latin-1")]
-            for k, v in self.headers
-            if k.lower() != b"content-length"
-        ]
-        return store.Answer(self.status, headers, b"".join(self.chunks))
+def _answer_of(captured: Captured) -> store.Answer:
+    """The inner application's answer, as it is stored."""
+    assert captured.status is not None
+    headers = [
+        [k.decode("latin-1"), v.decode("latin-1")]
+        for k, v in captured.headers
+        if k.lower() != b"content-length"
+    ]
+    return store.Answer(captured.status, headers, captured.body)
 
 
 def layer(app: ASGIApp, settings: Settings) -> ASGIApp:
@@ -178,7 +165,7 @@ async def _keyed(
         await _refuse(send, request, claimed)
         return
     scope[store.CLAIM] = claimed
-    capture = _Capture()
+    capture = Captured()
     try:
         await app(scope, replay(messages, receive), capture.send)
     except BaseException:
@@ -189,7 +176,7 @@ async def _keyed(
     if capture.status is None:  # nothing was answered: nothing to keep either
         await _abandon(db, claimed)
         return
-    answer = capture.answer()
+    answer = _answer_of(capture)
     if claimed.session is not None:
         answer = await _commit_with_answer(db, claimed, answer, hours)
     elif claimed.state == "pending":

@@ -44,9 +44,11 @@ from urllib.parse import parse_qsl
 
 from sqlalchemy import Select
 from sqlalchemy.ext.asyncio import AsyncSession
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
-from admit.kit.fastlane import LaneRequest
+from admit.kit.captured import Captured
+from admit.kit.context import lane_context
+from admit.kit.fastlane import Handler, LaneRequest
 from admit.kit.page_stamp import page_generated
 
 # Requests with these go the framework's way (their answers depend on more than the rows).
@@ -139,13 +141,13 @@ def cacheable(request: LaneRequest, allowed: Collection[str]) -> bool:
     return names <= PAGING.union(allowed)
 
 
-def page_key(scope: Scope, principal: Any) -> tuple[Any, ...]:
-    host = next((v for k, v in scope["headers"] if k == b"host"), b"")
+def page_key(request: LaneRequest, principal: Any) -> tuple[Any, ...]:
+    scope = request.scope
     return (
         principal.kind,
         principal.id,
         scope.get("scheme"),
-        host,
+        request.header(b"host"),
         scope.get("root_path", ""),
         scope["path"],
         scope["query_string"],
@@ -212,19 +214,30 @@ class Filling:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        start: Message | None = None
-        chunks: list[bytes] = []
-        complete = False
+        captured = Captured()
+        await self.app(scope, receive, captured.passing_to(send))
+        if captured.status is not None and captured.complete:
+            self.lookup.keep(self.cache, captured.status, captured.headers, captured.body)
 
-        async def capture(message: Message) -> None:
-            nonlocal start, complete
-            if message["type"] == "http.response.start":
-                start = message
-            elif message["type"] == "http.response.body":
-                chunks.append(message.get("body", b""))
-                complete = not message.get("more_body", False)
-            await send(message)
 
-        await self.app(scope, receive, capture)
-        if start is not None and complete:
-            self.lookup.keep(self.cache, start["status"], start["headers"], b"".join(chunks))
+def kept_route(access: Any, validator: Validator, allowed: Collection[str] = ()) -> Handler:
+    """A lane handler for an event's list route whose caller check is ``access`` (the
+    route's own) and whose pages ``validator`` proves: a kept page when it holds, else the
+    route's answer, kept. Query parameters other than paging and ``allowed``, conditional
+    headers and callers the check refuses go the route's way, unkept."""
+
+    async def handler(request: LaneRequest) -> ASGIApp | None:
+        cache: PageCache = request.scope["app"].state.page_cache
+        if not cache.enabled or not cacheable(request, allowed):
+            return None
+        async with lane_context(request.scope, access, request.params) as ctx:
+            if ctx is None:
+                return None  # the route gives the 401/403
+            key = page_key(request, ctx.principal)
+            params = {"event_id": ctx.event.id}  # type: ignore[attr-defined]
+            lookup = await look(cache, ctx.session, key, validator, params)
+        if lookup.answer is not None:
+            return lookup.answer
+        return Filling(cache, lookup, request.scope["app"].framework)
+
+    return handler

@@ -178,7 +178,7 @@ def list_lane(resource: Resource[Any]) -> Handler:
             lookup: Lookup | None = None
             validator = resource.page_validator(ctx) if cache.enabled else None
             if validator is not None and cacheable(request, ()):
-                key = page_key(request.scope, ctx.principal)
+                key = page_key(request, ctx.principal)
                 lookup = await look(cache, ctx.session, key, *validator)
                 if lookup.answer is not None:
                     return lookup.answer
