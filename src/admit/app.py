@@ -150,7 +150,8 @@ class AdmitAPI(FastAPI):
 
     async def _dispatch(self, scope: Scope, receive: Receive, send: Send) -> None:
         if not self.state.db.fast.native:
-            await super().__call__(scope, receive, send)
+            if await idempotency.before_framework(scope, send):
+                await super().__call__(scope, receive, send)
             return
         limit = self.state.settings.max_body_bytes
         await fastlane.serve(LANE, scope, receive, send, self.framework, limit)
@@ -162,6 +163,8 @@ class AdmitAPI(FastAPI):
         self.edge = edge
 
     async def framework(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if not await idempotency.before_framework(scope, send):
+            return
         try:
             await super().__call__(scope, receive, send)
         finally:

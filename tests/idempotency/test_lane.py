@@ -1,5 +1,6 @@
 """Keyed requests on the fast lane (PostgreSQL): they stay on the lane, commit their answers
-with their changes in group transactions, and replay exactly.
+with their changes (the cart call writes a key's row itself, ``kit/idempotency_inline``; the
+other lanes in group transactions), and replay exactly.
 
 On SQLite there is no lane: the same tests then exercise the framework path."""
 
@@ -7,18 +8,22 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import hashlib
 from typing import Any
 
 import asyncpg
+import orjson
 import pytest
 from sqlalchemy import func, select, text
 
-from admit.kit import idempotency_lane
+from admit.carts import fastpath
+from admit.kit import idempotency, idempotency_lane
 from admit.kit import idempotency_store as store
 from admit.models import CartPosition, Checkin, IdempotencyKey
 from tests.carts import helpers as carts
 from tests.checkin import helpers as checkin
 from tests.factories import auth
+from tests.lane_spy import record_outcomes
 
 
 async def _count(factory: Any, model: Any, *where: Any) -> int:
@@ -31,7 +36,14 @@ def _lane_groups_used(app: Any) -> bool:
     return lane is not None and lane.fast is app.state.db.fast
 
 
-async def test_keyed_cart_rush_sells_exactly_and_replays(client, world, factory, clean_app):
+def auth_header(world: Any) -> bytes:
+    return auth(world.admin)["Authorization"].encode()
+
+
+async def test_keyed_cart_rush_sells_exactly_and_replays(
+    client, world, factory, clean_app, monkeypatch
+):
+    outcomes = _cart_outcomes(clean_app, monkeypatch)
     ticket = await carts.item(factory, world.event)
     await carts.quota(factory, world.event, 20, [ticket], name="Main")
     url = carts.url(world)
@@ -44,8 +56,8 @@ async def test_keyed_cart_rush_sells_exactly_and_replays(client, world, factory,
     statuses = sorted(r.status_code for r in first)
     assert statuses == [201] * 20 + [400] * 10
     assert await _count(factory, CartPosition) == 20
-    if clean_app.state.db.fast.native:
-        assert _lane_groups_used(clean_app)
+    if outcomes is not None:  # every one sold or refused on the lane, none declined
+        assert sorted(outcomes) == ["created"] * 20 + ["sold_out"] * 10
     stored = await _count(factory, IdempotencyKey, IdempotencyKey.status.is_not(None))
     assert stored == 30
     again = await asyncio.gather(*(post(n) for n in range(30)))
@@ -54,6 +66,15 @@ async def test_keyed_cart_rush_sells_exactly_and_replays(client, world, factory,
         assert b.headers["idempotent-replayed"] == "true"
         assert "idempotent-replayed" not in a.headers
     assert await _count(factory, CartPosition) == 20
+    if outcomes is not None:  # the repeats came to the lane (sold out now: it wrote nothing)
+        assert outcomes[30:] == ["sold_out"] * 30
+
+
+def _cart_outcomes(app: Any, monkeypatch: Any) -> list[str] | None:
+    """The cart lane's outcomes (None off PostgreSQL, where there is no lane)."""
+    if not app.state.db.fast.native:
+        return None
+    return record_outcomes(app, monkeypatch, fastpath._sales)
 
 
 async def test_one_key_many_times_at_once_sells_once(client, world, factory):
@@ -103,10 +124,10 @@ async def test_keyed_redeem_on_the_lane(client, world, factory, clean_app):
 async def test_a_failed_group_commits_nothing_and_frees_the_keys(client, world, factory, clean_app):
     if not clean_app.state.db.fast.native:
         pytest.skip("group transactions are the PostgreSQL lane's")
-    ticket = await carts.item(factory, world.event)
-    await carts.quota(factory, world.event, 10, [ticket])
+    ticket = await checkin.ticket(factory, world.event)
+    _order, positions = await checkin.order(factory, world.event, ticket, n=1)
+    entrance = await checkin.checkin_list(factory, world.event)
     headers = {**auth(world.admin), "X-Idempotency-Key": "doomed"}
-    body = {"item": ticket.id, "price": "5"}
     original = idempotency_lane._Lane._finish
 
     async def broken(self: Any, link: Any, group: Any) -> bool:
@@ -115,20 +136,71 @@ async def test_a_failed_group_commits_nothing_and_frees_the_keys(client, world, 
 
     idempotency_lane._Lane._finish = broken  # type: ignore[method-assign]
     try:
-        failed = await client.post(carts.url(world), json=body, headers=headers)
+        failed = await checkin.redeem(
+            client, world, positions[0].secret, [entrance.id], headers=headers
+        )
     except AssertionError:  # the client fixture refuses 5xx: check the effect below
         failed = None
     finally:
         idempotency_lane._Lane._finish = original  # type: ignore[method-assign]
     assert failed is None
-    assert await _count(factory, CartPosition) == 0
+    assert await _count(factory, Checkin) == 0
     assert await _count(factory, IdempotencyKey) == 0
-    retried = await client.post(carts.url(world), json=body, headers=headers)
+    retried = await checkin.redeem(
+        client, world, positions[0].secret, [entrance.id], headers=headers
+    )
     assert retried.status_code == 201
-    assert await _count(factory, CartPosition) == 1
+    assert await _count(factory, Checkin) == 1
     async with factory.sessionmaker() as session:
         status = await session.scalar(text("SELECT status FROM idempotency_keys"))
     assert status == 201
+
+
+async def test_the_cart_call_respects_a_taken_key_and_takes_over_a_lapsed_one(
+    client, world, factory, clean_app, monkeypatch
+):
+    """The key's row written by the cart call itself: a running claim of another request
+    (its lease not run out) makes it write nothing (409); a lapsed one is taken over."""
+    outcomes = _cart_outcomes(clean_app, monkeypatch)
+    ticket = await carts.item(factory, world.event)
+    await carts.quota(factory, world.event, 10, [ticket])
+    payload = orjson.dumps({"item": ticket.id, "price": "5"})
+    body_hash = hashlib.sha256(payload).hexdigest()
+    credential = idempotency._credential({"headers": [(b"authorization", auth_header(world))]})
+    now = dt.datetime.now(dt.UTC)
+    async with factory.sessionmaker() as session:
+        for key, expires in (("running", now + store.LEASE), ("lapsed", now - dt.timedelta(1))):
+            session.add(
+                IdempotencyKey(
+                    credential=credential, key=key, method="POST", path=carts.url(world),
+                    body_hash=body_hash, status=None, headers=[], body=b"", created=now,
+                    expires=expires,
+                )
+            )  # fmt: skip
+        await session.commit()
+
+    def post(key: str) -> Any:
+        headers = {
+            **auth(world.admin), "X-Idempotency-Key": key, "Content-Type": "application/json"
+        }  # fmt: skip
+        return client.post(carts.url(world), content=payload, headers=headers)
+
+    busy = await post("running")
+    assert busy.status_code == 409
+    assert "still being processed" in busy.json()["detail"]
+    assert await _count(factory, CartPosition) == 0
+    taken_over = await post("lapsed")
+    assert taken_over.status_code == 201
+    assert await _count(factory, CartPosition) == 1
+    async with factory.sessionmaker() as session:
+        row = (
+            await session.execute(
+                text("SELECT status, body FROM idempotency_keys WHERE key = 'lapsed'")
+            )
+        ).one()
+    assert (row.status, bytes(row.body)) == (201, taken_over.content)
+    if outcomes is not None:
+        assert outcomes == ["taken", "created"]
 
 
 async def test_stored_answers_keep_any_bytes(client, world, factory, clean_app):
@@ -146,6 +218,9 @@ async def test_stored_answers_keep_any_bytes(client, world, factory, clean_app):
     assert (again.status_code, again.content) == (201, first.content)
     assert again.headers["idempotent-replayed"] == "true"
     assert await _count(factory, CartPosition) == 1
+    async with factory.sessionmaker() as session:
+        stored = await session.scalar(text("SELECT body FROM idempotency_keys"))
+    assert bytes(stored) == first.content
 
 
 async def test_a_claim_taken_over_is_not_answered(clean_app):

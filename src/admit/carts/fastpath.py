@@ -25,18 +25,21 @@ import asyncpg
 from pydantic import ValidationError
 from sqlalchemy import bindparam, insert
 from sqlalchemy.engine import Dialect
+from starlette.responses import Response
+from starlette.types import Scope
 
 from admit.carts.render import render
 from admit.carts.schemas import CartPositionIn
 from admit.carts.service import RESERVATION_TIME, name_parts, new_cart_id
 from admit.db import utcnow
 from admit.events.plugins import SALES_CHANNELS
-from admit.kit import fastread
+from admit.kit import fastread, idempotency_inline
 from admit.kit.batching import Coalescer
 from admit.kit.context import EventAccess, EventContext, lane_context
 from admit.kit.errors import BUSY_SQLSTATES, NON_FIELD
 from admit.kit.fastlane import LaneRequest
-from admit.kit.idempotency_lane import lane_write
+from admit.kit.idempotency import as_response, settle
+from admit.kit.idempotency_store import UNCLAIMED, Answer, Request
 from admit.kit.plpgsql import embed, temp_function
 from admit.kit.responses import JSONResponse
 from admit.models import CartPosition
@@ -72,10 +75,13 @@ _PER_REQUEST = (
     ("includes_tax", "boolean[]"),
     ("attendee_name_parts", "jsonb"),
 )
+# A keyed request's key and answer, written by the call with its position
+# (``kit/idempotency_inline``); NULL for a request without a key.
+_KEYED = tuple(zip(idempotency_inline.COLUMNS, idempotency_inline.TYPES, strict=True))
 _NOT_PLAIN = {"voucher_id": "NULL", "addon_to_id": "NULL", "seat_id": "NULL", "is_bundled": "false"}
-_ARGUMENT_COUNT = len(_SHARED) + len(_PER_REQUEST)
+_ARGUMENT_COUNT = len(_SHARED) + len(_PER_REQUEST) + len(_KEYED)
 CALL = (
-    "SELECT outcome, position_ids, quota_name FROM pg_temp.admit_add_to_carts("
+    "SELECT outcome, positions, quota_name FROM pg_temp.admit_add_to_carts("
     + ", ".join(f"${n}" for n in range(1, _ARGUMENT_COUNT + 1))
     + ")"
 )
@@ -83,10 +89,11 @@ CALL = (
 
 def function_sql(dialect: Dialect) -> str:
     """``pg_temp.admit_add_to_carts``: for a batch of N requests for one product, outcome
-    ``declined`` (nothing written: the general path takes them all) or ``done``: the first
-    ``position_ids`` requests got a position, the others find the quota ``quota_name`` sold
-    out. That is what N sales one after another would give."""
-    arg = {name: f"p_{name}" for name, _ in (*_SHARED, *_PER_REQUEST)}
+    ``declined`` (nothing written: the general path takes them all) or ``done`` with one
+    element of ``positions`` per request: the id of its new position; 0 when its
+    idempotency key was taken (nothing written for it); NULL when the quota ``quota_name``
+    was sold out before its turn. That is what N sales one after another would give."""
+    arg = {name: f"p_{name}" for name, _ in (*_SHARED, *_PER_REQUEST, *_KEYED)}
     element = {name: f"p_{name}[i]" for name, _ in _PER_REQUEST}
     element["attendee_name_parts"] = "p_attendee_name_parts -> (i - 1)"
     quotas = {
@@ -95,11 +102,12 @@ def function_sql(dialect: Dialect) -> str:
         "variation_id": arg["variation_id"],
         "subevent_id": f"coalesce({arg['subevent_id']}, 0)",
     }
-    columns = [c.key for c in CartPosition.__table__.columns if c.key != "id"]
+    columns = [c.key for c in CartPosition.__table__.columns]
     insert_sql = embed(
-        insert(CartPosition).values({c: bindparam(c) for c in columns}).returning(CartPosition.id),
+        insert(CartPosition).values({c: bindparam(c) for c in columns}),
         dialect,
-        {c: _NOT_PLAIN.get(c) or element.get(c) or arg[c] for c in columns},
+        {"id": "v_id"}
+        | {c: _NOT_PLAIN.get(c) or element.get(c) or arg[c] for c in columns if c != "id"},
     )
     ledger_sql = embed(
         ledger.upsert_statement(dialect.name),
@@ -110,7 +118,16 @@ def function_sql(dialect: Dialect) -> str:
             "subevent_id": f"coalesce({arg['subevent_id']}, 0)",
             "pending": "0",
             "paid": "0",
-            "carts": "v_room",
+            "carts": "v_sold",
+        },
+    )
+    key_sql = embed(
+        idempotency_inline.key_insert(),
+        dialect,
+        {
+            **{name: f"p_{name}[i]" for name, _ in _KEYED},
+            "value": "v_id",
+            "key_created": "p_datetime",
         },
     )
     taken_sql = embed(
@@ -181,12 +198,23 @@ LOOP
         quota_name := q.name;
     END IF;
 END LOOP;
-position_ids := '{{}}';
-FOR i IN 1 .. v_room LOOP
-    {insert_sql} INTO v_id;
-    position_ids := position_ids || v_id;
+positions := array_fill(NULL::integer, ARRAY[cardinality(p_cart_id)]);
+v_sold := 0;
+FOR i IN 1 .. cardinality(p_cart_id) LOOP
+    EXIT WHEN v_sold >= v_room;
+    v_id := nextval(v_sequence);
+    IF p_key_key[i] IS NOT NULL THEN
+        {key_sql} INTO v_key;
+        IF NOT FOUND THEN
+            positions[i] := 0;
+            CONTINUE;
+        END IF;
+    END IF;
+    {insert_sql};
+    positions[i] := v_id;
+    v_sold := v_sold + 1;
 END LOOP;
-IF v_room > 0 THEN
+IF v_sold > 0 THEN
     {ledger_sql};
 END IF;
 outcome := 'done';
@@ -203,10 +231,13 @@ v_stale bigint;
 v_left bigint;
 v_held bigint;
 v_room bigint;
+v_sold bigint;
 v_id integer;
+v_key integer;
+v_sequence regclass := pg_get_serial_sequence('cart_positions', 'id');
 """
-    arguments = ", ".join(f"{arg[n]} {t}" for n, t in (*_SHARED, *_PER_REQUEST)) + (
-        ", OUT outcome text, OUT position_ids integer[], OUT quota_name text"
+    arguments = ", ".join(f"{arg[n]} {t}" for n, t in (*_SHARED, *_PER_REQUEST, *_KEYED)) + (
+        ", OUT outcome text, OUT positions integer[], OUT quota_name text"
     )
     return temp_function("admit_add_to_carts", arguments, "record", declare, body)
 
@@ -230,8 +261,8 @@ def _plain(request: LaneRequest) -> CartPositionIn | None:
 # The pool, and the product as (event id, item, variation, subevent, has_subevents): what the
 # requests of one batch share.
 Product = tuple[asyncpg.Pool, int, int, int | None, int | None, bool]
-# What a request gets: ("created", position id), ("sold_out", quota name), ("declined", None)
-# or ("busy", None).
+# What a request gets: ("created", position id), ("sold_out", quota name), ("taken", None)
+# (its idempotency key was), ("declined", None) or ("busy", None).
 Outcome = tuple[str, Any]
 
 
@@ -239,10 +270,16 @@ async def _sell(product: Product, rows: list[dict[str, Any]]) -> list[Outcome]:
     """One call for a batch of requests for one product (see :func:`function_sql`)."""
     pool, *shared = product
     now = utcnow()
+    for row in rows:
+        row["datetime"] = now
     columns = [[row[name] for row in rows] for name, _ in _PER_REQUEST[:-1]]
     parts = [row["attendee_name_parts"] for row in rows]
+    keyed = [_keyed_columns(row) for row in rows]
+    keys = [list(column) for column in zip(*keyed, strict=True)]
     try:
-        outcome, ids, quota_name = await pool.fetchrow(CALL, *shared, now, *columns, parts)
+        outcome, positions, quota_name = await pool.fetchrow(
+            CALL, *shared, now, *columns, parts, *keys
+        )
     except asyncpg.PostgresError as exc:
         # Nothing was written. A lock timeout is answered as the general path would; any
         # other problem is left to the general path to meet (and report) on its own.
@@ -250,13 +287,32 @@ async def _sell(product: Product, rows: list[dict[str, Any]]) -> list[Outcome]:
         return [(kind, None)] * len(rows)
     if outcome != "done":
         return [("declined", None)] * len(rows)
-    for row in rows:
-        row["datetime"] = now
-    created: list[Outcome] = [("created", position_id) for position_id in ids]
-    return created + [("sold_out", quota_name)] * (len(rows) - len(ids))
+    return [
+        ("sold_out", quota_name) if pk is None else ("taken", None) if pk == 0 else ("created", pk)
+        for pk in positions
+    ]
 
 
 _sales: Coalescer[Product, dict[str, Any], Outcome] = Coalescer(_sell)
+_NO_KEY = (None,) * len(_KEYED)
+
+
+def _keyed_columns(row: dict[str, Any]) -> tuple[object, ...]:
+    """The row's values for the key arrays: its answer rendered now that the batch's time
+    (the position's ``datetime``) is known, or NULLs."""
+    keyed: tuple[Request, float] | None = row.get("keyed")
+    if keyed is None:
+        return _NO_KEY
+    request, hours = keyed
+    row["inline"] = idempotency_inline.prepare(request, lambda pk: _created(row, pk), hours)
+    return row["inline"].columns()
+
+
+def _created(row: dict[str, Any], position_id: int) -> JSONResponse:
+    position = SimpleNamespace(
+        id=position_id, voucher_id=None, addon_to_id=None, is_bundled=False, seat_id=None, **row
+    )
+    return JSONResponse(render(position, []), status_code=201)  # type: ignore[arg-type]
 
 
 _ACCESS = EventAccess(WRITE)
@@ -271,10 +327,16 @@ async def create_cart(request: LaneRequest) -> JSONResponse | None:
         if ctx is None:
             return None
         assert isinstance(ctx, EventContext)
-        return await lane_write(request.scope, ctx.session, lambda: _sell_one(ctx, data))
+        keyed = None
+        unclaimed: Request | None = request.scope.get(UNCLAIMED)
+        if unclaimed is not None:
+            keyed = (unclaimed, request.scope["app"].state.settings.idempotency_hours)
+        return await _sell_one(ctx, data, keyed, request.scope)
 
 
-async def _sell_one(ctx: EventContext, data: CartPositionIn) -> JSONResponse | None:
+async def _sell_one(
+    ctx: EventContext, data: CartPositionIn, keyed: tuple[Request, float] | None, scope: Scope
+) -> Response | None:
     event = ctx.event
     now = utcnow()
     problems: dict[str, Any] = {}
@@ -300,17 +362,20 @@ async def _sell_one(ctx: EventContext, data: CartPositionIn) -> JSONResponse | N
         "sales_channel": data.sales_channel,
         "includes_tax": data.includes_tax is not False,
         "attendee_name_parts": parts,
+        "keyed": keyed,
     }
     pool = await ctx.session.info["fast"].pool()
     product = (pool, event.id, data.item, data.variation, data.subevent, event.has_subevents)
     kind, value = await _sales.submit(product, row)
+    inline: idempotency_inline.Inline | None = row.get("inline")
+    if kind == "created":
+        return inline.response(scope, value, now) if inline else _created(row, value)
+    if inline is not None:  # nothing was written: the key is settled as for any request
+        settled = await settle(scope)
+        if isinstance(settled, Answer):
+            return as_response(settled)
     if kind == "sold_out":
         return JSONResponse({NON_FIELD: [sold_out_message(value, 0)]}, status_code=400)
     if kind == "busy":
         raise quota_busy()
-    if kind != "created":
-        return None
-    position = SimpleNamespace(
-        id=value, voucher_id=None, addon_to_id=None, is_bundled=False, seat_id=None, **row
-    )
-    return JSONResponse(render(position, []), status_code=201)  # type: ignore[arg-type]
+    return None  # declined (or a taken key whose row went meanwhile): the general path

@@ -27,6 +27,7 @@ from typing import Any
 
 import orjson
 from sqlalchemy.exc import DBAPIError
+from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from admit.config import Settings
@@ -39,7 +40,7 @@ from admit.kit.transaction import commit, run_after_commit
 log = logging.getLogger("admit")
 
 HEADER = b"x-idempotency-key"
-REPLAYED = (b"idempotent-replayed", b"true")
+_REPLAYED = ("idempotent-replayed", "true")
 UNSAFE = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 MAX_KEY = 200
 
@@ -70,12 +71,10 @@ def _credential(scope: Scope) -> str:
     return hashlib.sha256(found or cookie).hexdigest()
 
 
-async def _send(send: Send, answer: store.Answer, replayed: bool = False) -> None:
+async def _send(send: Send, answer: store.Answer) -> None:
     headers = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in answer.headers]
     if answer.status >= 200 and answer.status not in (204, 304):
         headers.append((b"content-length", str(len(answer.body)).encode()))
-    if replayed:
-        headers.append(REPLAYED)
     await send({"type": "http.response.start", "status": answer.status, "headers": headers})
     await send({"type": "http.response.body", "body": answer.body})
 
@@ -157,26 +156,32 @@ async def _keyed(
         _credential(scope), key, scope["method"], path, hashlib.sha256(body).hexdigest()
     )
     db = scope["app"].state.db
-    for _attempt in range(3):
-        claimed = await store.claim(db, request)
-        if claimed is not None:
-            break
-    if not isinstance(claimed, store.Claim):
-        await _refuse(send, request, claimed)
-        return
-    scope[store.CLAIM] = claimed
+    scope[store.UNCLAIMED] = request
     capture = Captured()
     try:
         await app(scope, replay(messages, receive), capture.send)
     except BaseException:
-        await _abandon(db, claimed)
+        claimed = scope.get(store.CLAIM)
+        if claimed is not None:
+            await _abandon(db, claimed)
         if capture.status is None:
             await _send(send, _answer(500, "Internal server error."))
         raise
+    claimed = scope.get(store.CLAIM)
     if capture.status is None:  # nothing was answered: nothing to keep either
-        await _abandon(db, claimed)
+        if claimed is not None:
+            await _abandon(db, claimed)
         return
     answer = _answer_of(capture)
+    if store.UNCLAIMED in scope:  # answered before anything needed the key: no change made
+        settled = await settle(scope)
+        if isinstance(settled, store.Answer):
+            await _send(send, settled)
+            return
+        claimed = settled
+    if claimed is None:  # the key was taken: the answer is the refusal
+        await _send(send, answer)
+        return
     if claimed.session is not None:
         answer = await _commit_with_answer(db, claimed, answer, hours)
     elif claimed.state == "pending":
@@ -189,19 +194,57 @@ async def _keyed(
     await _send(send, answer)
 
 
-async def _refuse(send: Send, request: store.Request, existing: store.Existing | None) -> None:
+async def settle(scope: Scope) -> store.Claim | store.Answer | None:
+    """The claim of the request's key, taken now if the idempotency layer left it to the
+    path that runs the request (``store.UNCLAIMED``); or the answer that refuses the request
+    because its key is taken (a replay, or 409); None for a request without a key. Every
+    path calls this before it changes anything, unless its statement claims the key itself."""
+    request: store.Request | None = scope.pop(store.UNCLAIMED, None)
+    if request is None:
+        return scope.get(store.CLAIM)
+    db = scope["app"].state.db
+    for _attempt in range(3):
+        claimed = await store.claim(db, request)
+        if claimed is not None:
+            break
+    if isinstance(claimed, store.Claim):
+        scope[store.CLAIM] = claimed
+        return claimed
+    return _refusal(request, claimed)
+
+
+async def before_framework(scope: Scope, send: Send) -> bool:
+    """Settles the key of a request about to run in the framework; False when the request
+    was answered instead (its key is taken)."""
+    if store.UNCLAIMED not in scope:
+        return True
+    settled = await settle(scope)
+    if isinstance(settled, store.Answer):
+        await _send(send, settled)
+        return False
+    return True
+
+
+def as_response(answer: store.Answer) -> Response:
+    """An answer built here (a refusal) as a response, for the fast lane's handlers."""
+    response = Response(answer.body, status_code=answer.status)
+    response.raw_headers = [
+        *((k.encode("latin-1"), v.encode("latin-1")) for k, v in answer.headers),
+        (b"content-length", str(len(answer.body)).encode()),
+    ]
+    return response
+
+
+def _refusal(request: store.Request, existing: store.Existing | None) -> store.Answer:
     if existing is None:
-        await _send(send, _answer(409, "This idempotency key is busy. Please try again."))
-        return
+        return _answer(409, "This idempotency key is busy. Please try again.")
     conflict = _conflict(request, existing)
     if conflict is not None:
-        await _send(send, conflict)
-    elif existing.status is None:
+        return conflict
+    if existing.status is None:
         detail = "A request with this idempotency key is still being processed."
-        await _send(send, _answer(409, detail, [(b"retry-after", b"1")]))
-    else:
-        stored = store.Answer(existing.status, existing.headers, existing.body)
-        await _send(send, stored, replayed=True)
+        return _answer(409, detail, [(b"retry-after", b"1")])
+    return store.Answer(existing.status, [*existing.headers, list(_REPLAYED)], existing.body)
 
 
 async def _abandon(db: Any, claim: store.Claim) -> None:

@@ -36,6 +36,7 @@ from admit.db import utcnow
 from admit.kit import idempotency_store as store
 from admit.kit.errors import APIError, FieldErrors, error_response
 from admit.kit.fastread import FastReader
+from admit.kit.idempotency import as_response, settle
 from admit.kit.responses import JSONResponse
 
 log = logging.getLogger("admit")
@@ -221,7 +222,10 @@ def _retry_later() -> Response:
 async def lane_write(scope: dict[str, Any], session: AsyncSession, work: Work) -> Response | None:
     """Runs a lane handler's writing part: as is for a request without an idempotency key,
     in a group transaction that stores its answer for a keyed one (see the module)."""
-    claim: store.Claim | None = scope.get(store.CLAIM)
+    settled = await settle(scope)
+    if isinstance(settled, store.Answer):
+        return as_response(settled)
+    claim = settled
     if claim is None:
         return await work()
     fast: FastReader = session.info["fast"]

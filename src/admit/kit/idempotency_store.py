@@ -36,6 +36,10 @@ from admit.models import IdempotencyKey
 
 # The scope entry of a keyed request: its :class:`Claim`.
 CLAIM = "admit.idempotency"
+# The scope entry of a keyed request whose key is not claimed yet: its :class:`Request`. The
+# idempotency layer leaves the claim to the path that runs the request, so that a lane whose
+# statement claims the key itself (``idempotency_inline``) costs no statement more.
+UNCLAIMED = "admit.idempotency.unclaimed"
 # How long a running claim blocks its key: past it, the request is taken for dead.
 LEASE = dt.timedelta(minutes=5)
 
