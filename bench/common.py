@@ -237,5 +237,33 @@ def parse_wrk(out: str) -> dict:
     }
 
 
+def merged(phases: list[dict], seconds: float) -> dict:
+    """wrk reports of phases of one kind, ``seconds`` long each, as one: counts summed, each
+    ``<count>_per_second`` recomputed over the whole time, latencies listed phase by phase
+    ("12.1ms / 14.0ms"; :func:`worst_ms` reads the worst)."""
+    out: dict = {}
+    for name, first in phases[0].items():
+        values = [p[name] for p in phases]
+        if name == "raw" or name.endswith("_per_second"):
+            continue
+        if isinstance(first, int):
+            out[name] = sum(values)
+        elif isinstance(first, dict):
+            out[name] = {k: sum(v.get(k, 0) for v in values) for k in sorted(set().union(*values))}
+        else:
+            out[name] = " / ".join(str(v) for v in values)
+    for name in phases[0]:
+        if name.endswith("_per_second"):
+            out[name] = round(out[name.removesuffix("_per_second")] / (seconds * len(phases)), 1)
+    return out
+
+
+def worst_ms(latencies: str | None) -> float | None:
+    """The highest of the latencies :func:`merged` listed (or of one wrk figure), in ms."""
+    if not latencies:
+        return None
+    return max(latency_ms(part) or 0.0 for part in latencies.split(" / "))
+
+
 def demo_token(env: dict[str, str]) -> dict:
     return json.loads(admit(env, "demo", "--json").strip().splitlines()[-1])

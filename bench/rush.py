@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from bench.common import admit, demo_token, fresh_pg_database, server, wrk
+from bench.common import admit, demo_token, fresh_pg_database, merged, server, wrk
 
 POST_SCRIPT = """
 wrk.method = "POST"
@@ -139,18 +139,6 @@ def run_phase(
     result["successes"] = result["requests"] - result["non_2xx"]
     result["successes_per_second"] = round(result["successes"] / seconds, 1)
     return result
-
-
-def merged(phases: list[dict], seconds: int) -> dict:
-    """Phases of one kind, ``seconds`` each, as one: counts summed, latencies listed."""
-    successes = sum(p["successes"] for p in phases)
-    return {
-        "successes": successes,
-        "successes_per_second": round(successes / (seconds * len(phases)), 1),
-        "non_2xx": sum(p["non_2xx"] for p in phases),
-        "p50": " / ".join(p["p50"] for p in phases),
-        "p99": " / ".join(p["p99"] for p in phases),
-    }
 
 
 def main() -> None:

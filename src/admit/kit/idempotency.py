@@ -6,17 +6,21 @@ passes straight through: one scan of the header list. A keyed POST/PUT/PATCH/DEL
 * the key is bound to the credential (a hash of the ``Authorization`` header: a token is a
   credential, and only its holder can replay its answers; without one, of the cookies), the
   method, the path with its query and a hash of the body;
-* the key is claimed (``idempotency_store``). Taken by an identical request that finished:
-  its stored status, headers and body are replayed, with ``Idempotent-Replayed: true``.
-  Still running: 409. Taken by a different request: 409 naming what differs;
+* the key is claimed (``idempotency_store``) by the path that runs the request, just before
+  it changes anything (:func:`settle`): the framework (``AdmitAPI.framework``), a lane that
+  commits in groups (``idempotency_lane``), or a lane statement that writes the key's row
+  itself together with its change (``idempotency_inline``: the cart sale, which thus costs
+  no statement more). Taken by an identical request that finished: its stored status,
+  headers and body are replayed, with ``Idempotent-Replayed: true``. Still running: 409.
+  Taken by a different request: 409 naming what differs;
 * otherwise the request runs with the claim in its scope, and its whole answer is captured
   before anything is sent. The transaction that makes the change writes the answer into the
   claimed row before it commits: ``kit/transaction.db_session`` hands its session to this
-  layer instead of committing, and the lane's keyed requests commit in groups
-  (``idempotency_lane``). A request that changed nothing in a transaction (refused access,
-  invalid input) has its answer stored on its own. Answers that a retry should not get
-  (5xx, 429, anything with ``Retry-After``) are not kept: the claim is released and the
-  same key may be sent again.
+  layer instead of committing, the lanes' keyed requests commit in groups, and the cart
+  sale's call writes row and answer at once. A request that changed nothing (refused access,
+  invalid input, answered before anything claimed its key) has its answer stored on its
+  own. Answers that a retry should not get (5xx, 429, anything with ``Retry-After``) are not
+  kept: the claim is released and the same key may be sent again.
 """
 
 from __future__ import annotations

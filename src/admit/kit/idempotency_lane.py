@@ -15,7 +15,9 @@ large, and all it adds to the batches of its members is one round trip, shared.
 A group whose transaction fails (a statement error aborts it, the commit fails, a member
 crashes) is rolled back as a whole: every member that had an answer gets 503 with
 ``Retry-After`` instead, and its key is released (nothing of it was committed). A request
-without a key never comes here.
+without a key never comes here, nor a cart sale, whose call writes its key's row and answer
+itself (``idempotency_inline``): a group holds its quota lock from the sale to the group's
+commit, across the rendering of every member's answer and one more round trip.
 """
 
 from __future__ import annotations
