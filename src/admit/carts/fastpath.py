@@ -38,7 +38,7 @@ from admit.kit.batching import Coalescer
 from admit.kit.context import EventAccess, EventContext, lane_context
 from admit.kit.errors import BUSY_SQLSTATES, NON_FIELD
 from admit.kit.fastlane import LaneRequest
-from admit.kit.idempotency import as_response, settle
+from admit.kit.idempotency import settle
 from admit.kit.idempotency_store import UNCLAIMED, Answer, Request
 from admit.kit.plpgsql import embed, temp_function
 from admit.kit.responses import JSONResponse
@@ -373,7 +373,7 @@ async def _sell_one(
     if inline is not None:  # nothing was written: the key is settled as for any request
         settled = await settle(scope)
         if isinstance(settled, Answer):
-            return as_response(settled)
+            return settled.response()
     if kind == "sold_out":
         return JSONResponse({NON_FIELD: [sold_out_message(value, 0)]}, status_code=400)
     if kind == "busy":

@@ -31,7 +31,6 @@ from typing import Any
 
 import orjson
 from sqlalchemy.exc import DBAPIError
-from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from admit.config import Settings
@@ -76,9 +75,7 @@ def _credential(scope: Scope) -> str:
 
 
 async def _send(send: Send, answer: store.Answer) -> None:
-    headers = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in answer.headers]
-    if answer.status >= 200 and answer.status not in (204, 304):
-        headers.append((b"content-length", str(len(answer.body)).encode()))
+    headers = answer.raw_headers()
     await send({"type": "http.response.start", "status": answer.status, "headers": headers})
     await send({"type": "http.response.body", "body": answer.body})
 
@@ -102,17 +99,6 @@ def _conflict(request: store.Request, existing: store.Existing) -> store.Answer 
         f"This idempotency key was already used for another request ({first}): "
         f"the {' and '.join(differs)} differ{'s' if len(differs) == 1 else ''}.",
     )
-
-
-def _answer_of(captured: Captured) -> store.Answer:
-    """The inner application's answer, as it is stored."""
-    assert captured.status is not None
-    headers = [
-        [k.decode("latin-1"), v.decode("latin-1")]
-        for k, v in captured.headers
-        if k.lower() != b"content-length"
-    ]
-    return store.Answer(captured.status, headers, captured.body)
 
 
 def layer(app: ASGIApp, settings: Settings) -> ASGIApp:
@@ -176,7 +162,8 @@ async def _keyed(
         if claimed is not None:
             await _abandon(db, claimed)
         return
-    answer = _answer_of(capture)
+    assert capture.status is not None
+    answer = store.Answer.of(capture.status, capture.headers, capture.body)
     if store.UNCLAIMED in scope:  # answered before anything needed the key: no change made
         settled = await settle(scope)
         if isinstance(settled, store.Answer):
@@ -227,16 +214,6 @@ async def before_framework(scope: Scope, send: Send) -> bool:
         await _send(send, settled)
         return False
     return True
-
-
-def as_response(answer: store.Answer) -> Response:
-    """An answer built here (a refusal) as a response, for the fast lane's handlers."""
-    response = Response(answer.body, status_code=answer.status)
-    response.raw_headers = [
-        *((k.encode("latin-1"), v.encode("latin-1")) for k, v in answer.headers),
-        (b"content-length", str(len(answer.body)).encode()),
-    ]
-    return response
 
 
 def _refusal(request: store.Request, existing: store.Existing | None) -> store.Answer:

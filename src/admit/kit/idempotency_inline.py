@@ -34,7 +34,7 @@ from starlette.responses import Response
 from starlette.types import Scope
 
 from admit.db import utcnow
-from admit.kit.idempotency_store import CLAIM, UNCLAIMED, Claim, Request
+from admit.kit.idempotency_store import CLAIM, UNCLAIMED, Answer, Claim, Request, claiming
 from admit.models import IdempotencyKey
 
 # The per-request values :func:`key_insert` takes (besides ``value``, the id written, and
@@ -66,16 +66,7 @@ def key_insert() -> Insert:
         created=bindparam("key_created"),
         expires=bindparam("key_expires"),
     )
-    return stmt.on_conflict_do_update(
-        index_elements=[IdempotencyKey.credential, IdempotencyKey.key],
-        set_={name: stmt.excluded[name] for name in _TAKEN_OVER},
-        where=IdempotencyKey.expires < stmt.excluded.created,
-    ).returning(IdempotencyKey.id)
-
-
-_TAKEN_OVER = (
-    "method", "path", "body_hash", "status", "headers", "body", "created", "expires",
-)  # fmt: skip
+    return claiming(stmt).returning(IdempotencyKey.id)
 
 
 @dataclass
@@ -83,20 +74,17 @@ class Inline:
     """One keyed request's answer, rendered before its change (see the module)."""
 
     request: Request
-    status: int
-    headers: list[tuple[bytes, bytes]]  # without content-length
-    body: str
+    answer: Answer  # with the sentinel where the id goes
     sentinel: str
     expires: dt.datetime
 
     def columns(self) -> tuple[object, ...]:
         """This request's values for :data:`COLUMNS`."""
-        stored = [[k.decode("latin-1"), v.decode("latin-1")] for k, v in self.headers]
-        r = self.request
+        r, answer = self.request, self.answer
         return (
             *(r.credential, r.key, r.method, r.path, r.body_hash),
-            *(self.status, orjson.dumps(stored).decode(), self.body, self.sentinel),
-            self.expires,
+            *(answer.status, orjson.dumps(answer.headers).decode(), answer.body.decode()),
+            *(self.sentinel, self.expires),
         )
 
     def response(self, scope: Scope, value: int, created: dt.datetime) -> Response:
@@ -104,17 +92,14 @@ class Inline:
         request's key is settled (the idempotency layer stores nothing more)."""
         scope.pop(UNCLAIMED, None)
         scope[CLAIM] = Claim(0, created, self.request, state="stored")
-        body = self.body.replace(self.sentinel, str(value)).encode()
-        answer = Response(body, status_code=self.status)
-        answer.raw_headers = [*self.headers, (b"content-length", str(len(body)).encode())]
-        return answer
+        body = self.answer.body.replace(self.sentinel.encode(), str(value).encode())
+        return Answer(self.answer.status, self.answer.headers, body).response()
 
 
 def prepare(request: Request, render: Callable[[int], Response], hours: float) -> Inline:
     """``render(id)`` with a sentinel for the id the change will get, kept ``hours``."""
     number = secrets.randbelow(9 * 10**17) + 10**17
-    answer = render(number)
-    headers = [(k, v) for k, v in answer.raw_headers if k != b"content-length"]
-    body = bytes(answer.body).decode()
+    rendered = render(number)
+    answer = Answer.of(rendered.status_code, rendered.raw_headers, bytes(rendered.body))
     expires = utcnow() + dt.timedelta(hours=hours)
-    return Inline(request, answer.status_code, headers, body, str(number), expires)
+    return Inline(request, answer, str(number), expires)

@@ -38,7 +38,7 @@ from admit.db import utcnow
 from admit.kit import idempotency_store as store
 from admit.kit.errors import APIError, FieldErrors, error_response
 from admit.kit.fastread import FastReader
-from admit.kit.idempotency import as_response, settle
+from admit.kit.idempotency import settle
 from admit.kit.responses import JSONResponse
 
 log = logging.getLogger("admit")
@@ -198,12 +198,7 @@ class _Lane:
 
 
 def _answer_of(response: Response) -> store.Answer:
-    headers = [
-        [k.decode("latin-1"), v.decode("latin-1")]
-        for k, v in response.raw_headers
-        if k != b"content-length"
-    ]
-    return store.Answer(response.status_code, headers, bytes(response.body))
+    return store.Answer.of(response.status_code, response.raw_headers, bytes(response.body))
 
 
 _lanes: dict[int, _Lane] = {}
@@ -226,7 +221,7 @@ async def lane_write(scope: dict[str, Any], session: AsyncSession, work: Work) -
     in a group transaction that stores its answer for a keyed one (see the module)."""
     settled = await settle(scope)
     if isinstance(settled, store.Answer):
-        return as_response(settled)
+        return settled.response()
     claim = settled
     if claim is None:
         return await work()

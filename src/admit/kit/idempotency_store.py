@@ -20,6 +20,7 @@ On PostgreSQL claims of concurrent requests go as one statement on the native po
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +29,7 @@ import orjson
 from sqlalchemy import delete, select, update
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
+from starlette.responses import Response
 
 from admit.db import Database, utcnow
 from admit.kit.batching import Coalescer
@@ -86,6 +88,29 @@ class Answer:
     headers: list[list[str]]  # without content-length (recomputed on replay)
     body: bytes
 
+    @classmethod
+    def of(cls, status: int, headers: Iterable[tuple[bytes, bytes]], body: bytes) -> Answer:
+        """An answer as it is stored (``headers`` as sent, with or without content-length)."""
+        kept = [
+            [k.decode("latin-1"), v.decode("latin-1")]
+            for k, v in headers
+            if k.lower() != b"content-length"
+        ]
+        return cls(status, kept, body)
+
+    def raw_headers(self) -> list[tuple[bytes, bytes]]:
+        """The headers to send, content-length recomputed (none where none may be)."""
+        headers = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in self.headers]
+        if self.status >= 200 and self.status not in (204, 304):
+            headers.append((b"content-length", str(len(self.body)).encode()))
+        return headers
+
+    def response(self) -> Response:
+        """The answer as a response (for the fast lane's handlers)."""
+        response = Response(self.body, status_code=self.status)
+        response.raw_headers = self.raw_headers()
+        return response
+
     @property
     def storable(self) -> bool:
         """Whether a repeat should get this answer again. Server errors, rate limits and
@@ -93,6 +118,24 @@ class Answer:
         if self.status >= 500 or self.status == 429:
             return False
         return not any(name == "retry-after" for name, _ in self.headers)
+
+
+# Everything but the key itself: what a claim of a key whose time ran out writes anew.
+_TAKEN_OVER = (
+    "method", "path", "body_hash", "status", "headers", "body", "created", "expires",
+)  # fmt: skip
+
+
+def claiming(stmt: Any) -> Any:
+    """``stmt``, an INSERT of a key's row (PostgreSQL's or SQLite's), as a claim: a row of
+    the key whose time ran out (``expires``: the lease of a running request, the retention of
+    an answer) is taken over; a live one is left as it is, and nothing is returned. The same
+    rule as :data:`_PG_CLAIM`, the batched claim of concurrent requests."""
+    return stmt.on_conflict_do_update(
+        index_elements=[IdempotencyKey.credential, IdempotencyKey.key],
+        set_={name: stmt.excluded[name] for name in _TAKEN_OVER},
+        where=IdempotencyKey.expires < stmt.excluded.created,
+    )
 
 
 _PG_CLAIM = """
@@ -204,12 +247,7 @@ async def _claim_sqlite(db: Database, request: Request) -> Claim | None:
         "created": now,
         "expires": now + LEASE,
     }
-    stmt = sqlite_insert(IdempotencyKey).values(values)
-    stmt = stmt.on_conflict_do_update(
-        index_elements=[IdempotencyKey.credential, IdempotencyKey.key],
-        set_={k: stmt.excluded[k] for k in values},
-        where=IdempotencyKey.expires < stmt.excluded.created,
-    ).returning(IdempotencyKey.id)
+    stmt = claiming(sqlite_insert(IdempotencyKey).values(values)).returning(IdempotencyKey.id)
     async with db.sessionmaker() as session:
         pk = (await session.execute(stmt)).scalar()
         await session.commit()

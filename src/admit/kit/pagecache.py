@@ -16,12 +16,12 @@ A validator (:class:`Validator`, declared by each cached list) has two parts:
   (the event's catalog stamp, the events' deletion counter, a check-in list's own row). The
   kept page holds while they are equal.
 - **changed since**: for tables with a row stamp per row (an order's ``last_modified``,
-  moved by triggers for every change to the order and what belongs to it), an ``EXISTS``
-  probe for a row stamped at or after the page's *bound*: the start of the oldest
-  transaction still running when the page was read (``kit/page_stamp.py``). A transaction
-  the page could not see started at or after the bound, and its rows are stamped no earlier
-  than its start: any change the page missed makes the probe true. The probe walks an index
-  on (event, stamp) to the first such row.
+  moved by triggers for every change to the order and what belongs to it), a probe whether
+  a row was stamped at or after the page's *bound*: the start of the oldest transaction
+  still running when the page was read (``kit/page_stamp.py``). A transaction the page
+  could not see started at or after the bound, and its rows are stamped no earlier than its
+  start: any change the page missed makes the probe true. The probe reads the newest stamp
+  of the event from an index on (event, stamp) (``changestamp.event_pages``).
 
 The cost of a proof is one indexed statement; of a miss, that statement, the bound (reused
 within 0.1 s) and the page as ever. Pages are kept per credential (a team token and a device
