@@ -17,7 +17,8 @@ With ``--idempotency`` the measurement runs in ``--rounds`` rounds (default 3), 
 phase then one with an ``X-Idempotency-Key`` on every request, all on tickets not scanned
 before, so that a machine whose speed drifts during the run weighs on both alike; the report
 adds the keyed figures over all rounds (``keyed_*``), their ratio to the plain ones (target:
->= 0.85), each round's ratio, and checks that every keyed check-in has its stored answer.
+>= 0.85), each round's ratio, and checks that every keyed check-in has its stored answer and
+every answer kept as a recipe its check-in (``keyed_answers_without_entry``: 0).
 Run: .venv/bin/python bench/redeem.py [--connections 32] [--seconds 10] [--tickets 100000]
      [--webhook [--redis]] [--idempotency [--rounds 3]]
 """
@@ -263,7 +264,7 @@ def main() -> None:
                     }
                 )
                 if name == "keyed" and name not in results:
-                    stored_before = asyncio.run(count_stored(url))
+                    stored_before = asyncio.run(count_stored(url))[0]
                 report = wrk(
                     f"{base}{path}",
                     token,
@@ -280,7 +281,7 @@ def main() -> None:
                     time.sleep(0.2)
                 delivery_wait = time.monotonic() - waited
         ok, failed = asyncio.run(count_checkins(url))
-        stored_after = asyncio.run(count_stored(url)) if args.idempotency else 0
+        stored_after, orphans = asyncio.run(count_stored(url)) if args.idempotency else (0, 0)
     result = merged(results["measured"], phases[1][2])
     if args.webhook:
         result.update(
@@ -300,6 +301,7 @@ def main() -> None:
             keyed_p99=keyed["p99"],
             keyed_non_2xx=keyed["non_2xx"],
             keyed_answers_stored=stored,
+            keyed_answers_without_entry=orphans,
             keyed_ratio=round(ratio, 3),
             round_ratios=[
                 round(k["requests_per_second"] / max(1.0, p["requests_per_second"]), 3)
@@ -308,7 +310,7 @@ def main() -> None:
         )
         # wrk stops mid-request: a check-in and its stored answer commit together, so the
         # stored answers may exceed the answers wrk saw, never fall short of them.
-        keyed_ok = keyed["non_2xx"] == 0 and keyed["requests"] <= stored
+        keyed_ok = keyed["non_2xx"] == 0 and keyed["requests"] <= stored and orphans == 0
     result.update(
         benchmark="redeem",
         workers=args.workers,
@@ -357,12 +359,23 @@ def background(env: dict[str, str], wanted: bool) -> Iterator[None]:
         redis.Redis.from_url(REDIS_URL).delete(env["ADMIT_JOB_QUEUE"])
 
 
-async def count_stored(url: str) -> int:
+async def count_stored(url: str) -> tuple[int, int]:
+    """Stored 201 answers, and those among them kept as a recipe whose entry is missing
+    (a first entry's key and its entry commit together: must be none)."""
     engine = create_async_engine(url)
     async with engine.connect() as conn:
-        stored = await conn.scalar(text("SELECT count(*) FROM idempotency_keys WHERE status = 201"))
+        row = (
+            await conn.execute(
+                text(
+                    "SELECT count(*), count(*) FILTER (WHERE k.recipe IS NOT NULL AND NOT EXISTS "
+                    "(SELECT 1 FROM checkins c WHERE c.successful "
+                    "AND c.id = (k.recipe -> 'scan' ->> 'id')::int)) "
+                    "FROM idempotency_keys k WHERE k.status = 201"
+                )
+            )
+        ).one()
     await engine.dispose()
-    return int(stored)
+    return int(row[0]), int(row[1])
 
 
 def ok_so_far(url: str) -> int:

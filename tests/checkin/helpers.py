@@ -76,19 +76,22 @@ async def order(
         await session.flush()
         positions = []
         for i in range(1, n + 1):
+            fields: dict[str, Any] = {
+                "price": Decimal("23.00"),
+                "attendee_name_parts": {"_legacy": f"Guest {i}"},
+                "attendee_name_cached": f"Guest {i}",
+                **(position or {}),  # may replace the three above
+            }
             pos = OrderPosition(
                 order_id=obj.id,
                 event_id=event.id,
                 positionid=i,
                 item_id=item.id,
                 variation_id=variation.id if variation else None,
-                price=Decimal("23.00"),
                 secret=secrets.token_hex(16),
                 web_secret=secrets.token_hex(16),
                 pseudonymization_id=secrets.token_hex(5).upper(),
-                attendee_name_parts={"_legacy": f"Guest {i}"},
-                attendee_name_cached=f"Guest {i}",
-                **(position or {}),
+                **fields,
             )
             session.add(pos)
             positions.append(pos)

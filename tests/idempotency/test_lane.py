@@ -136,8 +136,8 @@ async def test_a_failed_group_commits_nothing_and_frees_the_keys(client, world, 
 
     idempotency_lane._Lane._finish = broken  # type: ignore[method-assign]
     try:
-        failed = await checkin.redeem(
-            client, world, positions[0].secret, [entrance.id], headers=headers
+        failed = await checkin.redeem(  # forced: a keyed first entry needs no group
+            client, world, positions[0].secret, [entrance.id], headers=headers, force=True
         )
     except AssertionError:  # the client fixture refuses 5xx: check the effect below
         failed = None
@@ -147,7 +147,7 @@ async def test_a_failed_group_commits_nothing_and_frees_the_keys(client, world, 
     assert await _count(factory, Checkin) == 0
     assert await _count(factory, IdempotencyKey) == 0
     retried = await checkin.redeem(
-        client, world, positions[0].secret, [entrance.id], headers=headers
+        client, world, positions[0].secret, [entrance.id], headers=headers, force=True
     )
     assert retried.status_code == 201
     assert await _count(factory, Checkin) == 1

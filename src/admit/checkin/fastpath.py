@@ -33,7 +33,37 @@ from admit.checkin import lookup
 from admit.checkin.rows import Found, parse
 from admit.kit.batching import Coalescer
 from admit.kit.fastread import FastReader
+from admit.kit.idempotency_store import pg_takeover
 from admit.kit.plpgsql import embed
+
+# A keyed scan's idempotency key, as the keyed statement takes it (one array per field): the
+# key's row is written with the entry, its answer kept as a recipe (``keyed.py``).
+_KEY_TYPES = {
+    "credential": "varchar",
+    "key": "varchar",
+    "method": "varchar",
+    "path": "varchar",
+    "body_hash": "varchar",
+    "expires": "timestamptz",
+    "request": "text",
+}
+
+
+@dataclass(frozen=True)
+class Keyed:
+    """The key of a keyed scan (``idempotency_store.Request``'s fields), when its row is
+    kept until ``expires``, and the request's JSON body (the recipe's ``request``)."""
+
+    credential: str
+    key: str
+    method: str
+    path: str
+    body_hash: str
+    expires: dt.datetime
+    request: str
+
+
+assert list(_KEY_TYPES) == list(Keyed.__dataclass_fields__)
 
 
 @dataclass(frozen=True)
@@ -49,6 +79,7 @@ class Scan:
     gate: int | None
     source: str
     questions: bool
+    keyed: Keyed | None = None
 
 
 # The statement takes each field of Scan as an array, one element per scan of the batch.
@@ -63,35 +94,13 @@ _ARRAY_TYPES = {
     "source": "varchar",
     "questions": "boolean",
 }
-assert list(_ARRAY_TYPES) == list(Scan.__dataclass_fields__)
+assert list(_ARRAY_TYPES) == [name for name in Scan.__dataclass_fields__ if name != "keyed"]
+# The kind of recipe a keyed scan's answer is kept as (``keyed.py`` renders it).
+RECIPE = "redeem"
 
 
-def statement_sql(dialect: Any) -> str:
-    """The batch statement: ``$1`` organizer, ``$2`` list, ``$3`` events the caller may scan
-    (NULL: all), then one array per field of :class:`Scan`. Each output row is a lookup row
-    (``lookup.py``'s columns), the scan's 1-based index in the batch, and the id of the entry
-    written for it or NULL."""
-    arrays = ", ".join(f"${i}::{t}[]" for i, t in enumerate(_ARRAY_TYPES.values(), start=4))
-    names = ", ".join(_ARRAY_TYPES)
-    base = embed(
-        lookup.statement("postgresql", 1),
-        dialect,
-        {"organizer": "$1", "list_0": "$2", "secret": "r.secret", "nonce": "r.nonce"},
-    )
-    return f"""WITH r AS (
-  SELECT * FROM unnest({arrays}) WITH ORDINALITY AS r({names}, n)
-),
-found AS (
-  SELECT f.*, r.n AS scan_n FROM r CROSS JOIN LATERAL ({base}) f
-),
-ins AS (
-  INSERT INTO checkins (event_id, list_id, position_id, seq, type, datetime, created,
-      last_modified, successful, auto_checked_in, forced, nonce, device_id, device_number, gate_id,
-      raw_barcode, raw_source_type)
-  SELECT f.l_event_id, f.l_id, f.p_id, 1, 'entry', r.at, r.created, now(), true, false, false,
-      r.nonce, r.device, r.number, r.gate, r.secret, r.source
-  FROM found f JOIN r ON r.n = f.scan_n
-  WHERE f.p_id IS NOT NULL
+# Which scans the statement admits: a strict subset of what ``decide.py`` admits.
+_ADMISSIBLE = """f.p_id IS NOT NULL
     AND ($3::int[] IS NULL OR f.l_event_id = ANY($3::int[]))
     AND (f.l_all_products OR f.on_list)
     AND (f.l_subevent_id IS NULL OR f.l_subevent_id = f.p_subevent_id)
@@ -100,28 +109,116 @@ ins AS (
          OR f.p_blocked = '[]'::jsonb)
     AND (f.p_valid_from IS NULL OR f.p_valid_from <= r.at)
     AND (f.p_valid_until IS NULL OR f.p_valid_until >= r.at)
-    AND (f.l_rules IS NULL OR f.l_rules = '{{}}'::jsonb)
+    AND (f.l_rules IS NULL OR f.l_rules = '{}'::jsonb)
     AND (f.missing = 0 OR NOT r.questions)
-    AND f.scans IS NULL
+    AND f.scans IS NULL"""
+_CHECKIN_COLUMNS = """event_id, list_id, position_id, seq, type, datetime, created,
+      last_modified, successful, auto_checked_in, forced, nonce, device_id, device_number, gate_id,
+      raw_barcode, raw_source_type"""
+_CHECKIN_VALUES = """f.l_event_id, f.l_id, f.p_id, 1, 'entry', r.at, r.created, now(), true, false,
+      false, r.nonce, r.device, r.number, r.gate, r.secret, r.source"""
+
+
+def _found_sql(dialect: Any, types: dict[str, str]) -> str:
+    """The statement's first two parts: ``r``, the scans (one array per field of ``types``
+    from ``$4`` on), and ``found``, each scan's lookup rows with its index ``scan_n``."""
+    arrays = ", ".join(f"${i}::{t}[]" for i, t in enumerate(types.values(), start=4))
+    base = embed(
+        lookup.statement("postgresql", 1),
+        dialect,
+        {"organizer": "$1", "list_0": "$2", "secret": "r.secret", "nonce": "r.nonce"},
+    )
+    return f"""WITH r AS (
+  SELECT * FROM unnest({arrays}) WITH ORDINALITY AS r({", ".join(types)}, n)
+),
+found AS (
+  SELECT f.*, r.n AS scan_n FROM r CROSS JOIN LATERAL ({base}) f
+)"""
+
+
+def statement_sql(dialect: Any) -> str:
+    """The batch statement: ``$1`` organizer, ``$2`` list, ``$3`` events the caller may scan
+    (NULL: all), then one array per field of :class:`Scan`. Each output row is a lookup row
+    (``lookup.py``'s columns), the scan's 1-based index in the batch, and the id of the entry
+    written for it or NULL."""
+    return f"""{_found_sql(dialect, _ARRAY_TYPES)},
+ins AS (
+  INSERT INTO checkins ({_CHECKIN_COLUMNS})
+  SELECT {_CHECKIN_VALUES}
+  FROM found f JOIN r ON r.n = f.scan_n
+  WHERE {_ADMISSIBLE}
   ON CONFLICT (position_id, list_id, seq) DO NOTHING
   RETURNING id, position_id
 )
 SELECT found.*, ins.id FROM found LEFT JOIN ins ON ins.position_id = found.p_id"""
 
 
+def keyed_statement_sql(dialect: Any) -> str:
+    """:func:`statement_sql` for a batch with keyed scans, whose arrays of :class:`Keyed`
+    follow those of :class:`Scan` (NULL for a scan without a key). A keyed scan the statement
+    admits is written only together with its key's row: the row first (taken over when its
+    time ran out, as a claim is), holding the lookup row, the entry written and the request
+    as its recipe; the entry only if that row was written. A key already taken admits
+    nothing (the scan then goes the general way, which answers it from the key). Should the
+    entry then be refused after all (another process wrote the ticket's first entry in the
+    meantime), the whole statement fails rather than keep a key without its entry."""
+    sequence = "pg_get_serial_sequence('checkins', 'id')"
+    return f"""{_found_sql(dialect, {**_ARRAY_TYPES, **_KEY_TYPES})},
+ok AS (
+  SELECT f.scan_n, f.p_id, nextval({sequence}) AS new_id, to_json(f) AS found_row
+  FROM found f JOIN r ON r.n = f.scan_n
+  WHERE {_ADMISSIBLE}
+),
+keys AS (
+  INSERT INTO idempotency_keys AS k (credential, key, method, path, body_hash, status, headers,
+      body, recipe, created, expires)
+  SELECT r.credential, r.key, r.method, r.path, r.body_hash, 201, '[]'::jsonb, ''::bytea,
+      json_build_object('kind', '{RECIPE}', 'found', ok.found_row, 'scan', json_build_object(
+          'id', ok.new_id, 'at', r.at, 'device', r.device, 'number', r.number, 'gate', r.gate),
+        'request', r.request::json),
+      r.created, r.expires
+  FROM ok JOIN r ON r.n = ok.scan_n
+  WHERE r.key IS NOT NULL
+  {pg_takeover("k")}
+  RETURNING k.credential, k.key
+),
+ins AS (
+  INSERT INTO checkins (id, {_CHECKIN_COLUMNS})
+  SELECT ok.new_id, {_CHECKIN_VALUES}
+  FROM ok JOIN found f ON f.scan_n = ok.scan_n JOIN r ON r.n = ok.scan_n
+  WHERE r.key IS NULL
+     OR EXISTS (SELECT 1 FROM keys WHERE keys.credential = r.credential AND keys.key = r.key)
+  ON CONFLICT (position_id, list_id, seq) DO NOTHING
+  RETURNING id, position_id
+),
+unmatched AS (  -- keys written whose entry was refused: must be none
+  SELECT (SELECT count(*) FROM keys) - (SELECT count(*) FROM ins JOIN ok ON ok.new_id = ins.id
+      JOIN r ON r.n = ok.scan_n WHERE r.key IS NOT NULL) AS n
+)
+SELECT found.*, ins.id FROM found LEFT JOIN ins ON ins.position_id = found.p_id
+WHERE (SELECT 1 / (n = 0)::int FROM unmatched) = 1"""
+
+
 # The batch's fast reader (by id), organizer, list and the events the caller may scan.
 Key = tuple[int, int, int, tuple[int, ...] | None]
 Outcome = tuple[list[Found], int | None]
 _readers: dict[int, FastReader] = {}
-_compiled: dict[int, str] = {}
+_compiled: dict[tuple[int, bool], str] = {}
 
 
 def _rounds(scans: list[Scan]) -> list[list[int]]:
-    """The scans' indices by statement: the n-th scan of a secret goes in the n-th."""
+    """The scans' indices by statement: a scan goes in the first statement after those of
+    every earlier scan of its secret (the later one must see the earlier one's entry) and of
+    its idempotency key (a key's row is written once per statement)."""
     rounds: list[list[int]] = []
-    seen: dict[str, int] = {}
+    after: dict[object, int] = {}  # secret or key: the next statement free for it
     for i, scan in enumerate(scans):
-        n = seen[scan.secret] = seen.get(scan.secret, -1) + 1
+        marks: list[object] = [scan.secret]
+        if scan.keyed is not None:
+            marks.append((scan.keyed.credential, scan.keyed.key))
+        n = max(after.get(mark, 0) for mark in marks)
+        for mark in marks:
+            after[mark] = n + 1
         if n == len(rounds):
             rounds.append([])
         rounds[n].append(i)
@@ -129,13 +226,20 @@ def _rounds(scans: list[Scan]) -> list[list[int]]:
 
 
 async def _statement(key: Key, scans: list[Scan]) -> list[Outcome]:
-    """One statement for scans of distinct secrets."""
+    """One statement for scans of distinct secrets (and keys)."""
     reader, organizer_id, list_id, allowed = key
     fast = _readers[reader]
-    sql = _compiled.get(reader)
+    keyed = any(scan.keyed is not None for scan in scans)
+    sql = _compiled.get((reader, keyed))
     if sql is None:
-        sql = _compiled[reader] = statement_sql(fast.engine.dialect)
+        build = keyed_statement_sql if keyed else statement_sql
+        sql = _compiled[(reader, keyed)] = build(fast.engine.dialect)
     columns = [[getattr(scan, name) for scan in scans] for name in _ARRAY_TYPES]
+    if keyed:
+        columns += [
+            [getattr(scan.keyed, name) if scan.keyed else None for scan in scans]
+            for name in _KEY_TYPES
+        ]
     events = list(allowed) if allowed is not None else None
     pool = await fast.pool()  # the fast path's native pool
     fast.executed += 1

@@ -4,7 +4,8 @@ request is a scan, and the framework's routing and dependency solving cost more 
 The lane runs the same :class:`~admit.checkin.redeem.Redeem` as the route, on the same
 access rule, for every scan except those that carry answers to check-in questions (those
 write through the request's transaction) or query parameters (``expand``); those, and every
-request the lane cannot parse, go through the route.
+request the lane cannot parse, go through the route. A keyed first entry writes its key in
+its own statement (``keyed.py``); other keyed scans commit in groups (``lane_write``).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from pydantic import ValidationError
 from starlette.responses import Response
 
+from admit.checkin import keyed
 from admit.checkin.access import ScanAccess
 from admit.checkin.redeem import Redeem
 from admit.checkin.schemas import RedeemIn
@@ -33,4 +35,8 @@ async def redeem(request: LaneRequest) -> Response | None:
     async with lane_context(request.scope, _ACCESS, request.params) as ctx:
         if ctx is None:
             return None
-        return await lane_write(request.scope, ctx.session, Redeem(ctx, data).run)
+        scan = Redeem(ctx, data)
+        answered = await keyed.first_entry(scan, request.scope, raw)
+        if answered is not None:
+            return answered
+        return await lane_write(request.scope, ctx.session, scan.run)

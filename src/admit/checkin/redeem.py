@@ -23,9 +23,10 @@ pool, which no request holds while it computes or renders.
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy import select
 from starlette.responses import Response
@@ -103,31 +104,55 @@ class Redeem:
             self.data.nonce,
         )  # fmt: skip
 
-    async def run(self) -> Response:
+    @classmethod
+    def recorded(cls, data: RedeemIn, scanner: Scanner, when: dt.datetime) -> Redeem:
+        """The redeem a stored answer's recipe describes (``keyed.py``), to render that answer
+        again: without a request context, so it must read and expand nothing (it renders
+        only admitted first entries of the lane, which takes no ``expand``)."""
+        redeem = cls.__new__(cls)
+        redeem.ctx = cast(OrgContext, None)
+        redeem.data, redeem.scanner = data, scanner
+        redeem.now = redeem.when = when
+        redeem.expand = set()
+        return redeem
+
+    def fast_entry(self) -> bool:
+        """Whether the scan goes through ``fastpath.py`` (which admits plain first entries)."""
         data = self.data
-        if (
+        return bool(
             self.ctx.session.info["fast"].native
             and len(data.lists) == 1
             and data.type == "entry"
             and not data.force
-        ):
-            found, admitted = await fastpath.find_and_admit(
-                self.ctx.session.info["fast"],
-                organizer_id=self.ctx.organizer_id,
-                list_id=data.lists[0],
-                allowed_events=scan_events(self.ctx),
-                scan=fastpath.Scan(
-                    secret=data.secret,
-                    nonce=data.nonce,
-                    at=self.when,
-                    created=self.now,
-                    device=self.scanner.device_id,
-                    number=self.scanner.device_number,
-                    gate=self.scanner.gate_id,
-                    source=data.source_type,
-                    questions=data.questions_supported,
-                ),
-            )
+        )
+
+    async def scan_fast(self, keyed: fastpath.Keyed | None = None) -> fastpath.Outcome:
+        """The lookup rows, and the id of the first entry written if one was (with the
+        scan's idempotency key and its recipe, for a ``keyed`` scan)."""
+        data = self.data
+        return await fastpath.find_and_admit(
+            self.ctx.session.info["fast"],
+            organizer_id=self.ctx.organizer_id,
+            list_id=data.lists[0],
+            allowed_events=scan_events(self.ctx),
+            scan=fastpath.Scan(
+                secret=data.secret,
+                nonce=data.nonce,
+                at=self.when,
+                created=self.now,
+                device=self.scanner.device_id,
+                number=self.scanner.device_number,
+                gate=self.scanner.gate_id,
+                source=data.source_type,
+                questions=data.questions_supported,
+                keyed=keyed,
+            ),
+        )
+
+    async def run(self) -> Response:
+        data = self.data
+        if self.fast_entry():
+            found, admitted = await self.scan_fast()
         else:
             found, admitted = await self.find(data.secret), None
         check_lists(self.ctx, data.lists, found)

@@ -90,10 +90,16 @@ class Inline:
     def response(self, scope: Scope, value: int, created: dt.datetime) -> Response:
         """The answer as the statement stored it for the row ``value`` (at ``created``); the
         request's key is settled (the idempotency layer stores nothing more)."""
-        scope.pop(UNCLAIMED, None)
-        scope[CLAIM] = Claim(0, created, self.request, state="stored")
+        stored_inline(scope, self.request, created)
         body = self.answer.body.replace(self.sentinel.encode(), str(value).encode())
         return Answer(self.answer.status, self.answer.headers, body).response()
+
+
+def stored_inline(scope: Scope, request: Request, created: dt.datetime) -> None:
+    """Marks the key of ``scope``'s request as stored by the lane statement (at ``created``):
+    neither claimed nor stored again by the idempotency layer."""
+    scope.pop(UNCLAIMED, None)
+    scope[CLAIM] = Claim(0, created, request, state="stored")
 
 
 def prepare(request: Request, render: Callable[[int], Response], hours: float) -> Inline:

@@ -20,8 +20,8 @@ On PostgreSQL claims of concurrent requests go as one statement on the native po
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import asyncpg
@@ -80,6 +80,7 @@ class Existing:
     status: int | None
     headers: list[Any]
     body: bytes
+    recipe: str | None = None  # the kind of recipe the body is kept as (see RECIPES)
 
 
 @dataclass(frozen=True)
@@ -122,7 +123,7 @@ class Answer:
 
 # Everything but the key itself: what a claim of a key whose time ran out writes anew.
 _TAKEN_OVER = (
-    "method", "path", "body_hash", "status", "headers", "body", "created", "expires",
+    "method", "path", "body_hash", "status", "headers", "body", "recipe", "created", "expires",
 )  # fmt: skip
 
 
@@ -130,7 +131,7 @@ def claiming(stmt: Any) -> Any:
     """``stmt``, an INSERT of a key's row (PostgreSQL's or SQLite's), as a claim: a row of
     the key whose time ran out (``expires``: the lease of a running request, the retention of
     an answer) is taken over; a live one is left as it is, and nothing is returned. The same
-    rule as :data:`_PG_CLAIM`, the batched claim of concurrent requests."""
+    rule as :func:`pg_takeover`, for statements written in SQL."""
     return stmt.on_conflict_do_update(
         index_elements=[IdempotencyKey.credential, IdempotencyKey.key],
         set_={name: stmt.excluded[name] for name in _TAKEN_OVER},
@@ -138,17 +139,22 @@ def claiming(stmt: Any) -> Any:
     )
 
 
-_PG_CLAIM = """
+def pg_takeover(alias: str) -> str:
+    """:func:`claiming` in SQL, for an ``INSERT INTO idempotency_keys AS <alias>``."""
+    columns = ", ".join(f"{name} = excluded.{name}" for name in _TAKEN_OVER)
+    return (
+        f"ON CONFLICT (credential, key) DO UPDATE SET {columns} "
+        f"WHERE {alias}.expires < excluded.created"
+    )
+
+
+_PG_CLAIM = f"""
 INSERT INTO idempotency_keys AS k
     (credential, key, method, path, body_hash, status, headers, body, created, expires)
 SELECT r.c, r.k, r.m, r.p, r.h, NULL, '[]'::jsonb, ''::bytea, $6, $7
 FROM unnest($1::varchar[], $2::varchar[], $3::varchar[], $4::varchar[], $5::varchar[])
     AS r(c, k, m, p, h)
-ON CONFLICT (credential, key) DO UPDATE SET
-    method = excluded.method, path = excluded.path, body_hash = excluded.body_hash,
-    status = NULL, headers = excluded.headers, body = excluded.body,
-    created = excluded.created, expires = excluded.expires
-WHERE k.expires < excluded.created
+{pg_takeover("k")}
 RETURNING k.id, k.credential, k.key
 """
 
@@ -200,7 +206,15 @@ _EXISTING = select(
     IdempotencyKey.status,
     IdempotencyKey.headers,
     IdempotencyKey.body,
+    IdempotencyKey.recipe["kind"].as_string(),
 )
+
+# Answers kept as recipes, by kind: the answer a stored row's recipe renders to, or None
+# when the row is gone. A lane statement that writes a key together with its change stores
+# the facts the answer is made of when the answer itself is rendered only afterwards
+# (``checkin/keyed.py``); the renderer is the one that rendered the first answer.
+Render = Callable[[Database, Request], Awaitable[Answer | None]]
+RECIPES: dict[str, Render] = {}
 
 
 def _existing_query(request: Request) -> Any:
@@ -267,7 +281,15 @@ async def claim(db: Database, request: Request) -> Claim | Existing | None:
         return claimed
     async with db.read_sessionmaker() as session:
         row = (await session.execute(_existing_query(request))).first()
-    return Existing(*row) if row is not None else None
+    if row is None:
+        return None
+    existing = Existing(*row)
+    if existing.recipe is None:
+        return existing
+    answer = await RECIPES[existing.recipe](db, request)
+    if answer is None:
+        return None
+    return replace(existing, status=answer.status, headers=answer.headers, body=answer.body)
 
 
 async def write_answer(session: AsyncSession, claim: Claim, answer: Answer, hours: float) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from sqlalchemy import Integer, LargeBinary, String, UniqueConstraint
+from sqlalchemy import JSON, Integer, LargeBinary, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from admit.db import TABLE_OPTIONS, Base, JSONType, UTCDateTime, utcnow
@@ -14,7 +14,10 @@ from admit.db import TABLE_OPTIONS, Base, JSONType, UTCDateTime, utcnow
 class IdempotencyKey(Base):
     """One ``X-Idempotency-Key`` of one credential. ``status`` is None while the first
     request still runs; the answer (status, headers, body) is written in the transaction of
-    the change it answers."""
+    the change it answers. A row with a ``recipe`` holds its body as the facts it is rendered
+    from (``idempotency_store.RECIPES``): a lane statement that writes the key with its change
+    cannot have the rendered body yet. ``recipe`` is ``json``, not ``jsonb``, so that what
+    it holds comes back as the text it was."""
 
     __tablename__ = "idempotency_keys"
     __table_args__ = (UniqueConstraint("credential", "key"), TABLE_OPTIONS)
@@ -28,5 +31,6 @@ class IdempotencyKey(Base):
     status: Mapped[int | None] = mapped_column(Integer, nullable=True)
     headers: Mapped[list[Any]] = mapped_column(JSONType, default=list)
     body: Mapped[bytes] = mapped_column(LargeBinary, default=b"")
+    recipe: Mapped[Any | None] = mapped_column(JSON, nullable=True)
     created: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)
     expires: Mapped[dt.datetime] = mapped_column(UTCDateTime(), index=True)
