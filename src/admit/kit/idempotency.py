@@ -9,10 +9,11 @@ passes straight through: one scan of the header list. A keyed POST/PUT/PATCH/DEL
 * the key is claimed (``idempotency_store``) by the path that runs the request, just before
   it changes anything (:func:`settle`): the framework (``AdmitAPI.framework``), a lane that
   commits in groups (``idempotency_lane``), or a lane statement that writes the key's row
-  itself together with its change (``idempotency_inline``: the cart sale, which thus costs
-  no statement more). Taken by an identical request that finished: its stored status,
-  headers and body are replayed, with ``Idempotent-Replayed: true``. Still running: 409.
-  Taken by a different request: 409 naming what differs;
+  itself together with its change (``idempotency_inline``: the cart sale; and a first
+  entry at the doors, ``checkin/keyed.py``; both cost no statement more). Taken by an
+  identical request that finished: its stored status, headers and body are replayed, with
+  ``Idempotent-Replayed: true``. Still running: 409. Taken by a different request: 409
+  naming what differs;
 * otherwise the request runs with the claim in its scope, and its whole answer is captured
   before anything is sent. The transaction that makes the change writes the answer into the
   claimed row before it commits: ``kit/transaction.db_session`` hands its session to this

@@ -17,7 +17,8 @@ crashes) is rolled back as a whole: every member that had an answer gets 503 wit
 ``Retry-After`` instead, and its key is released (nothing of it was committed). A request
 without a key never comes here, nor a cart sale, whose call writes its key's row and answer
 itself (``idempotency_inline``): a group holds its quota lock from the sale to the group's
-commit, across the rendering of every member's answer and one more round trip.
+commit, across the rendering of every member's answer and one more round trip. Nor does a
+first entry that the scan statement admits together with its key (``checkin/keyed.py``).
 """
 
 from __future__ import annotations

@@ -15,6 +15,11 @@ cannot store an answer (it rolls back instead).
 
 On PostgreSQL claims of concurrent requests go as one statement on the native pool
 (``kit/batching.Coalescer``); on SQLite each is a small Core statement.
+
+A lane statement may also write a key's row at once, answered, together with its change
+(no claim first): with the answer rendered in advance (``idempotency_inline``), or, when
+the answer is made of what that statement reads, with a *recipe* instead of a body: the
+facts the answer is rendered from, which a replay renders again (:data:`RECIPES`).
 """
 
 from __future__ import annotations
