@@ -10,19 +10,17 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import hashlib
 from decimal import Decimal
 from typing import Any
 
-import orjson
 import pytest
 from sqlalchemy import func, insert, select, text
 
-from admit.kit import idempotency, idempotency_lane
-from admit.kit import idempotency_store as store
-from admit.models import Answer, Checkin, IdempotencyKey, answer_options
+from admit.kit import idempotency_lane
+from admit.models import Answer, Checkin, answer_options
 from tests.checkin import helpers as checkin
 from tests.factories import auth
+from tests.idempotency import taken_keys
 
 
 async def _count(factory: Any, model: Any, *where: Any) -> int:
@@ -146,37 +144,11 @@ async def test_a_taken_key_admits_nothing_and_a_lapsed_one_is_taken_over(
     _order, positions = await checkin.order(factory, world.event, await checkin.ticket(
         factory, world.event), n=2)  # fmt: skip
     entrance = await checkin.checkin_list(factory, world.event)
-    credential = idempotency._credential(
-        {"headers": [(b"authorization", auth(world.admin)["Authorization"].encode())]}
-    )
-    now = dt.datetime.now(dt.UTC)
     payload = {"secret": positions[0].secret, "lists": [entrance.id]}
-    body_hash = hashlib.sha256(orjson.dumps(payload)).hexdigest()
-    async with factory.sessionmaker() as session:
-        for key, expires in (("running", now + store.LEASE), ("lapsed", now - dt.timedelta(1))):
-            session.add(
-                IdempotencyKey(
-                    credential=credential, key=key, method="POST",
-                    path=checkin.rpc_url(world, "redeem"), body_hash=body_hash, status=None,
-                    headers=[], body=b"", created=now, expires=expires,
-                )
-            )  # fmt: skip
-        await session.commit()
-
-    def scan(key: str) -> Any:
-        headers = {**auth(world.admin), "X-Idempotency-Key": key}
-        headers["Content-Type"] = "application/json"
-        return client.post(
-            checkin.rpc_url(world, "redeem"), content=orjson.dumps(payload), headers=headers
-        )
-
-    busy = await scan("running")
-    assert busy.status_code == 409
-    assert "still being processed" in busy.json()["detail"]
-    assert await _count(factory, Checkin) == 0
-    taken_over = await scan("lapsed")
-    assert taken_over.status_code == 201
-    assert await _count(factory, Checkin) == 1
+    scan = await taken_keys.running_and_lapsed(
+        client, factory, world, checkin.rpc_url(world, "redeem"), payload
+    )
+    taken_over = await taken_keys.refused_then_taken_over(scan, lambda: _count(factory, Checkin))
     replayed = await scan("lapsed")
     assert (replayed.status_code, replayed.content) == (201, taken_over.content)
     async with factory.sessionmaker() as session:

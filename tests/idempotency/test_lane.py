@@ -8,21 +8,20 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import hashlib
 from typing import Any
 
 import asyncpg
-import orjson
 import pytest
 from sqlalchemy import func, select, text
 
 from admit.carts import fastpath
-from admit.kit import idempotency, idempotency_lane
+from admit.kit import idempotency_lane
 from admit.kit import idempotency_store as store
 from admit.models import CartPosition, Checkin, IdempotencyKey
 from tests.carts import helpers as carts
 from tests.checkin import helpers as checkin
 from tests.factories import auth
+from tests.idempotency import taken_keys
 from tests.lane_spy import record_outcomes
 
 
@@ -164,34 +163,12 @@ async def test_the_cart_call_respects_a_taken_key_and_takes_over_a_lapsed_one(
     outcomes = _cart_outcomes(clean_app, monkeypatch)
     ticket = await carts.item(factory, world.event)
     await carts.quota(factory, world.event, 10, [ticket])
-    payload = orjson.dumps({"item": ticket.id, "price": "5"})
-    body_hash = hashlib.sha256(payload).hexdigest()
-    credential = idempotency._credential({"headers": [(b"authorization", auth_header(world))]})
-    now = dt.datetime.now(dt.UTC)
-    async with factory.sessionmaker() as session:
-        for key, expires in (("running", now + store.LEASE), ("lapsed", now - dt.timedelta(1))):
-            session.add(
-                IdempotencyKey(
-                    credential=credential, key=key, method="POST", path=carts.url(world),
-                    body_hash=body_hash, status=None, headers=[], body=b"", created=now,
-                    expires=expires,
-                )
-            )  # fmt: skip
-        await session.commit()
-
-    def post(key: str) -> Any:
-        headers = {
-            **auth(world.admin), "X-Idempotency-Key": key, "Content-Type": "application/json"
-        }  # fmt: skip
-        return client.post(carts.url(world), content=payload, headers=headers)
-
-    busy = await post("running")
-    assert busy.status_code == 409
-    assert "still being processed" in busy.json()["detail"]
-    assert await _count(factory, CartPosition) == 0
-    taken_over = await post("lapsed")
-    assert taken_over.status_code == 201
-    assert await _count(factory, CartPosition) == 1
+    post = await taken_keys.running_and_lapsed(
+        client, factory, world, carts.url(world), {"item": ticket.id, "price": "5"}
+    )
+    taken_over = await taken_keys.refused_then_taken_over(
+        post, lambda: _count(factory, CartPosition)
+    )
     async with factory.sessionmaker() as session:
         row = (
             await session.execute(
