@@ -165,7 +165,7 @@ def keyed_statement_sql(dialect: Any) -> str:
     sequence = "pg_get_serial_sequence('checkins', 'id')"
     return f"""{_found_sql(dialect, {**_ARRAY_TYPES, **_KEY_TYPES})},
 ok AS (
-  SELECT f.scan_n, f.p_id, nextval({sequence}) AS new_id, to_json(f) AS found_row
+  SELECT f.scan_n, nextval({sequence}) AS new_id
   FROM found f JOIN r ON r.n = f.scan_n
   WHERE {_ADMISSIBLE}
 ),
@@ -173,11 +173,11 @@ keys AS (
   INSERT INTO idempotency_keys AS k (credential, key, method, path, body_hash, status, headers,
       body, recipe, created, expires)
   SELECT r.credential, r.key, r.method, r.path, r.body_hash, 201, '[]'::jsonb, ''::bytea,
-      json_build_object('kind', '{RECIPE}', 'found', ok.found_row, 'scan', json_build_object(
+      json_build_object('kind', '{RECIPE}', 'found', to_json(f), 'scan', json_build_object(
           'id', ok.new_id, 'at', r.at, 'device', r.device, 'number', r.number, 'gate', r.gate),
         'request', r.request::json),
       r.created, r.expires
-  FROM ok JOIN r ON r.n = ok.scan_n
+  FROM ok JOIN found f ON f.scan_n = ok.scan_n JOIN r ON r.n = ok.scan_n
   WHERE r.key IS NOT NULL
   {pg_takeover("k")}
   RETURNING k.credential, k.key
