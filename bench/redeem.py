@@ -2,11 +2,11 @@
 
 PostgreSQL, 2 server workers, an event with 100,000 paid tickets (``--tickets``) and one
 check-in list; wrk POSTs ``checkinrpc/redeem/`` as fast as answers come, every request a
-ticket not scanned before (each wrk thread walks its own slice of the secrets). Reports successful redeems/s,
-p50/p99 latency, and checks afterwards that the database holds exactly one successful
-check-in per successful answer. A run that scans more tickets than there are (a thread
-starts its slice again) answers ``already_redeemed`` and is reported as not met: raise
-``--tickets`` or lower ``--seconds``.
+ticket not scanned before (each wrk thread walks its own slice of the secrets). Reports
+successful redeems/s, p50/p99 latency, and checks afterwards that the database holds exactly
+one successful check-in per successful answer. A run that scans more tickets than there are
+(a thread starts its slice again) answers ``already_redeemed`` and is reported as not met:
+raise ``--tickets`` or lower ``--seconds``.
 
 Target (issue: check-in): >= 1,500 redeems/s with p99 < 50 ms on the 2-core machine.
 With ``--webhook``, a webhook for ``service.event.checkin`` points at a local receiver for the
@@ -16,9 +16,10 @@ were delivered and how long the last ones took to arrive.
 With ``--idempotency`` the measurement runs in ``--rounds`` rounds (default 3), each a plain
 phase then one with an ``X-Idempotency-Key`` on every request, all on tickets not scanned
 before (by default enough tickets for 10,000 scans a second in every phase), so that a
-machine whose speed drifts during the run weighs on both alike; the report adds the keyed figures over all rounds (``keyed_*``), their ratio to the plain ones (target:
->= 0.85), each round's ratio, and checks that every keyed check-in has its stored answer and
-every answer kept as a recipe its check-in (``keyed_answers_without_entry``: 0).
+machine whose speed drifts during the run weighs on both alike; the report adds the keyed
+figures over all rounds (``keyed_*``), their ratio to the plain ones (target: >= 0.85), each
+round's ratio, and checks that every keyed check-in has its stored answer and every answer
+kept as a recipe its check-in (``keyed_answers_without_entry``: 0).
 Run: .venv/bin/python bench/redeem.py [--connections 32] [--seconds 10] [--tickets N]
      [--webhook [--redis]] [--idempotency [--rounds 3]]
 """
