@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.checkin.helpers import checkin_list, order, redeem, ticket
 from tests.factories import World, auth
 from tests.webhooks.conftest import (
@@ -191,15 +193,20 @@ async def test_rotation_signs_with_both_secrets_and_redeliver(
     assert missing.status_code == 404
 
 
+@pytest.mark.parametrize("key", [None, "door-1"])
 async def test_checkins_are_announced_from_the_checkins_table(
-    client, background, fast_retries, receiver: Receiver, world: World, factory
+    client, background, fast_retries, receiver: Receiver, world: World, factory, key
 ):
+    """Also a keyed first entry, which the scan statement writes with its key (PostgreSQL,
+    ``checkin/keyed.py``)."""
     app = client._transport.app
     await create_hook(client, world, receiver.url, action_types=["pretix.event.checkin"])
     item = await ticket(factory, world.event)
     the_order, [position] = await order(factory, world.event, item)
     lst = await checkin_list(factory, world.event)
-    assert (await redeem(client, world, position.secret, [lst.id])).json()["status"] == "ok"
+    headers = {**auth(world.admin), **({"X-Idempotency-Key": key} if key else {})}
+    first = await redeem(client, world, position.secret, [lst.id], headers=headers)
+    assert first.json()["status"] == "ok"
     second = await redeem(client, world, position.secret, [lst.id])
     assert second.json()["status"] == "error"  # a failed scan is not announced
     await pump(app, lambda: _count(receiver, 1))

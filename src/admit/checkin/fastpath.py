@@ -33,37 +33,33 @@ from admit.checkin import lookup
 from admit.checkin.rows import Found, parse
 from admit.kit.batching import Coalescer
 from admit.kit.fastread import FastReader
-from admit.kit.idempotency_store import pg_takeover
+from admit.kit.idempotency_store import Request, pg_takeover
 from admit.kit.plpgsql import embed
-
-# A keyed scan's idempotency key, as the keyed statement takes it (one array per field): the
-# key's row is written with the entry, its answer kept as a recipe (``keyed.py``).
-_KEY_TYPES = {
-    "credential": "varchar",
-    "key": "varchar",
-    "method": "varchar",
-    "path": "varchar",
-    "body_hash": "varchar",
-    "expires": "timestamptz",
-    "request": "text",
-}
 
 
 @dataclass(frozen=True)
 class Keyed:
-    """The key of a keyed scan (``idempotency_store.Request``'s fields), when its row is
-    kept until ``expires``, and the request's JSON body (the recipe's ``request``)."""
+    """A keyed scan's idempotency key, its row kept until ``expires``, and the request's
+    JSON ``body`` (the recipe's ``request``): the key's row is written with the entry, its
+    answer kept as a recipe (``keyed.py``)."""
 
-    credential: str
-    key: str
-    method: str
-    path: str
-    body_hash: str
+    request: Request
     expires: dt.datetime
-    request: str
+    body: str
+
+    def values(self) -> tuple[object, ...]:
+        """This key's values for :data:`_KEY_TYPES`."""
+        key = tuple(getattr(self.request, name) for name in Request.__dataclass_fields__)
+        return (*key, self.expires, self.body)
 
 
-assert list(_KEY_TYPES) == list(Keyed.__dataclass_fields__)
+# The keyed statement takes each of :meth:`Keyed.values` as an array, one element per scan.
+_KEY_TYPES = {
+    **{name: "varchar" for name in Request.__dataclass_fields__},
+    "expires": "timestamptz",
+    "body": "text",
+}
+_NO_KEY = (None,) * len(_KEY_TYPES)
 
 
 @dataclass(frozen=True)
@@ -175,7 +171,7 @@ keys AS (
   SELECT r.credential, r.key, r.method, r.path, r.body_hash, 201, '[]'::jsonb, ''::bytea,
       json_build_object('kind', '{RECIPE}', 'found', to_json(f), 'scan', json_build_object(
           'id', ok.new_id, 'at', r.at, 'device', r.device, 'number', r.number, 'gate', r.gate),
-        'request', r.request::json),
+        'request', r.body::json),
       r.created, r.expires
   FROM ok JOIN found f ON f.scan_n = ok.scan_n JOIN r ON r.n = ok.scan_n
   WHERE r.key IS NOT NULL
@@ -215,7 +211,7 @@ def _rounds(scans: list[Scan]) -> list[list[int]]:
     for i, scan in enumerate(scans):
         marks: list[object] = [scan.secret]
         if scan.keyed is not None:
-            marks.append((scan.keyed.credential, scan.keyed.key))
+            marks.append((scan.keyed.request.credential, scan.keyed.request.key))
         n = max(after.get(mark, 0) for mark in marks)
         for mark in marks:
             after[mark] = n + 1
@@ -236,10 +232,8 @@ async def _statement(key: Key, scans: list[Scan]) -> list[Outcome]:
         sql = _compiled[(reader, keyed)] = build(fast.engine.dialect)
     columns = [[getattr(scan, name) for scan in scans] for name in _ARRAY_TYPES]
     if keyed:
-        columns += [
-            [getattr(scan.keyed, name) if scan.keyed else None for scan in scans]
-            for name in _KEY_TYPES
-        ]
+        keys = [scan.keyed.values() if scan.keyed else _NO_KEY for scan in scans]
+        columns += [list(column) for column in zip(*keys, strict=True)]
     events = list(allowed) if allowed is not None else None
     pool = await fast.pool()  # the fast path's native pool
     fast.executed += 1

@@ -13,8 +13,8 @@ whose text comes back as it was), the entry written (id, time, device and gate) 
 request's JSON body. ``fastpath.keyed_statement_sql`` writes the key's row with that recipe
 and the entry together, and only both. The answer sent is rendered from the lookup row the
 statement returned, by :meth:`Redeem.admitted <admit.checkin.redeem.Redeem.admitted>`; a
-replay restores the same row from the recipe, typed as the statement typed it (the
-statement's own column types, read from PostgreSQL), and renders it with the same method,
+replay restores the same row from the recipe, typed as the statement typed it
+(``kit/json_record``), and renders it with the same method,
 so the two answers are the same bytes. Rendering reads nothing else: the entry's answer
 depends on the lookup row, the scan and the request alone.
 
@@ -41,6 +41,7 @@ from admit.db import Database
 from admit.kit import idempotency_store as store
 from admit.kit.fastread import FastReader
 from admit.kit.idempotency_inline import stored_inline
+from admit.kit.json_record import column_definitions
 
 # The SELECT that restores a recipe's lookup row and scan (see :func:`_restore_sql`).
 _restore: dict[str, str] = {}
@@ -55,11 +56,8 @@ async def first_entry(redeem: Redeem, scope: Scope, body: dict[str, Any]) -> Res
     if request is None or not redeem.fast_entry():
         return None
     hours = scope["app"].state.settings.idempotency_hours
-    keyed = fastpath.Keyed(
-        *(request.credential, request.key, request.method, request.path, request.body_hash),
-        expires=redeem.now + dt.timedelta(hours=hours),
-        request=orjson.dumps(body).decode(),
-    )
+    expires = redeem.now + dt.timedelta(hours=hours)
+    keyed = fastpath.Keyed(request, expires, orjson.dumps(body).decode())
     try:
         found, admitted = await redeem.scan_fast(keyed)
     except asyncpg.PostgresError:  # e.g. the ticket's first entry came from elsewhere
@@ -73,14 +71,12 @@ async def first_entry(redeem: Redeem, scope: Scope, body: dict[str, Any]) -> Res
 
 
 async def _restore_sql(fast: FastReader, pool: asyncpg.Pool) -> str:
-    """``json_to_record`` of the recipe's lookup row, with the column types the scan
-    statement's ``found`` rows have (everything but its last column, the entry's id)."""
+    """``json_to_record`` of the recipe's lookup row, typed as the scan statement types its
+    ``found`` rows (its columns but the last, the entry's id)."""
     sql = _restore.get("sql")
     if sql is None:
-        async with pool.acquire() as conn:
-            prepared = await conn.prepare(fastpath.statement_sql(fast.engine.dialect))
-            attributes = prepared.get_attributes()[:-1]
-        columns = ", ".join(f'"{a.name}" "{a.type.schema}"."{a.type.name}"' for a in attributes)
+        statement = fastpath.statement_sql(fast.engine.dialect)
+        columns = ", ".join((await column_definitions(pool, statement))[:-1])
         sql = _restore["sql"] = (
             "SELECT f.*, s.*, k.recipe ->> 'request' FROM idempotency_keys k, "
             f"json_to_record(k.recipe -> 'found') AS f({columns}), "
