@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from admit.kit.ratelimit import Budget, MemoryStore, decide, rate_limit_layer
+from admit.kit.ratelimit import Budget, MemoryStore, RedisStore, decide, rate_limit_layer
 from tests.carts import helpers as carts
 from tests.checkin import helpers as checkin
 from tests.edge.helpers import LaneSpy, client_for, edge_app
@@ -231,9 +231,12 @@ def _redis_or_skip() -> None:
 
 
 async def test_redis_window_is_shared_by_two_app_instances(
-    database_url: str, tmp_path: Path, world: World
+    database_url: str, tmp_path: Path, world: World, monkeypatch: pytest.MonkeyPatch
 ):
     _redis_or_skip()
+    # On a loaded machine a burst's new connections can miss the half-second bound and go
+    # through unlimited (seen in CI: 5 of 12); going through is test_redis_down_..., not this.
+    monkeypatch.setattr(RedisStore, "TIMEOUT", 10.0)
     url = f"/api/v1/organizers/{world.org.slug}/events/"
     headers = auth(world.admin)
     settings = {"rate_limit": "4/minute", "redis_url": REDIS_URL}
@@ -251,6 +254,7 @@ async def test_redis_window_is_shared_by_two_app_instances(
         burst = await asyncio.gather(
             *[(a if n % 2 else b).get(url, headers=other) for n in range(12)]
         )
+        assert all("ratelimit-limit" in r.headers for r in burst), "Redis did not answer"
         assert sum(r.status_code != 429 for r in burst) == 4
 
 

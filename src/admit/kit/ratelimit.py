@@ -165,12 +165,15 @@ class RedisStore:
     """Counters in Redis, shared by every process using the same Redis."""
 
     PREFIX = "admit:ratelimit:"
+    # Seconds a request waits on Redis before it goes on unlimited: an answer is worth more
+    # than its count, and a healthy Redis answers in well under a millisecond.
+    TIMEOUT = 0.5
 
     def __init__(self, url: str) -> None:
         import redis.asyncio
 
         self.client = redis.asyncio.Redis.from_url(
-            url, socket_timeout=0.5, socket_connect_timeout=0.5
+            url, socket_timeout=self.TIMEOUT, socket_connect_timeout=self.TIMEOUT
         )
         self.script = self.client.register_script(_SCRIPT)
         self.warned = 0.0
