@@ -223,3 +223,40 @@ async def test_a_first_entry_written_meanwhile_leaves_no_key_without_its_entry(
             await session.execute(text("SELECT status, body, recipe FROM idempotency_keys"))
         ).one()
     assert (row.status, bytes(row.body), row.recipe) == (200, answer.content, None)
+
+
+@pytest.mark.parametrize(
+    "written_by_another_version",
+    [
+        "recipe = jsonb_set(recipe::jsonb, '{v}', '\"0123456789abcdef\"')::json",
+        "recipe = jsonb_set(recipe::jsonb, '{kind}', '\"redeem-v0\"')::json",
+        "recipe = jsonb_set(recipe::jsonb, '{found,p_id}', '\"not a number\"')::json",
+        "recipe = jsonb_set(recipe::jsonb, '{request}', '{\"lists\": \"all\"}')::json",
+    ],
+    ids=["lookup-changed", "unknown-kind", "column-types-changed", "request-changed"],
+)
+async def test_a_recipe_this_version_cannot_render_is_refused_not_replayed_wrongly(
+    client, world, factory, clean_app, written_by_another_version: str
+):
+    """A recipe written before a deploy that changed what it is made of: the repeat gets a
+    409 saying the request was carried out, never a 500 or an answer passed off as the
+    first; nothing runs again."""
+    _lane_only(clean_app)
+    _order, (position,) = await checkin.order(factory, world.event, await checkin.ticket(
+        factory, world.event))  # fmt: skip
+    entrance = await checkin.checkin_list(factory, world.event)
+    headers = {**auth(world.admin), "X-Idempotency-Key": "before-the-deploy"}
+
+    async def scan() -> Any:
+        return await checkin.redeem(client, world, position.secret, [entrance.id], headers=headers)
+
+    first = await scan()
+    assert first.status_code == 201
+    async with factory.sessionmaker() as session:
+        await session.execute(text(f"UPDATE idempotency_keys SET {written_by_another_version}"))
+        await session.commit()
+    again = await scan()
+    assert again.status_code == 409
+    assert "carried out" in again.json()["detail"]
+    assert again.headers["idempotent-replayed"] == "true"
+    assert await _count(factory, Checkin) == 1

@@ -23,6 +23,7 @@ authentication and this one.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -149,6 +150,13 @@ ins AS (
 SELECT found.*, ins.id FROM found LEFT JOIN ins ON ins.position_id = found.p_id"""
 
 
+def recipe_version(dialect: Any) -> str:
+    """The version of the recipes this code writes: a digest of the lookup, whose row a
+    recipe holds. A recipe of another version (written before a deploy that changed the
+    lookup) is not replayed as if it were one of this version."""
+    return hashlib.sha256(statement_sql(dialect).encode()).hexdigest()[:16]
+
+
 def keyed_statement_sql(dialect: Any) -> str:
     """:func:`statement_sql` for a batch with keyed scans, whose arrays of :class:`Keyed`
     follow those of :class:`Scan` (NULL for a scan without a key). A keyed scan the statement
@@ -169,7 +177,8 @@ keys AS (
   INSERT INTO idempotency_keys AS k (credential, key, method, path, body_hash, status, headers,
       body, recipe, created, expires)
   SELECT r.credential, r.key, r.method, r.path, r.body_hash, 201, '[]'::jsonb, ''::bytea,
-      json_build_object('kind', '{RECIPE}', 'found', to_json(f), 'scan', json_build_object(
+      json_build_object('kind', '{RECIPE}', 'v', '{recipe_version(dialect)}',
+        'found', to_json(f), 'scan', json_build_object(
           'id', ok.new_id, 'at', r.at, 'device', r.device, 'number', r.number, 'gate', r.gate),
         'request', r.body::json),
       r.created, r.expires

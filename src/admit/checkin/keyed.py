@@ -30,6 +30,7 @@ from typing import Any
 
 import asyncpg
 import orjson
+from pydantic import ValidationError
 from starlette.responses import Response
 from starlette.types import Scope
 
@@ -43,7 +44,7 @@ from admit.kit.fastread import FastReader
 from admit.kit.idempotency_inline import stored_inline
 from admit.kit.json_record import column_definitions
 
-# The SELECT that restores a recipe's lookup row and scan (see :func:`_restore_sql`).
+# The SELECT that restores a recipe's lookup row and scan, and this code's recipe version.
 _restore: dict[str, str] = {}
 _SCAN = "s(id bigint, at timestamptz, device integer, number integer, gate integer)"
 
@@ -77,8 +78,9 @@ async def _restore_sql(fast: FastReader, pool: asyncpg.Pool) -> str:
     if sql is None:
         statement = fastpath.statement_sql(fast.engine.dialect)
         columns = ", ".join((await column_definitions(pool, statement))[:-1])
+        _restore["version"] = fastpath.recipe_version(fast.engine.dialect)
         sql = _restore["sql"] = (
-            "SELECT f.*, s.*, k.recipe ->> 'request' FROM idempotency_keys k, "
+            "SELECT k.recipe ->> 'v', f.*, s.*, k.recipe ->> 'request' FROM idempotency_keys k, "
             f"json_to_record(k.recipe -> 'found') AS f({columns}), "
             f"json_to_record(k.recipe -> 'scan') AS {_SCAN} "
             "WHERE k.credential = $1 AND k.key = $2 AND k.status IS NOT NULL "
@@ -88,16 +90,26 @@ async def _restore_sql(fast: FastReader, pool: asyncpg.Pool) -> str:
 
 
 async def replay(db: Database, request: store.Request) -> store.Answer | None:
-    """The answer a keyed first entry's recipe renders to (None: the row is gone)."""
+    """The answer a keyed first entry's recipe renders to (None: the row is gone). A recipe
+    written by code with another lookup is not rendered (``fastpath.recipe_version``): its
+    row would not come back as that code returned it."""
     pool = await db.fast.pool()
     sql = await _restore_sql(db.fast, pool)
-    row = await pool.fetchrow(sql, request.credential, request.key)
+    try:
+        row = await pool.fetchrow(sql, request.credential, request.key)
+    except asyncpg.DataError:  # a recipe of other columns than the lookup's, its types wrong
+        return store.UNREPLAYABLE
     if row is None:
         return None
-    values = tuple(row.values())
+    version, *values = row.values()
+    if version != _restore["version"]:
+        return store.UNREPLAYABLE
     found = parse(values[:-7])  # the lookup row; then scan_n, the scan's five, the body
     new_id, at, device, number, gate, body = values[-6:]
-    data = RedeemIn.model_validate(orjson.loads(body))
+    try:
+        data = RedeemIn.model_validate(orjson.loads(body))
+    except ValidationError:  # a request this version no longer takes as it was
+        return store.UNREPLAYABLE
     redeem = Redeem.recorded(data, Scanner(device, number, gate), data.datetime or at)
     response = await redeem.admitted(found, new_id)
     return store.Answer.of(response.status_code, response.raw_headers, bytes(response.body))

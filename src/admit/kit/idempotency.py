@@ -30,7 +30,6 @@ import hashlib
 import logging
 from typing import Any
 
-import orjson
 from sqlalchemy.exc import DBAPIError
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -47,14 +46,6 @@ HEADER = b"x-idempotency-key"
 _REPLAYED = ("idempotent-replayed", "true")
 UNSAFE = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 MAX_KEY = 200
-
-
-def _answer(status: int, detail: str, headers: list[tuple[bytes, bytes]] = ()) -> store.Answer:
-    return store.Answer(
-        status,
-        [["content-type", "application/json"], *([k.decode(), v.decode()] for k, v in headers)],
-        orjson.dumps({"detail": detail}),
-    )
 
 
 def _valid_key(raw: bytes) -> str | None:
@@ -95,7 +86,7 @@ def _conflict(request: store.Request, existing: store.Existing) -> store.Answer 
     if not differs:
         return None
     first = f"{existing.method} {existing.path}"
-    return _answer(
+    return store.Answer.detail(
         409,
         f"This idempotency key was already used for another request ({first}): "
         f"the {' and '.join(differs)} differ{'s' if len(differs) == 1 else ''}.",
@@ -132,7 +123,7 @@ async def _keyed(
     key = _valid_key(raw_key)
     if key is None:
         detail = f"The X-Idempotency-Key header must be 1 to {MAX_KEY} printable characters."
-        await _send(send, _answer(400, detail))
+        await _send(send, store.Answer.detail(400, detail))
         return
     body, messages = await read_body(receive, limit)
     if body is None:  # too large or gone: the application answers (and changes nothing)
@@ -156,7 +147,7 @@ async def _keyed(
         if claimed is not None:
             await _abandon(db, claimed)
         if capture.status is None:
-            await _send(send, _answer(500, "Internal server error."))
+            await _send(send, store.Answer.detail(500, "Internal server error."))
         raise
     claimed = scope.get(store.CLAIM)
     if capture.status is None:  # nothing was answered: nothing to keep either
@@ -182,7 +173,7 @@ async def _keyed(
         except Exception:
             log.exception("could not store the answer of idempotency key %r", key)
             await _abandon(db, claimed)
-            answer = _answer(500, "Internal server error.")
+            answer = store.Answer.detail(500, "Internal server error.")
     await _send(send, answer)
 
 
@@ -219,13 +210,13 @@ async def before_framework(scope: Scope, send: Send) -> bool:
 
 def _refusal(request: store.Request, existing: store.Existing | None) -> store.Answer:
     if existing is None:
-        return _answer(409, "This idempotency key is busy. Please try again.")
+        return store.Answer.detail(409, "This idempotency key is busy. Please try again.")
     conflict = _conflict(request, existing)
     if conflict is not None:
         return conflict
     if existing.status is None:
         detail = "A request with this idempotency key is still being processed."
-        return _answer(409, detail, [(b"retry-after", b"1")])
+        return store.Answer.detail(409, detail, [(b"retry-after", b"1")])
     return store.Answer(existing.status, [*existing.headers, list(_REPLAYED)], existing.body)
 
 
@@ -254,7 +245,7 @@ async def _commit_with_answer(
             if not await store.write_answer(session, claim, answer, hours):
                 await _abandon(db, claim)
                 detail = "The first request with this idempotency key ran too long; retry."
-                return _answer(409, detail, [(b"retry-after", b"1")])
+                return store.Answer.detail(409, detail, [(b"retry-after", b"1")])
         else:
             await store.delete_claim(session, claim)
         await commit(session)
@@ -263,12 +254,14 @@ async def _commit_with_answer(
         busy = busy_error(exc)
         if busy is None:
             log.exception("commit failed for idempotency key %r", claim.request.key)
-            return _answer(500, "Internal server error.")
-        return _answer(busy.status, str(busy.body()["detail"]), [(b"retry-after", b"1")])
+            return store.Answer.detail(500, "Internal server error.")
+        return store.Answer.detail(
+            busy.status, str(busy.body()["detail"]), [(b"retry-after", b"1")]
+        )
     except Exception:
         log.exception("commit failed for idempotency key %r", claim.request.key)
         await _abandon(db, claim)
-        return _answer(500, "Internal server error.")
+        return store.Answer.detail(500, "Internal server error.")
     claim.session = None
     claim.state = "stored" if answer.storable else "released"
     try:

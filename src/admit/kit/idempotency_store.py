@@ -95,6 +95,15 @@ class Answer:
     body: bytes
 
     @classmethod
+    def detail(
+        cls, status: int, detail: str, headers: Iterable[tuple[bytes, bytes]] = ()
+    ) -> Answer:
+        """An answer of the layer's own: ``{"detail": …}`` with ``headers``."""
+        kept = [[k.decode("latin-1"), v.decode("latin-1")] for k, v in headers]
+        body = orjson.dumps({"detail": detail})
+        return cls(status, [["content-type", "application/json"], *kept], body)
+
+    @classmethod
     def of(cls, status: int, headers: Iterable[tuple[bytes, bytes]], body: bytes) -> Answer:
         """An answer as it is stored (``headers`` as sent, with or without content-length)."""
         kept = [
@@ -221,6 +230,16 @@ _EXISTING = select(
 Render = Callable[[Database, Request], Awaitable[Answer | None]]
 RECIPES: dict[str, Render] = {}
 
+# What a repeat gets when its recipe was written by a version of Admit that rendered it
+# differently (a renderer knows its own recipes, see ``checkin/keyed.py``): the request was
+# carried out, but its answer can no longer be given byte for byte, and a different one
+# passed off as a replay could mislead. Kept until the key's time runs out, like any answer.
+UNREPLAYABLE = Answer.detail(
+    409,
+    "This idempotency key's request was carried out, but its answer was recorded by another "
+    "version of the service and cannot be replayed.",
+)
+
 
 def _existing_query(request: Request) -> Any:
     return _EXISTING.where(
@@ -291,7 +310,8 @@ async def claim(db: Database, request: Request) -> Claim | Existing | None:
     existing = Existing(*row)
     if existing.recipe is None:
         return existing
-    answer = await RECIPES[existing.recipe](db, request)
+    render = RECIPES.get(existing.recipe)
+    answer = await render(db, request) if render is not None else UNREPLAYABLE
     if answer is None:
         return None
     return replace(existing, status=answer.status, headers=answer.headers, body=answer.body)
