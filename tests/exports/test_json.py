@@ -72,6 +72,7 @@ async def test_orders_and_catalog_as_one_document(
             "tax_rate": "0.00",
             "tax_value": "0.00",
             "tax_rule": None,
+            "tax_code": None,
             "canceled": False,
         }
     ]

@@ -182,6 +182,7 @@ class OrderFee(Base):
     tax_rate: Mapped[Decimal] = mapped_column(Percent, default=Decimal("0.00"))
     tax_value: Mapped[Decimal] = mapped_column(Money, default=Decimal("0.00"))
     tax_rule_id: Mapped[int | None] = mapped_column(ForeignKey("tax_rules.id"), nullable=True)
+    tax_code: Mapped[str | None] = mapped_column(String(64), nullable=True)
     canceled: Mapped[bool] = mapped_column(Boolean, default=False)
 
 

@@ -18,12 +18,14 @@ import datetime as dt
 from collections import Counter
 from dataclasses import dataclass, field
 from decimal import Decimal
+from typing import Literal
 
 from sqlalchemy import delete
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.catalog.questions.answers import to_models
 from admit.catalog.taxes.compute import currency_places
+from admit.catalog.taxes.rules import Buyer, SaleBlocked, TaxedSale, retax, tax_sale
 from admit.db import utcnow
 from admit.kit.errors import FieldErrors
 from admit.models import Answer, Event, Order, OrderFee, OrderPosition, TaxRule
@@ -39,7 +41,7 @@ from admit.orders.change_schemas import ChangeIn
 from admit.orders.change_split import settle, split_off
 from admit.orders.change_stock import take_quota
 from admit.orders.create import _key, build_position
-from admit.orders.pricing import load_discounts, price_lines, tax
+from admit.orders.pricing import TaxBlocked, blocked_message, load_discounts, price_lines
 from admit.orders.serialize import attendee_name
 from admit.seating import claim as seating
 from admit.vouchers import redeem
@@ -89,29 +91,46 @@ class Outcome:
         return bool(self.actions)
 
 
-def _retax(position: OrderPosition | OrderFee, rule: TaxRule | None, places: int) -> None:
-    """Tax from the (gross) price and the rule, as a price the client sets is taken."""
-    amount = position.price if isinstance(position, OrderPosition) else position.value
-    taxed = tax(amount, rule, True, places)
-    position.tax_rate, position.tax_value = taxed.rate, taxed.tax
-    if isinstance(position, OrderPosition):
-        position.tax_code = rule.code if rule else None
+def _blocked(rule: TaxRule | None, exc: SaleBlocked) -> FieldErrors:
+    assert rule is not None
+    return FieldErrors.general(blocked_message(rule, exc.applied))
 
 
-def _recalculate(item: OrderPosition | OrderFee, rule: TaxRule | None, keep: str, places: int):
-    """``keep_gross``: the price stays, the tax follows the rule; ``keep_net``: the net stays
-    and the gross price is rebuilt from it."""
-    amount = item.price if isinstance(item, OrderPosition) else item.value
-    if keep == "keep_net":
-        taxed = tax(amount - item.tax_value, rule, False, places)
-    else:
-        taxed = tax(amount, rule, True, places)
+def _store(item: OrderPosition | OrderFee, taxed: TaxedSale) -> None:
     if isinstance(item, OrderPosition):
         item.price = taxed.gross
-        item.tax_code = rule.code if rule else None
     else:
         item.value = taxed.gross
-    item.tax_rate, item.tax_value = taxed.rate, taxed.tax
+    item.tax_rate, item.tax_value, item.tax_code = taxed.rate, taxed.tax, taxed.code
+
+
+def _retax(
+    position: OrderPosition | OrderFee, rule: TaxRule | None, buyer: Buyer | None, places: int
+) -> None:
+    """Tax from the (gross) price and the rule as it applies to the order's invoice address,
+    as a price the client sets is taken; 400 when the rule blocks the sale."""
+    amount = position.price if isinstance(position, OrderPosition) else position.value
+    try:
+        _store(position, tax_sale(rule, buyer, amount, gross_given=True, places=places))
+    except SaleBlocked as exc:
+        raise _blocked(rule, exc) from None
+
+
+def _recalculate(
+    item: OrderPosition | OrderFee,
+    rule: TaxRule | None,
+    buyer: Buyer | None,
+    keep: Literal["keep_net", "keep_gross"],
+    places: int,
+) -> None:
+    """The rate and code the rule applies to the order's invoice address now: ``keep_gross``:
+    the price stays and the tax follows; ``keep_net``: the net stays and the gross price is
+    rebuilt from it."""
+    amount = item.price if isinstance(item, OrderPosition) else item.value
+    try:
+        _store(item, retax(rule, buyer, amount, item.tax_value, keep=keep, places=places))
+    except SaleBlocked as exc:
+        raise _blocked(rule, exc) from None
 
 
 def _stock(plan: Plan) -> tuple[Counter, Counter]:
@@ -148,7 +167,9 @@ async def _take_seats(session: AsyncSession, plan: Plan, now: dt.datetime) -> No
         t.position.seat_id = t.seat.id if t.seat else None
 
 
-async def _patch(session: AsyncSession, plan: Plan, t: Target, places: int) -> set[str]:
+async def _patch(
+    session: AsyncSession, plan: Plan, t: Target, buyer: Buyer | None, places: int
+) -> set[str]:
     """Applies one patch; returns the notification types it amounts to."""
     p, body, supplied = t.position, t.body, t.supplied
     seen: set[str] = set()
@@ -169,7 +190,7 @@ async def _patch(session: AsyncSession, plan: Plan, t: Target, places: int) -> s
         seen.add(CHANGED_TAX_RULE)
         p.tax_rule_id = body.tax_rule
     if seen & {CHANGED_ITEM, CHANGED_PRICE, CHANGED_TAX_RULE}:
-        _retax(p, plan.tax_rules.get(p.tax_rule_id) if p.tax_rule_id else None, places)
+        _retax(p, plan.tax_rules.get(p.tax_rule_id) if p.tax_rule_id else None, buyer, places)
     if "secret" in supplied and body.secret and body.secret != p.secret:
         seen.add(ORDER_CHANGED_SECRET)
         p.secret = body.secret
@@ -201,7 +222,7 @@ async def _patch(session: AsyncSession, plan: Plan, t: Target, places: int) -> s
 
 
 async def _add(
-    session: AsyncSession, event: Event, plan: Plan, now: dt.datetime
+    session: AsyncSession, event: Event, plan: Plan, buyer: Buyer | None, now: dt.datetime
 ) -> list[OrderPosition]:
     """Writes the new positions, priced as order creation prices them."""
     if not plan.new:
@@ -210,14 +231,18 @@ async def _add(
     discounts = (
         await load_discounts(session, event.id) if any(ln.given is None for ln in lines) else []  # type: ignore[union-attr]
     )
-    priced = price_lines(
-        lines,  # type: ignore[arg-type]
-        plan.tax_rules,
-        discounts,
-        currency=event.currency,
-        sales_channel=plan.order.sales_channel,
-        now=now,
-    )
+    try:
+        priced = price_lines(
+            lines,  # type: ignore[arg-type]
+            plan.tax_rules,
+            discounts,
+            currency=event.currency,
+            sales_channel=plan.order.sales_channel,
+            now=now,
+            buyer=buyer,
+        )
+    except TaxBlocked as exc:
+        raise FieldErrors.general(next(iter(exc.messages.values()))) from None
     fresh = iter(
         await codes.new_ticket_secrets(
             session, event.id, sum(1 for d in plan.new if not d.data.secret)
@@ -250,7 +275,7 @@ async def _add(
     return added
 
 
-def _fees(plan: Plan, places: int) -> list[str]:
+def _fees(plan: Plan, buyer: Buyer | None, places: int) -> list[str]:
     seen: list[str] = []
     for fee in plan.order.fees:
         if fee.id in plan.cancel_fees:
@@ -258,7 +283,8 @@ def _fees(plan: Plan, places: int) -> list[str]:
             seen.append(CHANGED_CANCEL_FEE)
         elif fee.id in plan.fee_values and plan.fee_values[fee.id] != fee.value:
             fee.value = plan.fee_values[fee.id]
-            _retax(fee, plan.tax_rules.get(fee.tax_rule_id) if fee.tax_rule_id else None, places)
+            rule = plan.tax_rules.get(fee.tax_rule_id) if fee.tax_rule_id else None
+            _retax(fee, rule, buyer, places)
             seen.append(CHANGED_FEE_VALUE)
     return seen
 
@@ -281,20 +307,21 @@ async def change_order(
     await _take_seats(session, plan, now)
 
     seen: set[str] = {ORDER_CHANGED_CANCEL} if going else set()
+    buyer = Buyer.of(order.invoice_address)
     for target in plan.targets:
-        seen |= await _patch(session, plan, target, places)
-    new_positions = await _add(session, event, plan, now)
+        seen |= await _patch(session, plan, target, buyer, places)
+    new_positions = await _add(session, event, plan, buyer, now)
     if new_positions:
         seen.add(CHANGED_ADD)
-    seen.update(_fees(plan, places))
+    seen.update(_fees(plan, buyer, places))
     if data.recalculate_taxes:
         for position in [*plan.staying, *new_positions]:
             rule = plan.tax_rules.get(position.tax_rule_id) if position.tax_rule_id else None
-            _recalculate(position, rule, data.recalculate_taxes, places)
+            _recalculate(position, rule, buyer, data.recalculate_taxes, places)
         for fee in order.fees:
             if not fee.canceled:
                 rule = plan.tax_rules.get(fee.tax_rule_id) if fee.tax_rule_id else None
-                _recalculate(fee, rule, data.recalculate_taxes, places)
+                _recalculate(fee, rule, buyer, data.recalculate_taxes, places)
         seen.add(CHANGED_TAXES)
     if plan.split:
         moving = [plan.live[pid] for pid in sorted(plan.split)]

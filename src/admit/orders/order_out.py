@@ -119,6 +119,7 @@ class OrderFeeOut(Closed):
     tax_rate: Amount | None
     tax_value: Amount | None
     tax_rule: int | None
+    tax_code: str | None
     canceled: bool
 
 

@@ -1,6 +1,7 @@
 """Prices of new order positions: catalog price, date (subevent) overrides, then the automatic
 discounts; a price the client sends is trusted as the gross price. Tax comes from the item's
-tax rule, split per line."""
+tax rule as it applies to the order's invoice address (``catalog/taxes/rules.py``: custom
+rules, reverse charge, the rate that keeps the gross or the net price), split per line."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ from sqlalchemy.orm import selectinload
 
 from admit.catalog.discounts.engine import CartLine, DiscountRule, compute
 from admit.catalog.questions.answers import invalid_pk
-from admit.catalog.taxes.compute import TaxedPrice, compute_tax, currency_places
+from admit.catalog.taxes.compute import currency_places
+from admit.catalog.taxes.rules import Applied, Buyer, SaleBlocked, TaxedSale, tax_sale
 from admit.kit.errors import FieldErrors
 from admit.models import Discount, Event, Item, ItemVariation, SubEvent, TaxRule
 
@@ -47,6 +49,8 @@ class Priced:
     tax_rule_id: int | None
     tax_code: str | None
     discount_id: int | None
+    # the tax rule's custom rule for the invoice address asks for the order's approval
+    requires_approval: bool = False
 
 
 def catalog_price(
@@ -87,10 +91,23 @@ async def load_discounts(session: AsyncSession, event_id: int) -> list[DiscountR
     return [DiscountRule.from_model(d) for d in rows]
 
 
-def tax(price: Decimal, rule: TaxRule | None, includes_tax: bool, places: int) -> TaxedPrice:
-    if rule is None:
-        return compute_tax(price, ZERO, True, places)
-    return compute_tax(price, rule.rate, includes_tax, places)
+def blocked_message(rule: TaxRule, applied: Applied) -> str:
+    """Why a sale is refused: the tax rule (its name) and which of its custom rules."""
+    names = rule.name or {}
+    name = names.get("en") or next(iter(names.values()), "") or str(rule.id)
+    number = (applied.custom_rule or 0) + 1
+    return (
+        f'The tax rule "{name}" does not allow this sale for the given invoice address '
+        f"(custom rule {number} blocks it)."
+    )
+
+
+class TaxBlocked(Exception):
+    """Lines (by index) whose tax rule blocks the sale to the invoice address."""
+
+    def __init__(self, messages: dict[int, str]) -> None:
+        super().__init__(next(iter(messages.values())))
+        self.messages = messages
 
 
 def price_lines(
@@ -101,8 +118,10 @@ def price_lines(
     currency: str,
     sales_channel: str,
     now: dt.datetime,
+    buyer: Buyer | None = None,
 ) -> list[Priced]:
-    """Prices and taxes for every line (discounts only touch lines without a given price)."""
+    """Prices and taxes for every line (discounts only touch lines without a given price);
+    raises :class:`TaxBlocked` naming every line whose tax rule refuses ``buyer``."""
     places = currency_places(currency)
     computed = [i for i, line in enumerate(lines) if line.given is None]
     cart = [
@@ -120,24 +139,30 @@ def price_lines(
     discounted = compute(cart, sales_channel, now, discounts) if cart else []
     by_index = dict(zip(computed, discounted, strict=True))
     result = []
+    blocked: dict[int, str] = {}
     for i, line in enumerate(lines):
         rule = rules.get(line.item.tax_rule_id) if line.item.tax_rule_id else None
-        if line.given is not None:
-            taxed, discount_id = tax(line.given, rule, True, places), None
-        else:
-            outcome = by_index[i]
-            includes = rule.price_includes_tax if rule is not None else True
-            taxed, discount_id = tax(outcome.price, rule, includes, places), outcome.discount_id
+        given = line.given is not None
+        amount = line.given if line.given is not None else by_index[i].price
+        try:
+            taxed = tax_sale(rule, buyer, amount, gross_given=given, places=places)
+        except SaleBlocked as exc:
+            assert rule is not None
+            blocked[i] = blocked_message(rule, exc.applied)
+            continue
         result.append(
             Priced(
                 price=taxed.gross,
                 tax_rate=taxed.rate,
                 tax_value=taxed.tax,
                 tax_rule_id=rule.id if rule else None,
-                tax_code=rule.code if rule else None,
-                discount_id=discount_id,
+                tax_code=taxed.code,
+                discount_id=None if given else by_index[i].discount_id,
+                requires_approval=taxed.requires_approval,
             )
         )
+    if blocked:
+        raise TaxBlocked(blocked)
     return result
 
 
@@ -156,8 +181,10 @@ def needs_discounts(lines: Sequence[Line]) -> bool:
 @dataclass
 class PricedOrder:
     lines: list[Priced]
-    fees: list[TaxedPrice]
+    fees: list[TaxedSale]
     total: Decimal
+    # a tax rule's custom rule asks for approval (``require_approval`` action)
+    require_approval: bool = False
 
 
 def price_order(
@@ -168,8 +195,9 @@ def price_order(
     discounts: list[DiscountRule],
     now: dt.datetime,
 ) -> PricedOrder:
-    """The positions' and fees' prices and taxes and the total; 400 for a fee with an unknown
-    tax rule and for a paid order without a payment provider."""
+    """The positions' and fees' prices and taxes for the order's invoice address, and the
+    total; 400 for a fee with an unknown tax rule, for a position or fee whose tax rule blocks
+    the sale to the invoice address, and for a paid order without a payment provider."""
     fee_errors = [
         {"tax_rule": [invalid_pk(f.tax_rule)]}
         if f.tax_rule is not None and f.tax_rule not in rules
@@ -178,18 +206,50 @@ def price_order(
     ]
     if any(fee_errors):
         raise FieldErrors({"fees": fee_errors})
-    priced = price_lines(
-        lines,
-        rules,
-        discounts,
-        currency=event.currency,
-        sales_channel=data.sales_channel,
-        now=now,
-    )
-    fees = [tax(f.value, rules.get(f.tax_rule) if f.tax_rule else None, True, 2) for f in data.fees]
+    buyer = Buyer.of(data.invoice_address)  # type: ignore[arg-type]
+    try:
+        priced = price_lines(
+            lines,
+            rules,
+            discounts,
+            currency=event.currency,
+            sales_channel=data.sales_channel,
+            now=now,
+            buyer=buyer,
+        )
+    except TaxBlocked as exc:
+        raise FieldErrors(
+            {"positions": [_item_error(exc.messages.get(i)) for i in range(len(lines))]}
+        ) from None
+    fees = _price_fees(data, rules, buyer, currency_places(event.currency))
     total = sum((p.price for p in priced), ZERO) + sum((f.value for f in data.fees), ZERO)
     if data.status == "p" and total > 0 and not data.payment_provider:
         raise FieldErrors.single(
             "payment_provider", "This field is required when creating a paid order."
         )
-    return PricedOrder(priced, fees, total)
+    approval = any(p.requires_approval for p in priced)
+    return PricedOrder(priced, fees, total, require_approval=approval)
+
+
+def _item_error(message: str | None) -> dict[str, list[str]]:
+    return {"item": [message]} if message else {}
+
+
+def _price_fees(
+    data: OrderIn, rules: dict[int, TaxRule], buyer: Buyer | None, places: int
+) -> list[TaxedSale]:
+    """A fee's value is its gross amount; its tax follows the rule as it applies to the buyer
+    (as a price the client gives does); 400 when the rule blocks the sale."""
+    fees: list[TaxedSale] = []
+    errors: list[dict[str, list[str]]] = []
+    for fee in data.fees:
+        rule = rules.get(fee.tax_rule) if fee.tax_rule else None
+        try:
+            fees.append(tax_sale(rule, buyer, fee.value, gross_given=True, places=places))
+            errors.append({})
+        except SaleBlocked as exc:
+            assert rule is not None
+            errors.append({"tax_rule": [blocked_message(rule, exc.applied)]})
+    if any(errors):
+        raise FieldErrors({"fees": errors})
+    return fees

@@ -231,7 +231,9 @@ def build(
     order (checked by the caller); without, fresh ones (the lane's database call checks
     them)."""
     total = priced.total
-    paid = data.status == "p" or (total == 0 and not data.require_approval)
+    # The client's flag, or a tax rule's custom rule for the invoice address.
+    require_approval = data.require_approval or priced.require_approval
+    paid = data.status == "p" or (total == 0 and not require_approval)
     order = complete(
         ORDERS,
         {
@@ -250,7 +252,7 @@ def build(
             "comment": data.comment,
             "checkin_attention": data.checkin_attention,
             "checkin_text": data.checkin_text,
-            "require_approval": data.require_approval,
+            "require_approval": require_approval,
             "valid_if_pending": data.valid_if_pending,
             "invoice_address": data.invoice_address,
             "meta_info": {},
@@ -305,6 +307,7 @@ def build(
                 "tax_rate": taxed.rate,
                 "tax_value": taxed.tax,
                 "tax_rule_id": fee.tax_rule,
+                "tax_code": taxed.code,
             },
         )
         for fee, taxed in zip(data.fees, priced.fees, strict=True)

@@ -181,6 +181,7 @@ def fee_dict(fee: OrderFee) -> dict[str, Any]:
         "tax_rate": _money(fee.tax_rate),
         "tax_value": _money(fee.tax_value),
         "tax_rule": fee.tax_rule_id,
+        "tax_code": fee.tax_code,
         "canceled": fee.canceled,
     }
 

@@ -104,6 +104,7 @@ class OrderChunkReader:
                 OrderPosition.tax_rate,
                 OrderPosition.tax_value,
                 OrderPosition.tax_rule_id,
+                OrderPosition.tax_code,
                 OrderPosition.attendee_name_cached,
                 OrderPosition.attendee_name_parts,
                 OrderPosition.attendee_email,
@@ -148,6 +149,7 @@ class OrderChunkReader:
                 OrderFee.tax_rate,
                 OrderFee.tax_value,
                 OrderFee.tax_rule_id,
+                OrderFee.tax_code,
                 OrderFee.canceled,
             )
             .where(among_ids(OrderFee.order_id, dialect))
@@ -175,8 +177,8 @@ class OrderChunkReader:
         by_id: dict[int, dict[str, Any]] = {}
         for (
             pos_id, order_id, number, item, variation, subevent, price, tax_rate, tax_value,
-            tax_rule, name, name_parts, email, company, street, zipcode, city, country, state,
-            secret, addon_to, seat, voucher, canceled, valid_from, valid_until,
+            tax_rule, tax_code, name, name_parts, email, company, street, zipcode, city, country,
+            state, secret, addon_to, seat, voucher, canceled, valid_from, valid_until,
         ) in await fetch(self.positions, ids):  # fmt: skip
             by_id[pos_id] = entry = {
                 "id": pos_id,
@@ -188,6 +190,7 @@ class OrderChunkReader:
                 "tax_rate": str(tax_rate),
                 "tax_value": money_text(tax_value, places),
                 "tax_rule": tax_rule,
+                "tax_code": tax_code,
                 "attendee_name": name,
                 "attendee_name_parts": _json(name_parts) or {},
                 "attendee_email": email,
@@ -225,7 +228,7 @@ class OrderChunkReader:
         fees: dict[int, list[dict[str, Any]]] = {}
         for (
             order_id, fee_type, value, description, internal_type, tax_rate, tax_value,
-            tax_rule, canceled,
+            tax_rule, tax_code, canceled,
         ) in await fetch(self.fees, ids):  # fmt: skip
             fees.setdefault(order_id, []).append(
                 {
@@ -236,6 +239,7 @@ class OrderChunkReader:
                     "tax_rate": str(tax_rate),
                     "tax_value": money_text(tax_value, places),
                     "tax_rule": tax_rule,
+                    "tax_code": tax_code,
                     "canceled": canceled,
                 }
             )
