@@ -402,6 +402,78 @@ async def categories_unused(run: Run) -> None:
     await run.post({"positions": [{"item": mug.id}]})
 
 
+async def taxes_by_invoice_address(run: Run) -> None:
+    """Custom rules and reverse charge by invoice address: both paths price, refuse and ask
+    for approval alike (a blocked sale never reaches the lane's database call)."""
+    rule = await run.factory._add(
+        TaxRule(
+            event_id=run.event.id,
+            name={"en": "VAT"},
+            rate=Decimal("19.00"),
+            code="S/standard",
+            home_country="DE",
+            custom_rules=[
+                {"country": "EU", "address_type": "business_vat_id", "action": "reverse"},
+                {"country": "US", "address_type": "", "action": "block"},
+                {"country": "GB", "address_type": "business", "action": "require_approval"},
+                {"country": "CH", "address_type": "", "action": "vat", "rate": "8.10"},
+            ],
+        )
+    )
+    kept = await run.factory._add(
+        TaxRule(
+            event_id=run.event.id,
+            name={"en": "Kept"},
+            rate=Decimal("7.00"),
+            price_includes_tax=False,
+            eu_reverse_charge=True,
+            keep_gross_if_rate_changes=True,
+            home_country="DE",
+        )
+    )
+    ticket = await item(run, "Ticket", "119.00", tax_rule_id=rule.id)  # type: ignore[attr-defined]
+    book = await item(run, "Book", "20.00", tax_rule_id=kept.id)  # type: ignore[attr-defined]
+    fees = [
+        {"fee_type": "service", "value": "2.38", "tax_rule": rule.id},  # type: ignore[attr-defined]
+        {"fee_type": "shipping", "value": "4.28", "tax_rule": kept.id},  # type: ignore[attr-defined]
+    ]
+    addresses: list[dict[str, Any] | None] = [
+        None,
+        {"country": "DE", "name": "Max"},
+        {"country": "FR", "is_business": True, "company": "SA", "vat_id": "FR1",
+         "vat_id_validated": True},
+        {"country": "FR", "is_business": True, "company": "SA", "vat_id": "FR1"},
+        {"country": "US", "name": "Sam"},
+        {"country": "GB", "is_business": True, "company": "Ltd"},
+        {"country": "CH", "name": "Heidi"},
+    ]  # fmt: skip
+    answers = [
+        await run.post(
+            {
+                "invoice_address": address,
+                "fees": fees,
+                "positions": [
+                    {"item": ticket.id},
+                    {"item": book.id},
+                    {"item": ticket.id, "price": "50.00"},
+                ],
+            }
+        )
+        for address in addresses
+    ]
+    reverse = answers[2]
+    assert [(p["price"], p["tax_code"]) for p in reverse["positions"]] == [
+        ("100.00", "AE"),
+        ("21.40", "AE"),  # keep_gross: 20.00 net + 7 %
+        ("50.00", "AE"),
+    ]
+    assert [f["tax_value"] for f in reverse["fees"]] == ["0.00", "0.00"]
+    assert "item" in answers[4]["positions"][0]  # blocked
+    assert answers[5]["require_approval"] is True
+    assert answers[6]["positions"][0]["price"] == "108.10"  # the net stays: 100.00 + 8.10 %
+    await run.post({"invoice_address": addresses[4], "positions": [{"item": book.id}]})
+
+
 SCENARIOS: dict[str, tuple[Scenario, set[str]]] = {
     "plain": (plain_until_sold_out, {"done", "sold_out"}),
     "addon_answers": (addon_and_answers, {"done"}),
@@ -420,4 +492,5 @@ SCENARIOS: dict[str, tuple[Scenario, set[str]]] = {
     "hooks": (hooks_with_work, {"done", "declined"}),
     "catalog_changes": (catalog_changes, {"done", "stale"}),
     "categories": (categories_unused, {"done"}),
+    "taxes": (taxes_by_invoice_address, {"done"}),
 }
