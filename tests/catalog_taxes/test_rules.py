@@ -270,7 +270,7 @@ def _rule_for(action: str, rate: Decimal, own: Decimal, includes: bool, keep: bo
     rates,
     st.booleans(),
     st.booleans(),
-    st.sampled_from(ACTIONS),
+    st.sampled_from([*ACTIONS, "block"]),
     st.booleans(),
 )
 def test_gross_is_net_plus_tax_for_every_combination(
@@ -278,7 +278,12 @@ def test_gross_is_net_plus_tax_for_every_combination(
 ):
     rule = _rule_for(action, rate, own, includes, keep)
     applied = applicable(rule, SAME)
+    if action == "block":
+        with pytest.raises(SaleBlocked):
+            tax_sale(rule, SAME, price, gross_given=gross_given)
+        return
     sale = tax_sale(rule, SAME, price, gross_given=gross_given)
+    assert sale.requires_approval == (action == "require_approval")
     assert sale.gross == sale.net + sale.tax
     assert sale.rate == applied.rate
     if applied.rate == 0:
