@@ -242,3 +242,15 @@ async def test_order_changes_apply_the_invoice_address(client, world, factory):
         )
         == 1
     )
+
+
+async def test_a_simulated_order_is_priced_as_a_real_one(client, world, factory):
+    rule = await _rule(factory, world, custom_rules=CUSTOM)
+    ticket = await h.item(factory, world.event, "119.00", tax_rule_id=rule.id)
+    body = {"positions": [{"item": ticket.id}], "invoice_address": FR_BUSINESS, "simulate": True}
+    r = await _post(client, world, body)
+    assert r.status_code == 201, r.text
+    assert r.json()["code"] == "PREVIEW"
+    assert _taxes(r.json()["positions"][0]) == ("100.00", "0.00", "0.00", "AE")
+    r = await _post(client, world, {**body, "invoice_address": US_PERSON})
+    assert r.status_code == 400 and "custom rule 2 blocks it" in str(r.json())
