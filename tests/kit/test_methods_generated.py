@@ -70,9 +70,7 @@ TIMED = frozenset({"date", "x-page-generated"})
 def _stable(first: httpx.Response, second: httpx.Response) -> dict[str, str]:
     """The headers two identical GETs agree on (a request id and a rate-limit countdown
     change from one request to the next)."""
-    return {
-        k: v for k, v in first.headers.items() if second.headers.get(k) == v and k not in TIMED
-    }
+    return {k: v for k, v in first.headers.items() if second.headers.get(k) == v and k not in TIMED}
 
 
 async def _head_matches_get(client: httpx.AsyncClient, url: str, token: str) -> httpx.Response:
@@ -171,9 +169,7 @@ async def test_trailing_slash_redirect_stays_on_the_clients_host(client, world: 
     """Behind a proxy the server's idea of scheme, host and port can differ from the
     client's: the redirect is relative, so it resolves against the URL the client used."""
     path = f"{API_PREFIX}/organizers/{world.org.slug}/events"
-    response = await client.get(
-        f"{path}?page_size=1", headers={**auth(world.admin), "host": host}
-    )
+    response = await client.get(f"{path}?page_size=1", headers={**auth(world.admin), "host": host})
     assert response.status_code in (301, 302, 307, 308)
     location = response.headers["location"]
     assert urlsplit(location).netloc == "" and urlsplit(location).scheme == "", location

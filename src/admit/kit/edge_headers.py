@@ -3,10 +3,10 @@
 Every answer (API, pages, the fast lane's, errors) says ``nosniff`` and sends no referrer (URLs
 here can hold secrets: reset and invitation links, download links). HTML answers that bring no
 Content-Security-Policy of their own get a strict one (no scripts, never framed); the pages
-under ``admit.web`` set theirs, the API docs get one that lets Swagger UI's served scripts run (none inline). HSTS is sent when
-the request came over TLS: the server's own, or a trusted proxy's that says
-``X-Forwarded-Proto: https`` (``ADMIT_TRUSTED_PROXIES``). Headers the answer already has are
-never doubled or overridden.
+under ``admit.web`` set theirs, the API docs get one that lets Swagger UI's served scripts run
+(none inline). HSTS is sent when the request came over TLS: the server's own, or a trusted
+proxy's that says ``X-Forwarded-Proto: https`` (``ADMIT_TRUSTED_PROXIES``). Headers the answer
+already has are never doubled or overridden.
 """
 
 from __future__ import annotations
