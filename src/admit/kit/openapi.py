@@ -36,6 +36,12 @@ def json_body(model: type[BaseModel] | None, *, many: bool = False) -> dict[str,
     return {"requestBody": {"required": True, "content": {"application/json": {"schema": schema}}}}
 
 
+def empty_body() -> dict[str, Any]:
+    """``openapi_extra`` for a route that reads a JSON object but takes no field of it."""
+    schema = {"type": "object", "description": "No options: send `{}` or no body."}
+    return {"requestBody": {"required": False, "content": {"application/json": {"schema": schema}}}}
+
+
 def _drop_validation_responses(schema: dict[str, Any]) -> None:
     """FastAPI documents a 422 for every route with parameters; Admit never answers one."""
     for operations in schema.get("paths", {}).values():
