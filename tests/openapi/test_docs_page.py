@@ -141,7 +141,11 @@ def test_docs_page_renders_every_operation(docs_server: str, tmp_path: Path, wid
         time.sleep(1)
         driver.find_elements("css selector", ".opblock .opblock-summary-control")[0].click()
         time.sleep(1)
-        assert driver.find_elements("css selector", ".opblock.is-open")
+        opened = driver.find_element("css selector", ".opblock.is-open")
+        # Its summary and description (what it does, the permission it needs) are shown.
+        assert opened.find_element("css selector", ".opblock-summary-description").text
+        description = opened.find_element("css selector", ".opblock-description-wrapper").text
+        assert "Permission:" in description, description
         _save(driver, tmp_path, f"docs-{width}-open.png")
         violations = [
             entry["message"]
