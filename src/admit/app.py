@@ -40,7 +40,7 @@ from admit.kit.openapi import install_openapi
 from admit.kit.pagecache import PageCache, kept_route
 from admit.kit.rendered import list_lane
 from admit.kit.responses import JSONResponse
-from admit.kit.routing import API_PREFIX, mount_routers
+from admit.kit.routing import API_PREFIX, install_slash_redirects, mount_routers
 from admit.kit.transaction import SAFE_METHODS
 from admit.oauth.routes import router as oauth_router
 from admit.orders.change_routes import router as order_change_router
@@ -230,6 +230,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     install_error_handlers(app)
     install_openapi(app, API_PREFIX)
+    install_slash_redirects(app)
     app.build_edge(EDGE_LAYERS)
 
     return app

@@ -13,6 +13,7 @@ from sqlalchemy import insert, select, update
 from admit.exports.exporters import attendee_pdf, checkin
 from admit.exports.exporters.attendees import Selection, attendees, load_catalog
 from admit.exports.exporters.listing import event_info
+from admit.kit import fonts
 from admit.models import (
     Answer,
     Checkin,
@@ -272,8 +273,8 @@ async def test_pdf_sheet_prints_every_script(clean_app, background, factory, wor
         assert scene.codes[code] not in text
     assert CYRILLIC in text and GREEK in text
     assert "Main entrance" in text and "T-shirt size" in text
-    # CJK runs use a CID font (no boxes): the font is named in the file and the text reads.
-    assert b"STSong-Light" in data
+    # CJK runs use an embedded CJK font (no boxes): it is in the file and the text reads.
+    assert fonts.CJK.encode() in data and b"/FontFile2" in data
     assert CJK in text.replace(" ", "")
     # Five tickets, two per table: three tables of at most header + 2 rows.
     assert tables == [3, 3, 2]

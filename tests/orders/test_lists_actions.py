@@ -34,7 +34,7 @@ async def test_list_filters_and_header(client, world, factory):
     assert (await get("?modified_since=2999-01-01T00:00:00Z")).json()["count"] == 0
     codes = [o["code"] for o in (await get("?ordering=-code")).json()["results"]]
     assert codes == sorted(codes, reverse=True)
-    assert (await get("?ordering=nope")).status_code == 400
+    assert (await get("?ordering=nope")).status_code == 200  # ignored, as the reference
     assert (
         await client.get(h.url(world, "orders/ZZZZZ/"), headers=auth(world.admin))
     ).status_code == 404

@@ -498,9 +498,9 @@ async def test_create_token_for_unknown_team_is_404(client, world: World, factor
 
 
 @pytest.mark.parametrize("kind", ["members", "invites", "tokens"])
-async def test_nested_unknown_ordering_is_400(client, world: World, factory, kind):
+async def test_nested_unknown_ordering_is_ignored(client, world: World, factory, kind):
     team = await factory.team(world.org)
     response = await client.get(
         f"{TEAMS}{team.id}/{kind}/", params={"ordering": "bogus"}, headers=auth(world.admin)
     )
-    assert list(assert_field_errors(response, "ordering")) == ["ordering"]
+    assert response.status_code == 200, response.text

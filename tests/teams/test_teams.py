@@ -700,10 +700,9 @@ async def test_ordering_ties_are_broken_by_id(client, world: World):
 
 
 @pytest.mark.parametrize("param", ["bogus", "-bogus", "name,bogus", "organizer_id"])
-async def test_unknown_ordering_is_400(client, world: World, param):
+async def test_unknown_ordering_is_ignored(client, world: World, param):
     response = await client.get(TEAMS, params={"ordering": param}, headers=auth(world.admin))
-    body = assert_field_errors(response, "ordering")
-    assert list(body) == ["ordering"]
+    assert response.status_code == 200, response.text
 
 
 async def test_list_paginates(client, world: World):

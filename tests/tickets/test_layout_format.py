@@ -35,7 +35,7 @@ def test_normalized_elements_fill_every_key_with_its_type():
     assert elements[0] == {
         "index": 0, "type": "textarea", "page": 1, "left": 17.5, "bottom": 274.6,
         "width": 175.0, "content": "event_name", "text": "Sample event name", "text_i18n": {},
-        "locale": None, "fontfamily": "DejaVu Sans", "fontsize": 16.0, "lineheight": 1.0,
+        "locale": None, "fontfamily": "Noto Sans", "fontsize": 16.0, "lineheight": 1.0,
         "bold": True, "italic": False, "align": "left", "color": [0, 0, 0, 1.0],
         "rotation": 0.0, "downward": False,
     }  # fmt: skip
@@ -54,7 +54,7 @@ def test_normalized_elements_fill_every_key_with_its_type():
     fifth = elements[4]
     assert fifth["content"] == "other"
     assert fifth["text_i18n"] == {"en": "Hello", "de": "Hallo"}
-    assert fifth["fontfamily"] == "DejaVu Serif"
+    assert fifth["fontfamily"] == "PT Serif"
     assert fifth["rotation"] == 270.0
     assert fifth["color"] == [255, 0, 10, 1.0]
     assert (fifth["downward"], fifth["lineheight"], fifth["align"]) == (True, 1.5, "center")

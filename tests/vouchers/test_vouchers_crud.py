@@ -181,8 +181,8 @@ async def test_filters_and_ordering(client, world: World, factory):
     assert await ids("value=5.00") == [b.id]
     assert await ids("block_quota=false") == [a.id, b.id, c.id]
     assert await ids("ordering=-code") == [c.id, b.id, a.id]
-    r = await client.get(f"{h.VOUCHERS}?ordering=redeemed", headers=auth(world.admin))
-    assert_field_errors(r, "ordering")
+    # An unknown ordering name is ignored, as the reference ignores it.
+    assert await ids("ordering=redeemed") == await ids("")
     r = await client.get(f"{h.VOUCHERS}?max_usages=x", headers=auth(world.admin))
     assert_field_errors(r, "max_usages")
 

@@ -62,13 +62,19 @@ async def list_positions(
 async def list_position(
     list: str, id: str, ctx: Annotated[EventContext, Depends(AnyEventPermission(*READ))]
 ) -> Response:
+    """Get a ticket of a check-in list
+
+    Answers one ticket (order position) as the check-in list sees it, with the check-ins
+    recorded for it on that list. A ticket the list does not take is 404.
+    """
     clist = await checkin_lists.get_bare(ctx, list)
     return await positions.one_position(ctx, clist, id)
 
 
 @router.post(f"{ORG}/checkinrpc/redeem/", openapi_extra=json_body(RedeemIn), name="checkin-redeem")
 async def redeem(ctx: Annotated[OrgContext, Depends(ScanAccess())]) -> Response:
-    """Checks a scanned ticket in or out (see ``checkin/redeem.py`` for the decision order)."""
+    """Checks a scanned ticket in or out on one or more check-in lists: 201 with ``ok``, or the
+    reason it was refused (unknown ticket, wrong product, unpaid, already checked in, rules)."""
     data: RedeemIn = validate_input(RedeemIn, await read_object(ctx.request))  # type: ignore[assignment]
     return await Redeem(ctx, data).run()
 

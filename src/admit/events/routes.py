@@ -82,6 +82,12 @@ def _serialize(ctx: OrgContext, event: Event, schema: Any) -> dict[str, Any]:
 
 @router.get("/organizers/{organizer}/events/", response_model=Page[EventListOut])
 async def list_events(ctx: Annotated[OrgContext, Depends(OrganizerAccess())]) -> Response:
+    """List events
+
+    Lists the organizer's events the caller has access to, 50 a page, filtered by the query
+    parameters (live, public, dates, series, sales channel); `ordering` sorts them (unknown
+    names are ignored).
+    """
     query = select(Event).where(Event.organizer_id == ctx.organizer_id)
     visible = ctx.accessible_event_ids()
     if visible is not None:
@@ -114,6 +120,10 @@ async def list_events(ctx: Annotated[OrgContext, Depends(OrganizerAccess())]) ->
 
 @router.get("/organizers/{organizer}/events/{event}/", response_model=EventDetailOut)
 async def event_detail(ctx: Annotated[EventContext, Depends(EventAccess())]) -> Response:
+    """Get an event
+
+    Answers the event with its dates, location, currency, plugins, sales channels and metadata.
+    """
     # The hottest read: the plain dict goes straight to orjson (same JSON as EventDetailOut
     # renders, which tests/events/test_event_detail_fast.py holds it to).
     data = service.event_to_read(ctx.event, public_base_url(ctx.request), ctx.organizer_slug)
@@ -220,6 +230,12 @@ async def _update(ctx: EventContext, partial: bool) -> Response:
 async def patch_event(
     ctx: Annotated[EventContext, Depends(EventAccess(SETTINGS_WRITE))],
 ) -> Response:
+    """Update an event
+
+    Changes the fields given in the JSON body; the others keep their values. The slug and
+    currency cannot change once the event has orders; going live needs a quota and a product,
+    as the shop would need them.
+    """
     return await _update(ctx, partial=True)
 
 
@@ -229,6 +245,11 @@ async def patch_event(
     openapi_extra=json_body(EventIn),
 )
 async def put_event(ctx: Annotated[EventContext, Depends(EventAccess(SETTINGS_WRITE))]) -> Response:
+    """Replace an event
+
+    Replaces the event: every required field must be in the body (a 400 names each missing
+    one); an optional field left out keeps its stored value.
+    """
     return await _update(ctx, partial=False)
 
 
@@ -236,6 +257,11 @@ async def put_event(ctx: Annotated[EventContext, Depends(EventAccess(SETTINGS_WR
 async def delete_event(
     ctx: Annotated[EventContext, Depends(EventAccess(SETTINGS_WRITE))],
 ) -> Response:
+    """Delete an event
+
+    Deletes the event and everything in it; 204 without a body. An event that already has
+    orders cannot be deleted (400): take it offline by setting it not live instead.
+    """
     await service.delete_event(ctx.session, ctx.event)
     # Not tied to the event row, which is gone (the row would go with it): the slug says which.
     await notify(

@@ -227,6 +227,11 @@ async def run_event_exporter(ctx: EventCtx, identifier: Identifier) -> Response:
 async def download_event_export(
     ctx: EventCtx, identifier: Identifier, id1: Id1, id2: Id2
 ) -> Response:
+    """Download an event export
+
+    Answers the file an event export produced, once it is ready (409 while it runs, 410 when it
+    failed).
+    """
     return await fetch(ctx, EVENT, identifier, ctx.event.id, id1, id2)
 
 
@@ -258,4 +263,9 @@ async def run_organizer_exporter(ctx: OrgCtx, identifier: Identifier) -> Respons
 async def download_organizer_export(
     ctx: OrgCtx, identifier: Identifier, id1: Id1, id2: Id2
 ) -> Response:
+    """Download an organizer export
+
+    Answers the file a cross-event export produced, once it is ready (409 while it runs, 410
+    when it failed).
+    """
     return await fetch(ctx, ORGANIZER, identifier, None, id1, id2)

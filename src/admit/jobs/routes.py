@@ -46,6 +46,12 @@ def serialize(base: str, organizer: str, job: Job) -> dict:
 async def job_status(
     ctx: Annotated[OrgContext, Depends(OrganizerAccess())], job: JobId
 ) -> JSONResponse:
+    """Get a background job
+
+    Answers the state of a job the caller started (an export, a ticket batch): waiting, running
+    with a percentage, done with the download URL, or failed with a message. Another caller's
+    job is 404.
+    """
     row = await owned_job(ctx.session, job, ctx.principal, organizer_id=ctx.organizer_id)
     return JSONResponse(serialize(public_base_url(ctx.request), ctx.organizer_slug, row))
 
@@ -65,6 +71,11 @@ async def job_download(
     job: JobId,
     secret: Annotated[str, Path(description="The download URL's second part.")],
 ) -> Response:
+    """Download a job's file
+
+    Answers the file a finished job produced. 409 while it is still waiting or running, 410
+    when it failed, 404 when it is unknown, expired or another caller's.
+    """
     store = ctx.request.app.state.background.store
     return await download(
         ctx.session, store, ctx.principal, job, secret, organizer_id=ctx.organizer_id

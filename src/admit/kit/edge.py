@@ -2,7 +2,9 @@
 
 The request id and access log wrap everything, so even a refused or health-check answer has
 an id and a log line; the security headers come next, so they are on every answer, the 429s
-and probes included; the probes answer before the rate limits (a load balancer is never
+and probes included; ``HEAD`` becomes a bodiless ``GET`` and ``OPTIONS`` is answered next (so
+the probes, the rate limits and the fast lanes serve ``HEAD`` as they serve ``GET``); the
+probes answer before the rate limits (a load balancer is never
 throttled); the rate limits turn a request away before any other work is done for it.
 """
 
@@ -11,6 +13,13 @@ from __future__ import annotations
 from admit.kit.edge_headers import security_headers_layer
 from admit.kit.health import health_layer
 from admit.kit.logs import request_log_layer
+from admit.kit.methods import methods_layer
 from admit.kit.ratelimit import rate_limit_layer
 
-OUTER_LAYERS = (request_log_layer, security_headers_layer, health_layer, rate_limit_layer)
+OUTER_LAYERS = (
+    request_log_layer,
+    security_headers_layer,
+    methods_layer,
+    health_layer,
+    rate_limit_layer,
+)

@@ -3,10 +3,10 @@
 Every answer (API, pages, the fast lane's, errors) says ``nosniff`` and sends no referrer (URLs
 here can hold secrets: reset and invitation links, download links). HTML answers that bring no
 Content-Security-Policy of their own get a strict one (no scripts, never framed); the pages
-under ``admit.web`` set theirs, the API docs get one that lets Swagger UI run. HSTS is sent when
-the request came over TLS: the server's own, or a trusted proxy's that says
-``X-Forwarded-Proto: https`` (``ADMIT_TRUSTED_PROXIES``). Headers the answer already has are
-never doubled or overridden.
+under ``admit.web`` set theirs, the API docs get one that lets Swagger UI's served scripts run
+(none inline). HSTS is sent when the request came over TLS: the server's own, or a trusted
+proxy's that says ``X-Forwarded-Proto: https`` (``ADMIT_TRUSTED_PROXIES``). Headers the answer
+already has are never doubled or overridden.
 """
 
 from __future__ import annotations
@@ -27,10 +27,10 @@ HTML_CSP = (
     b"default-src 'self'; script-src 'none'; frame-ancestors 'none'; base-uri 'none'; "
     b"form-action 'self'"
 )
-# Swagger UI: its bundle from here plus one inline script starting it, inline styles.
+# Swagger UI: its bundle and the script starting it, both served from here; nothing inline.
 DOCS_CSP = (
-    b"default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; "
-    b"img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'"
+    b"default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    b"frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
 )
 DOCS_PREFIX = f"{API_PREFIX}/docs"
 

@@ -392,9 +392,15 @@ def install_error_handlers(app: FastAPI) -> None:
         detail = exc.detail
         if exc.status_code == 404 and detail == "Not Found":
             detail = "Not found."
-        elif exc.status_code == 405:
+        headers = exc.headers
+        if exc.status_code == 405:
             detail = f'Method "{_request.method}" not allowed.'
-        return JSONResponse({"detail": detail}, status_code=exc.status_code, headers=exc.headers)
+            # The methods OPTIONS names (HEAD and OPTIONS included): the two never disagree.
+            from admit.kit.methods import allowed_methods
+
+            if allowed := allowed_methods(_request.app, _request.url.path):
+                headers = {**(headers or {}), "Allow": ", ".join(allowed)}
+        return JSONResponse({"detail": detail}, status_code=exc.status_code, headers=headers)
 
     # The driver's and the network's own errors reach here raw from the native fast-read pool;
     # SQLAlchemy's pool raises its TimeoutError when no connection came free in time.

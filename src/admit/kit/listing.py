@@ -115,9 +115,10 @@ class Listing:
     def static_page(
         self, raw_ordering: str | None, native: bool, variant: tuple[bool, ...] = ()
     ) -> tuple[Select[Any], bool]:
-        """The page statement for an ordering (validated as ever: 400 for unknown names),
-        and whether it is kept (else it was built for this request). ``variant``: see
-        :meth:`Rows.variant`."""
+        """The page statement for an ordering (unknown names dropped), and whether it is kept
+        (else it was built for this request). ``variant``: see :meth:`Rows.variant`."""
+        if self.ordering is not None:
+            raw_ordering = self.ordering.known(raw_ordering)
         stmt = self._pages.get((raw_ordering, native, variant))
         if stmt is not None:
             return stmt, True

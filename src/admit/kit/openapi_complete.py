@@ -15,6 +15,8 @@ from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
 from admit.kit import openapi_errors, openapi_query, openapi_responses
+from admit.kit.crud import MOUNTED
+from admit.kit.openapi_describe import describe
 
 PUBLIC_ACCESS = ("NoCredentials",)  # the one route a one-time secret in the body authenticates
 
@@ -23,6 +25,7 @@ def complete(schema: dict[str, Any], app: FastAPI, prefix: str) -> None:
     components = schema.setdefault("components", {}).setdefault("schemas", {})
     names = add_models(components, openapi_responses.models())
     routes = _routes(app)
+    mounted = {resource.name: resource for resource in MOUNTED}
     for path, operations in schema.get("paths", {}).items():
         local = path.removeprefix(prefix)
         for method, operation in operations.items():
@@ -30,6 +33,8 @@ def complete(schema: dict[str, Any], app: FastAPI, prefix: str) -> None:
             _document_success(operation, key, names)
             is_list = _is_list(operation, components)
             route = routes.get((method.upper(), path))
+            if route is not None:
+                describe(operation, route, mounted)
             if is_list and route is not None:
                 _add_list_parameters(operation, route)
                 dropped = openapi_query.NOT_FROM_QUERY.get(key, frozenset())

@@ -61,10 +61,27 @@ async def _run(session: AsyncSession, request: Request, work: Any) -> JSONRespon
     return oauth_response(triple)
 
 
+def _form(required: list[str], **fields: str) -> dict[str, Any]:
+    """``openapi_extra`` for a form body of string fields (name -> description)."""
+    properties = {name: {"type": "string", "description": text} for name, text in fields.items()}
+    schema = {"type": "object", "properties": properties, "required": required}
+    form = {"application/x-www-form-urlencoded": {"schema": schema}}
+    return {"requestBody": {"required": True, "content": form}}
+
+
 @router.post(
     "/oauth/token",
     summary="Obtain or refresh OAuth tokens",
-    openapi_extra={"requestBody": {"content": {"application/x-www-form-urlencoded": {}}}},
+    openapi_extra=_form(
+        ["grant_type"],
+        grant_type="`authorization_code` or `refresh_token`",
+        code="The authorization code (authorization_code)",
+        redirect_uri="The redirect URI the code was issued for (authorization_code)",
+        code_verifier="The PKCE verifier (authorization_code)",
+        refresh_token="The refresh token (refresh_token)",
+        client_id="The client ID, when not sent with HTTP Basic",
+        client_secret="The client secret, when not sent with HTTP Basic",
+    ),
 )
 async def token(
     request: Request, session: Annotated[AsyncSession, Depends(ClientCredentials())]
@@ -99,7 +116,14 @@ its access token too."""
 
 
 @router.post(
-    "/oauth/revoke_token", summary="Revoke an access or refresh token", description=REVOKE_DOC
+    "/oauth/revoke_token",
+    summary="Revoke an access or refresh token",
+    description=REVOKE_DOC,
+    openapi_extra=_form(
+        ["token"],
+        token="The access or refresh token to revoke",
+        token_type_hint="`access_token` or `refresh_token`",
+    ),
 )
 async def revoke_token(
     request: Request, session: Annotated[AsyncSession, Depends(ClientCredentials())]
@@ -122,6 +146,10 @@ async def revoke_token_get(
 async def me(
     principal: Annotated[Principal, Depends(ProfileAccess())], session: Session
 ) -> dict[str, Any]:
+    """The authenticated user's profile
+
+    Answers the e-mail, name and locale of the user an OAuth access token acts for.
+    """
     user = await session.get(User, principal.user_id)
     assert user is not None  # the Bearer lookup joined the active user
     return {

@@ -44,7 +44,11 @@ async def mail_order(ctx: EventContext, order: Order, template: str) -> None:
 
 @router.post(f"{E}/orders/{{code}}/change/", openapi_extra=json_body(ChangeIn))
 async def change(code: str, ctx: Annotated[EventContext, Depends(EventAccess(WRITE))]) -> Response:
-    """Answers the changed order as its detail renders it (200), or 400 with nothing changed."""
+    """Change an order's positions
+
+    Changes prices, products, dates, seats or attendees of positions, adds and cancels
+    positions and fees, in one transaction. Answers the changed order as its detail renders it
+    (200), or 400 with nothing changed."""
     data: ChangeIn = validate_input(ChangeIn, await read_object(ctx.request))  # type: ignore[assignment]
     order = await load_order(ctx, code, lock=True)
     outcome = await flush_guard(change_order(ctx.session, ctx.event, order, data))

@@ -109,6 +109,10 @@ async def _payment_ids(ctx: EventContext, order_id: int) -> dict[int, int]:
 
 @router.get(f"{PAYMENTS}/")
 async def list_payments(code: str, ctx: Reader) -> Response:
+    """List an order's payments
+
+    Lists the order's payments, by their number in the order.
+    """
     order_id = await _order_id(ctx, code)
     query = (
         select(OrderPayment)
@@ -123,6 +127,10 @@ async def list_payments(code: str, ctx: Reader) -> Response:
 
 @router.get(f"{PAYMENTS}/{{local_id}}/")
 async def retrieve_payment(code: str, local_id: str, ctx: Reader) -> Response:
+    """Get a payment
+
+    Answers one payment of the order by its number in the order.
+    """
     number = parse_pk(local_id)
     order_id = await _order_id(ctx, code)
     payment = await ctx.session.scalar(
@@ -137,6 +145,11 @@ async def retrieve_payment(code: str, local_id: str, ctx: Reader) -> Response:
 
 @router.post(f"{PAYMENTS}/", status_code=201, openapi_extra=json_body(PaymentIn))
 async def create_payment(code: str, ctx: Writer) -> Response:
+    """Create a payment
+
+    Adds a payment to the order (created or confirmed at once) and answers it with 201; a
+    confirmed payment that covers the total marks the order paid.
+    """
     data: PaymentIn = await _body(ctx, PaymentIn)
 
     async def work(order: Order) -> tuple[OrderPayment, list[str]]:
@@ -148,6 +161,11 @@ async def create_payment(code: str, ctx: Writer) -> Response:
 
 @router.post(f"{PAYMENTS}/{{local_id}}/confirm/", openapi_extra=json_body(ConfirmIn))
 async def confirm_payment(code: str, local_id: str, ctx: Writer) -> Response:
+    """Confirm a payment
+
+    Marks a created or pending payment as confirmed; when the order is then fully paid it
+    becomes paid (quota permitting unless `force`).
+    """
     parse_pk(local_id)
     data: ConfirmIn = await _body(ctx, ConfirmIn)
 
@@ -162,6 +180,10 @@ async def confirm_payment(code: str, local_id: str, ctx: Writer) -> Response:
 
 @router.post(f"{PAYMENTS}/{{local_id}}/cancel/")
 async def cancel_payment(code: str, local_id: str, ctx: Writer) -> Response:
+    """Cancel a payment
+
+    Cancels a payment that is not confirmed yet. Takes no body.
+    """
     parse_pk(local_id)
 
     async def work(order: Order) -> tuple[OrderPayment, list[str]]:
@@ -192,6 +214,10 @@ async def refund_payment(code: str, local_id: str, ctx: Writer) -> Response:
 
 @router.get(f"{REFUNDS}/")
 async def list_refunds(code: str, ctx: Reader) -> Response:
+    """List an order's refunds
+
+    Lists the order's refunds, by their number in the order.
+    """
     order_id = await _order_id(ctx, code)
     local_ids = await _payment_ids(ctx, order_id)
     query = (
@@ -205,6 +231,10 @@ async def list_refunds(code: str, ctx: Reader) -> Response:
 
 @router.get(f"{REFUNDS}/{{local_id}}/")
 async def retrieve_refund(code: str, local_id: str, ctx: Reader) -> Response:
+    """Get a refund
+
+    Answers one refund of the order by its number in the order.
+    """
     number = parse_pk(local_id)
     order_id = await _order_id(ctx, code)
     refund = await ctx.session.scalar(
@@ -217,6 +247,11 @@ async def retrieve_refund(code: str, local_id: str, ctx: Reader) -> Response:
 
 @router.post(f"{REFUNDS}/", status_code=201, openapi_extra=json_body(RefundIn))
 async def create_refund(code: str, ctx: Writer) -> Response:
+    """Create a refund
+
+    Records a refund of the order (amount, source, provider, state) and answers it with 201; an
+    amount beyond what was paid is refused.
+    """
     data: RefundIn = await _body(ctx, RefundIn)
 
     async def work(order: Order) -> tuple[OrderRefund, list[str]]:
@@ -228,6 +263,10 @@ async def create_refund(code: str, ctx: Writer) -> Response:
 
 @router.post(f"{REFUNDS}/{{local_id}}/done/")
 async def refund_done(code: str, local_id: str, ctx: Writer) -> Response:
+    """Mark a refund done
+
+    Marks a created or transit refund as done (the money went back). Takes no body.
+    """
     parse_pk(local_id)
 
     async def work(order: Order) -> tuple[OrderRefund, list[str]]:
@@ -240,6 +279,11 @@ async def refund_done(code: str, local_id: str, ctx: Writer) -> Response:
 
 @router.post(f"{REFUNDS}/{{local_id}}/process/", openapi_extra=json_body(ProcessIn))
 async def process_refund(code: str, local_id: str, ctx: Writer) -> Response:
+    """Process an external refund
+
+    Acknowledges a refund that arrived from outside (a chargeback); `mark_canceled` in the body
+    also cancels the order.
+    """
     parse_pk(local_id)
     data: ProcessIn = await _body(ctx, ProcessIn)
 
@@ -253,6 +297,10 @@ async def process_refund(code: str, local_id: str, ctx: Writer) -> Response:
 
 @router.post(f"{REFUNDS}/{{local_id}}/cancel/")
 async def cancel_refund(code: str, local_id: str, ctx: Writer) -> Response:
+    """Cancel a refund
+
+    Cancels a refund that is not done yet. Takes no body.
+    """
     parse_pk(local_id)
 
     async def work(order: Order) -> tuple[OrderRefund, list[str]]:

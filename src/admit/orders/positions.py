@@ -253,18 +253,32 @@ def mount(router: APIRouter) -> None:
     async def list_positions(
         ctx: Annotated[EventContext, Depends(EventAccess(READ))],
     ) -> Response:
+        """List order positions
+
+        Lists the event's tickets (order positions) across orders, 50 a page, filtered by
+        the query parameters (order, product, attendee, secret, check-in state).
+        """
         return await listed.position_list(ctx, _base(ctx))
 
     @router.get(PATH + "{id}/", tags=["orderpositions"])
     async def retrieve_position(
         id: str, ctx: Annotated[EventContext, Depends(EventAccess(READ))]
     ) -> Response:
+        """Get an order position
+
+        Answers one ticket (order position) by its id, with its answers and check-ins.
+        """
         return await listed.position_detail(ctx, id)
 
     @router.patch(PATH + "{id}/", tags=["orderpositions"], openapi_extra=json_body(PositionPatch))
     async def patch_position(
         id: str, ctx: Annotated[EventContext, Depends(EventAccess(WRITE))]
     ) -> Response:
+        """Update an order position
+
+        Changes the attendee's details, answers and validity given in the body; the others
+        keep their values.
+        """
         position = await load_position(ctx, id)
         await _patch(ctx, position, await read_object(ctx.request))
         await flush_guard(ctx.session.flush())
@@ -274,6 +288,11 @@ def mount(router: APIRouter) -> None:
     async def delete_position(
         id: str, ctx: Annotated[EventContext, Depends(EventAccess(WRITE))]
     ) -> Response:
+        """Cancel an order position
+
+        Cancels one ticket of an order and answers 204. The last remaining position of an
+        order cannot be canceled this way (400): cancel the order.
+        """
         position = await load_position(ctx, id)
         await _cancel(ctx, position)
         await flush_guard(ctx.session.flush())

@@ -40,6 +40,11 @@ class PrintLogIn(WriteModel):
 async def create_print_log(
     id: str, ctx: Annotated[EventContext, Depends(EventAccess(WRITE))]
 ) -> Response:
+    """Record a print
+
+    Records that a ticket, badge or certificate of the position was printed (by which source
+    and when; offline clients may send an earlier time) and answers the record with 201.
+    """
     data: PrintLogIn = validate_input(PrintLogIn, await read_object(ctx.request))  # type: ignore[assignment]
     position = await load_position(ctx, id)
     device_pk = ctx.principal.device_id if ctx.principal.kind == "device" else None

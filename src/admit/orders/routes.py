@@ -26,7 +26,7 @@ from admit.kit.context import (
 )
 from admit.kit.crud import flush_guard, parse_update, validate_input
 from admit.kit.errors import APIError, not_found
-from admit.kit.openapi import json_body
+from admit.kit.openapi import empty_body, json_body
 from admit.kit.responses import JSONResponse, no_content
 from admit.kit.routing import api_router
 from admit.mail.outbox import queue_mail
@@ -118,6 +118,13 @@ async def load_order(ctx: EventContext, code: str, *, lock: bool = False) -> Ord
 
 @router.get(f"{E}/orders/")
 async def list_orders(ctx: Annotated[EventContext, Depends(EventAccess(READ))]) -> Response:
+    """List orders
+
+    Lists the event's orders with their positions, fees, payments and refunds, 50 a page,
+    filtered by the query parameters (status, e-mail, product, code, test mode,
+    `modified_since`). The answer's `X-Page-Generated` header is the time to pass as
+    `modified_since` to poll for changes.
+    """
     return await listed.order_list(ctx, {ctx.event.id: ctx.event.slug}, ctx.event)
 
 
@@ -135,6 +142,12 @@ async def list_organizer_orders(
 
 @router.post(f"{E}/orders/", status_code=201, openapi_extra=json_body(OrderIn))
 async def create(ctx: Annotated[EventContext, Depends(EventAccess(WRITE))]) -> Response:
+    """Create an order
+
+    Creates an order with its positions (tickets), pending by default or paid; a free order is
+    paid at once. Quota, seats and vouchers are checked (400 naming what is lacking) unless
+    `force` is set; `simulate` checks and answers without saving; `send_email` mails the buyer.
+    """
     data: OrderIn = validate_input(OrderIn, await read_object(ctx.request))  # type: ignore[assignment]
     session = ctx.session
     if data.simulate:
@@ -212,6 +225,10 @@ async def _queue_placed_mail(
 
 @router.get(f"{E}/orders/{{code}}/")
 async def retrieve(code: str, ctx: Annotated[EventContext, Depends(EventAccess(READ))]) -> Response:
+    """Get an order
+
+    Answers one order by its code, with positions, fees, payments and refunds.
+    """
     return await listed.order_detail(ctx, code)
 
 
@@ -220,6 +237,12 @@ PATCH_FIELDS = tuple(OrderPatch.model_fields)
 
 @router.patch(f"{E}/orders/{{code}}/", openapi_extra=json_body(OrderPatch))
 async def patch(code: str, ctx: Annotated[EventContext, Depends(EventAccess(WRITE))]) -> Response:
+    """Update an order
+
+    Changes the order's contact and check-in details given in the body (e-mail, phone, locale,
+    comment, check-in attention and text, invoice address, validity while pending, expiry);
+    other fields are read-only here.
+    """
     order = await load_order(ctx, code, lock=True)
     current = {f: getattr(order, f) for f in PATCH_FIELDS if f != "customer"}
     current["customer"] = order.customer_identifier  # type: ignore[attr-defined]
@@ -252,6 +275,11 @@ def _patch_actions(changed: set[str]) -> list[str]:
 
 @router.delete(f"{E}/orders/{{code}}/", status_code=204)
 async def delete(code: str, ctx: Annotated[EventContext, Depends(EventAccess(WRITE))]) -> Response:
+    """Delete a test mode order
+
+    Deletes the order; only orders placed in test mode can be deleted (403 otherwise). Cancel a
+    real order instead.
+    """
     order = await load_order(ctx, code, lock=True)
     if not order.testmode:
         raise APIError(403, "Only test mode orders can be deleted.")
@@ -320,6 +348,46 @@ def _action_notices(name: str, order: Order, status: str, confirmed: int) -> lis
     return actions
 
 
+# Summary and description of each action's route (the endpoint below serves them all).
+ACTION_DOCS: dict[str, tuple[str, str]] = {
+    "mark_paid": ("Mark an order paid", "Confirms a payment for the open amount and makes the "
+                  "pending (or expired) order paid. Quota is checked again for an expired order "
+                  "unless `force` is set."),
+    "mark_pending": ("Mark an order pending", "Makes a paid order unpaid again."),
+    "mark_expired": ("Mark an order expired", "Expires a pending order; its tickets no longer "
+                     "count against quota."),
+    "mark_canceled": ("Cancel an order", "Cancels the order and its tickets; a "
+                      "`cancellation_fee` keeps that amount as a fee, the rest can be refunded. "
+                      "`send_email` mails the buyer."),
+    "reactivate": ("Reactivate a canceled order", "Brings a canceled order back to the state "
+                   "it had, if quota and seats are still available."),
+    "extend": ("Extend an order's payment deadline", "Sets a new `expires` for a pending or "
+               "expired order; an expired order becomes pending again (quota permitting unless "
+               "`force`)."),
+    "approve": ("Approve an order", "Approves an order that requires approval; a free order "
+                "becomes paid, others wait for payment."),
+    "deny": ("Deny an order", "Denies an order that requires approval; it is canceled."),
+    "regenerate_secrets": ("Regenerate ticket secrets", "Gives every ticket of the order a new "
+                           "secret (and the order a new secret link); the old QR codes stop "
+                           "scanning."),
+}  # fmt: skip
+# The body each action reads: an object, empty where the action takes no options.
+ACTION_BODIES: dict[str, Any] = {
+    "mark_paid": MarkPaidIn,
+    "mark_canceled": CancelIn,
+    "extend": ExtendIn,
+}
+
+
+def _action_body(name: str) -> dict[str, Any]:
+    model = ACTION_BODIES.get(name)
+    if model is None:
+        return empty_body()
+    extra = json_body(model)
+    extra["requestBody"]["required"] = name == "extend"  # the others: no body is {}
+    return extra
+
+
 def _action_route(name: str, action: Action) -> None:
     async def endpoint(
         code: str, ctx: Annotated[EventContext, Depends(EventAccess(WRITE))]
@@ -342,6 +410,9 @@ def _action_route(name: str, action: Action) -> None:
         methods=["POST"],
         name=f"order-{name}",
         tags=["orders"],
+        summary=ACTION_DOCS[name][0],
+        description=ACTION_DOCS[name][1],
+        openapi_extra=_action_body(name),
     )
 
 

@@ -29,6 +29,10 @@ def serialize(base: str, org: Organizer) -> dict:
 async def list_organizers(
     request: Request, session: Session, principal: Annotated[Principal, Depends(Authenticated())]
 ) -> JSONResponse:
+    """List organizers
+
+    Lists the organizers the caller has any access to, 50 a page, by slug.
+    """
     query = (
         select(Organizer).where(Organizer.id.in_(principal.organizer_ids)).order_by(Organizer.slug)
     )
@@ -39,4 +43,8 @@ async def list_organizers(
 
 @router.get("/organizers/{organizer}/", response_model=OrganizerOut)
 async def organizer_detail(ctx: Annotated[OrgContext, Depends(OrganizerAccess())]) -> JSONResponse:
+    """Get an organizer
+
+    Answers the organizer's name, slug and public URL.
+    """
     return JSONResponse(serialize(base_url(ctx.request), await ctx.organizer()))

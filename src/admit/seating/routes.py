@@ -93,6 +93,12 @@ SEATS = Listing(SEAT_ROWS, Seat.__table__, Seat.event_id, Seat.id, None)
 
 
 async def list_seats(ctx: EventContext, subevent_id: str | None, _: dict[str, str]) -> Response:
+    """List seats
+
+    Lists the seats of the event (or of one of its dates), 50 a page, filtered by the query
+    parameters (zone, row, blocked, availability); `expand` embeds the order position or
+    voucher holding a seat.
+    """
     query = await _scope(ctx, subevent_id)
     expand = expansion(ctx)
     filters = FilterSet((*FILTERS.filters, _availability_filter(ctx.event.id)))
@@ -102,6 +108,11 @@ async def list_seats(ctx: EventContext, subevent_id: str | None, _: dict[str, st
 
 
 async def retrieve_seat(ctx: EventContext, subevent_id: str | None, params: dict) -> Response:
+    """Get a seat
+
+    Answers one seat of the event (or date) by its id, with whether it is blocked and what
+    holds it.
+    """
     expand: Expansion = expansion(ctx)
     query = await _scope(ctx, subevent_id)
     body = await detail_body(
@@ -120,6 +131,10 @@ async def retrieve_seat(ctx: EventContext, subevent_id: str | None, params: dict
 
 
 async def patch_seat(ctx: EventContext, subevent_id: str | None, params: dict) -> Response:
+    """Update a seat
+
+    Blocks or unblocks one seat (`blocked` in the body). A blocked seat cannot be sold.
+    """
     seat = await _seat(ctx, subevent_id, params["id"])
     raw = await read_object(ctx.request)
     data = validate_input(SeatPatch, raw)
@@ -148,6 +163,12 @@ def _bulk(blocked: bool) -> Callable[[EventContext, str | None, dict], Awaitable
             )
         return JSONResponse({})
 
+    verb = "Block" if blocked else "Unblock"
+    handler.__doc__ = (
+        f"{verb} seats\n\n{verb}s the seats named by `ids` or by `seat_guids` at once (400 "
+        "naming those that do not exist). POST as documented, PATCH as the reference's "
+        "examples send it."
+    )
     return handler
 
 
@@ -177,6 +198,8 @@ def _endpoint(handler: Any, access: EventAccess, with_subevent: bool, extra: lis
     async def endpoint(**kwargs: Any) -> Response:
         ctx = kwargs.pop("ctx")
         return await handler(ctx, kwargs.pop("subevent_id", None), kwargs)
+
+    endpoint.__doc__ = handler.__doc__  # the operation's summary and description
 
     names = (["subevent_id"] if with_subevent else []) + extra
     endpoint.__signature__ = inspect.Signature(  # type: ignore[attr-defined]

@@ -60,7 +60,9 @@ async def list_shredders(ctx: Access) -> Response:
     responses={400: {"description": "Bad `shredders`, or the event is live or not over."}},
 )
 async def export(ctx: Access) -> Response:
-    """Starts the export of the data the chosen shredders would remove (a ZIP with a folder
+    """Export the data to be shredded
+
+    Starts the export of the data the chosen shredders would remove (a ZIP with a folder
     per shredder). 400 while the shop is live or the event is not over yet."""
     identifiers = service.check_identifiers(await read_object(ctx.request))
     uuid, secret = await service.start_export(ctx.session, ctx.principal, ctx.event, identifiers)
@@ -82,6 +84,11 @@ async def export(ctx: Access) -> Response:
     },
 )
 async def download_export(ctx: Access, id1: Id1, id2: Id2) -> Response:
+    """Download the data to be shredded
+
+    Answers the export of the data the shredder will remove, once it is ready (409 while it is
+    being made). The shredding itself starts only when it is asked for.
+    """
     store = ctx.request.app.state.background.store
     return await download(
         ctx.session,
@@ -107,7 +114,9 @@ async def download_export(ctx: Access, id1: Id1, id2: Id2) -> Response:
     },
 )
 async def shred(ctx: Access, id1: Id1, id2: Id2) -> Response:
-    """Starts removing the data once the export file exists; 202 with the status URL. A
+    """Shred the exported data
+
+    Starts removing the data once the export file exists; 202 with the status URL. A
     second request for the same export answers 409 while its shred waits or runs, 404 once
     it succeeded (the export is gone); after a failed shred it starts a new one (202, with a
     new status URL)."""
@@ -126,6 +135,10 @@ async def shred(ctx: Access, id1: Id1, id2: Id2) -> Response:
     },
 )
 async def shred_status(ctx: Access, id1: Id1, id2: Id2) -> Response:
+    """Get the state of a shredding
+
+    Answers whether the shredding is waiting, running, done or failed.
+    """
     job = await service.shred_status(ctx.session, ctx.principal, ctx.event, id1, id2)
     if job is None:
         return JSONResponse(

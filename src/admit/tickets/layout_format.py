@@ -51,7 +51,7 @@ its type present and typed (defaults filled), in list order::
 ``other`` with its ``text_i18n`` kept (``text_i18n`` is ``{}`` for plain ``other``). The
 renderer prints ``text_i18n`` in the order's locale (falling back as it sees fit) when it is
 not empty, else ``text``. Defaults: page 1, content ``secret`` (barcode) / ``dark``
-(poweredby), text "", fontfamily ``DejaVu Sans``, fontsize 13, lineheight 1, bold/italic/
+(poweredby), text "", fontfamily ``Noto Sans``, fontsize 13, lineheight 1, bold/italic/
 downward/nowhitespace false, align left, color [0, 0, 0, 1.0], rotation 0, locale None.
 """
 
@@ -84,14 +84,14 @@ FREE_TEXT_I18N = "other_i18n"
 _NUMERIC = re.compile(r"^-?[0-9]+(\.[0-9]+)?$")
 _LANG = re.compile(r"^[A-Za-z][A-Za-z_-]{0,15}$")
 
-_SERIF = ("DejaVu Serif", ("droid serif", "vollkorn", "noto serif", "times", "times-roman",
-                           "times new roman", "serif", "dejavu serif"))  # fmt: skip
-_MONO = ("DejaVu Sans Mono", ("space mono", "courier", "courier new", "monospace",
-                              "dejavu sans mono"))  # fmt: skip
-_SANS = ("DejaVu Sans", ("open sans", "noto sans", "roboto", "roboto condensed", "lato",
-                         "montserrat", "oswald", "poppins", "titillium", "titillium upright",
-                         "titillium semibold upright", "helvetica", "arial", "sans-serif",
-                         "dejavu sans"))  # fmt: skip
+_SERIF = ("PT Serif", ("droid serif", "vollkorn", "noto serif", "times", "times-roman",
+                       "times new roman", "serif", "dejavu serif"))  # fmt: skip
+_MONO = ("Cascadia Mono", ("space mono", "courier", "courier new", "monospace",
+                           "dejavu sans mono"))  # fmt: skip
+_SANS = ("Noto Sans", ("open sans", "roboto", "roboto condensed", "lato",
+                       "montserrat", "oswald", "poppins", "titillium", "titillium upright",
+                       "titillium semibold upright", "helvetica", "arial", "sans-serif",
+                       "dejavu sans"))  # fmt: skip
 FONT_ALIASES: dict[str, str] = {
     alias: family for family, aliases in (_SERIF, _MONO, _SANS) for alias in aliases
 }

@@ -385,7 +385,10 @@ def render_tickets(
     when a layout cannot be drawn."""
     if not pages:
         raise RenderError("There are no tickets to render.")
-    canvas = Canvas(out, pagesize=A4, pageCompression=1, invariant=1)
+    # The page preamble names a font too: an embedded one, not the viewer's Helvetica.
+    canvas = Canvas(
+        out, pagesize=A4, pageCompression=1, invariant=1, initialFontName=fonts.font_name()
+    )
     canvas.setTitle(title)
     canvas.setCreator("Admit")
     layouts = _Layouts(canvas)

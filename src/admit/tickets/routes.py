@@ -169,6 +169,10 @@ async def render_batch_download(
     id1: Annotated[str, Path(description="The download URL's first part.")],
     id2: Annotated[str, Path(description="The download URL's second part.")],
 ) -> Response:
+    """Download rendered tickets
+
+    Answers the PDF a ticket batch rendered, once it is ready (409 while it renders).
+    """
     store = ctx.request.app.state.background.store
     return await download(
         ctx.session,

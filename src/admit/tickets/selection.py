@@ -35,7 +35,7 @@ BUILTIN_LAYOUT: list[dict[str, Any]] = [
      "text": "Order {order}-{positionid}", "fontsize": 11},
     {"type": "barcodearea", "left": 135, "bottom": 190, "size": 60, "content": "secret"},
     {"type": "textarea", "left": 135, "bottom": 185, "width": 60, "content": "secret",
-     "fontsize": 7, "align": "center", "fontfamily": "DejaVu Sans Mono"},
+     "fontsize": 7, "align": "center", "fontfamily": "Cascadia Mono"},
 ]  # fmt: skip
 
 

@@ -53,6 +53,12 @@ async def upload(
     session: Session,
     principal: Annotated[Principal, Depends(Authenticated())],
 ) -> JSONResponse:
+    """Upload a file
+
+    Stores a file (PDF, PNG, JPEG or GIF; the body is the file, with its Content-Type and a
+    Content-Disposition naming it) for a later request to refer to as `file:<id>`, such as a
+    ticket layout's background. Unused uploads expire.
+    """
     store = request.app.state.background.store
     stored = await receive_upload(request, session, principal, store)
     return JSONResponse({"id": f"file:{stored.uuid}"}, status_code=201)
@@ -65,6 +71,11 @@ async def media(
     uuid: Annotated[str, Path(description="The file's random id")],
     name: Annotated[str, Path(description="The file's name")],
 ) -> Response:
+    """Download a stored file
+
+    Answers a file stored for an object (a product picture, a layout background). The random id
+    in the URL is the credential.
+    """
     if len(uuid) != 32 or not all(c in "0123456789abcdef" for c in uuid):
         raise not_found()
     query = select(UploadedFile).where(UploadedFile.uuid == uuid, UploadedFile.expires.is_(None))

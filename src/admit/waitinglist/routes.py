@@ -194,6 +194,11 @@ async def _update_settings(ctx: EventContext, partial: bool) -> Response:
 async def patch_settings(
     ctx: Annotated[EventContext, Depends(EventAccess(SETTINGS_WRITE))],
 ) -> Response:
+    """Update waiting list settings
+
+    Changes the event's waiting list settings given in the body (automatic voucher assignment,
+    how long a sent voucher stays valid).
+    """
     return await _update_settings(ctx, partial=True)
 
 
@@ -207,6 +212,11 @@ async def patch_settings(
 async def put_settings(
     ctx: Annotated[EventContext, Depends(EventAccess(SETTINGS_WRITE))],
 ) -> Response:
+    """Replace waiting list settings
+
+    Replaces the event's waiting list settings; an optional field left out keeps its stored
+    value.
+    """
     return await _update_settings(ctx, partial=False)
 
 

@@ -85,6 +85,7 @@ class ChunkedDocument:
             bottomMargin=14 * mm,
             title=title,
             pageCompression=1,
+            initialFontName=self.regular,  # the page preamble's font: embedded, too
         )
         frame = Frame(
             self.doc.leftMargin, self.doc.bottomMargin, self.doc.width, self.doc.height, id="body"
