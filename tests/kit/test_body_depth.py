@@ -43,7 +43,7 @@ def test_depth_is_measured_without_recursion():
     assert json_depth("x") == 0
 
 
-def _url(path: str, world: World) -> str:
+def _url(path: str, world: World) -> str:  # noqa: F811
     return (
         path.replace("{organizer}", world.org.slug)
         .replace("{event}", world.event.slug)
@@ -117,12 +117,13 @@ async def test_deep_body_is_a_400(client, world: World, path):  # noqa: F811
         ),
     ],
 )
+@pytest.mark.parametrize("leaf", [b'"a\\u0000b"', b"1"], ids=["nul", "plain"])
 @pytest.mark.parametrize("levels", [260, 1020])
-async def test_deep_free_form_field_is_a_400(client, world: World, path, field, body, levels):  # noqa: F811
+async def test_deep_free_form_field_is_a_400(client, world: World, path, field, body, levels, leaf):  # noqa: F811
     """A free-form field nested past the bound (252+ levels used to be stored, then answered
     500 when written out) is refused; so is one with an escaped NUL deep inside."""
     body[field] = "DEEP"
-    content = orjson.dumps(body).replace(b'"DEEP"', b'{"deep":' + deep_json(levels) + b"}")
+    content = orjson.dumps(body).replace(b'"DEEP"', b'{"deep":' + deep_json(levels, leaf) + b"}")
     response = await client.post(
         _url(path, world),
         content=content,
