@@ -124,7 +124,7 @@ def test_money_text_rounds_half_up_to_its_places():
     assert CsvFile.extension == "csv" and XlsxFile.extension == "xlsx"
 
 
-FORMULAS = ["=1+2", "+SUM(A1)", "-2+3", "@cmd", "\tx", "\r=1", "=HYPERLINK(\"http://x\")"]
+FORMULAS = ["=1+2", "+SUM(A1)", "-2+3", "@cmd", "\tx", "\r=1", '=HYPERLINK("http://x")']
 NUMBERS = ["-5.00", "+3", "-1e3", "-.5", "42"]
 
 

@@ -52,12 +52,12 @@ OPERATORS = frozenset(
 )
 # Bounds on a rule at save (``validate``): its JSON size, nesting, node count, and the
 # operations its evaluation can take at most (:func:`cost`), which must fit the budget every
-# scan evaluates with. Scans run on the serving loop: 20,000 operations are a few
+# scan evaluates with. Scans run on the serving loop: 50,000 operations are a few
 # milliseconds; a rule the budget stops (one stored before these bounds) refuses the scan.
 MAX_BYTES = 16_384
 MAX_DEPTH = 32
 MAX_NODES = 2000
-OPERATION_BUDGET = 20_000
+OPERATION_BUDGET = 50_000
 
 
 @dataclass(frozen=True)
