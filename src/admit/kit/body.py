@@ -115,10 +115,14 @@ async def read_object(request: Request) -> dict[str, Any]:
     return data
 
 
-async def read_list(request: Request) -> list[Any]:
+async def read_list(request: Request, max_items: int | None = None) -> list[Any]:
+    """A list body; 400 (``non_field_errors``, as the reference's list serializers) past
+    ``max_items`` entries: a batch route's work grows with its list, so each one bounds it."""
     data = await read_json(request)
     if not isinstance(data, list):
         raise FieldErrors.general(f'Expected a list of items but got type "{_json_type(data)}".')
+    if max_items is not None and len(data) > max_items:
+        raise FieldErrors.general(f"Ensure this field has no more than {max_items} elements.")
     return data
 
 
