@@ -248,10 +248,21 @@ class JobEngine:
             report=_ProgressReporter(self, job_id),
         )
         handler = asyncio.ensure_future(kind.handler(context))
+        overtime = asyncio.get_running_loop().call_later(
+            kind.time_limit, _stop_overtime, handler, context
+        )
         try:
             async with self._heartbeat(job_id, handler):
                 message = await handler
         except asyncio.CancelledError:
+            if context.overtime and not _current_task_cancelling():
+                await self._discard_result(context)
+                text = (
+                    f"The job took longer than its limit of {kind.time_limit:g} seconds "
+                    "and was stopped."
+                )
+                await self._end(job_id, status="failed", message=text, context=context)
+                return True
             await self._discard_result(context)
             if handler.cancelled() and not _current_task_cancelling():
                 log.warning("job %s (%s): lease lost, stopped", job_id, row.kind)
@@ -280,6 +291,8 @@ class JobEngine:
             await self._retry(job_id, row, text, delay, context)
         else:
             await self._end(job_id, status="finished", message=message, context=context)
+        finally:
+            overtime.cancel()
         return True
 
     @contextlib.asynccontextmanager
@@ -380,6 +393,13 @@ class _Rows:
     def __init__(self, rows: list[Any], rowcount: int) -> None:
         self.rows = rows
         self.rowcount = rowcount
+
+
+def _stop_overtime(handler: asyncio.Future[Any], context: JobContext) -> None:
+    """The kind's time limit passed: the handler is cancelled (work it does in a thread is
+    told through ``context.overtime`` and stops at its next check)."""
+    context.overtime = True
+    handler.cancel()
 
 
 def _current_task_cancelling() -> bool:
