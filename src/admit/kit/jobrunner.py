@@ -17,9 +17,12 @@ import datetime as dt
 import logging
 import os
 import secrets
+import shutil
 import socket
+import tempfile
 import time
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import and_, bindparam, update
@@ -27,7 +30,7 @@ from sqlalchemy import and_, bindparam, update
 from admit.db import Database, utcnow
 from admit.kit.batching import Coalescer
 from admit.kit.broker import create_broker
-from admit.kit.jobs import KINDS, JobContext, JobFailed, RetryLater, attach_dispatcher
+from admit.kit.jobs import _TMPDIR, KINDS, JobContext, JobFailed, RetryLater, attach_dispatcher
 from admit.kit.storage import FileStore
 from admit.models import Job
 
@@ -38,6 +41,37 @@ TASK_NAME = "admit.run_job"
 ERROR_BACKOFF_SECONDS = 10.0
 # Job ids per broker message: thousands of jobs enqueued together cost hundreds of messages.
 MESSAGE_BATCH = 20
+
+
+# Where job runs keep temporary files: ``<tmp>/admit-jobs/w<pid>/job-<id>-<attempt>/``.
+TMP_ROOT = Path(tempfile.gettempdir()) / "admit-jobs"
+
+
+def remove_stale_tmp(root: Path | None = None) -> list[Path]:
+    """Removes the temporary directories of processes that no longer run (a worker killed
+    mid-export leaves its spooled rows there, easily hundreds of MB): called when a job
+    engine starts, so a restarted worker cleans up after the one it replaces."""
+    removed = []
+    base = root or TMP_ROOT
+    for directory in base.glob("w*") if base.is_dir() else ():
+        try:
+            pid = int(directory.name[1:])
+        except ValueError:
+            continue
+        if pid != os.getpid() and not _alive(pid):
+            shutil.rmtree(directory, ignore_errors=True)
+            removed.append(directory)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
 
 
 def worker_name() -> str:
@@ -109,6 +143,8 @@ class JobEngine:
 
         self.task = self.broker.register_task(run_jobs, task_name=TASK_NAME)
         self.worker = worker_name()
+        # Temporary files of this process's jobs, a directory per run (see remove_stale_tmp).
+        self.tmp_root = TMP_ROOT / f"w{os.getpid()}"
         self._state_engine = (
             db.engine if db.is_sqlite else db.engine.execution_options(isolation_level="AUTOCOMMIT")
         )
@@ -129,6 +165,7 @@ class JobEngine:
         """Connects to the broker and makes committed jobs of this database go to it."""
         if self._started:
             return
+        await asyncio.to_thread(remove_stale_tmp)
         await self.broker.startup()
         attach_dispatcher(self.db, self.dispatch)
         self._started = True
@@ -247,7 +284,13 @@ class JobEngine:
             settings=self.settings,
             report=_ProgressReporter(self, job_id),
         )
-        handler = asyncio.ensure_future(kind.handler(context))
+        workdir = self.tmp_root / f"job-{job_id}-{row.attempts}"
+        workdir.mkdir(parents=True, exist_ok=True)
+        token = _TMPDIR.set(str(workdir))
+        try:
+            handler = asyncio.ensure_future(kind.handler(context))  # copies the context
+        finally:
+            _TMPDIR.reset(token)
         overtime = asyncio.get_running_loop().call_later(
             kind.time_limit, _stop_overtime, handler, context
         )
@@ -293,6 +336,7 @@ class JobEngine:
             await self._end(job_id, status="finished", message=message, context=context)
         finally:
             overtime.cancel()
+            await asyncio.to_thread(shutil.rmtree, workdir, True)
         return True
 
     @contextlib.asynccontextmanager

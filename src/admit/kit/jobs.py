@@ -13,6 +13,7 @@ must be idempotent per job: check the state it changes before changing it.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import datetime as dt
 import secrets
 import uuid
@@ -61,6 +62,15 @@ class JobKind:
 KINDS: dict[str, JobKind] = {}
 # What a run of any kind may take at most, unless the kind says otherwise.
 DEFAULT_TIME_LIMIT = 3600.0
+
+# The running job's own temporary directory (set by the job runner for the handler's task):
+# temporary files of a run go there, so a restarted worker can remove what a killed one left.
+_TMPDIR: contextvars.ContextVar[str | None] = contextvars.ContextVar("job_tmpdir", default=None)
+
+
+def job_tmpdir() -> str | None:
+    """The running job's temporary directory (None outside a job)."""
+    return _TMPDIR.get()
 
 
 def job_kind(
