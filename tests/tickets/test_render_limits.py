@@ -9,6 +9,7 @@ import dataclasses
 import time
 
 from admit.kit import jobs as kit_jobs
+from admit.kit.fairgate import FairGate
 from admit.tickets import routes as ticket_routes
 from admit.tickets import tasks as ticket_tasks
 from tests.factories import World, auth
@@ -35,7 +36,7 @@ async def test_a_job_past_its_limit_fails_with_a_message_and_frees_its_slot(
     """The real engine, one slot: a job that would run 30 s is stopped after 0.5 s, failed
     with a message, and the next job runs in the slot it freed."""
     engine = background.engine
-    monkeypatch.setattr(engine, "_gate", asyncio.Semaphore(1))
+    monkeypatch.setattr(engine, "_gate", FairGate(1))
     limited(monkeypatch, "noop", 0.5)
     started = time.monotonic()
     slow, _ = await start_job(clean_app, "noop", {"seconds": 30})

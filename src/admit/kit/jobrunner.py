@@ -25,11 +25,12 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import and_, bindparam, update
+from sqlalchemy import and_, bindparam, select, update
 
 from admit.db import Database, utcnow
 from admit.kit.batching import Coalescer
 from admit.kit.broker import create_broker
+from admit.kit.fairgate import FairGate
 from admit.kit.jobs import _TMPDIR, KINDS, JobContext, JobFailed, RetryLater, attach_dispatcher
 from admit.kit.storage import FileStore
 from admit.models import Job
@@ -139,7 +140,8 @@ class JobEngine:
         )
 
         async def run_jobs(ids: list[int]) -> None:
-            await asyncio.gather(*(self._run_gated(job_id) for job_id in ids))
+            tenants = await self._tenants(ids)
+            await asyncio.gather(*(self._run_gated(i, tenants.get(i)) for i in ids))
 
         self.task = self.broker.register_task(run_jobs, task_name=TASK_NAME)
         self.worker = worker_name()
@@ -148,7 +150,9 @@ class JobEngine:
         self._state_engine = (
             db.engine if db.is_sqlite else db.engine.execution_options(isolation_level="AUTOCOMMIT")
         )
-        self._gate = asyncio.Semaphore(self.concurrency)
+        # Slots shared fairly among organizers (the one with the fewest running jobs here
+        # goes next), not in arrival order.
+        self._gate = FairGate(self.concurrency)
         self._started = False
         self._running: set[asyncio.Task[Any]] = set()
         self._sending: set[asyncio.Task[Any]] = set()
@@ -199,12 +203,26 @@ class JobEngine:
         except Exception:
             log.warning("jobs %s: hand-off to the broker failed; the sweep retries", ids[:10])
 
-    async def _run_gated(self, job_id: int) -> None:
+    async def _tenants(self, ids: list[int]) -> dict[int, int | None]:
+        """The organizer of each job (one query per broker message), for the fair gate."""
+        try:
+            result = await self._state(
+                select(Job.id, Job.organizer_id).where(Job.id.in_(ids)), None
+            )
+        except Exception:
+            log.warning("jobs %s: organizers not read; run in arrival order", ids[:10])
+            return {}
+        return {job_id: organizer for job_id, organizer in result.rows}
+
+    async def _run_gated(self, job_id: int, tenant: int | None = None) -> None:
         task = asyncio.current_task()
         self._running.add(task)  # type: ignore[arg-type]
         try:
-            async with self._gate:
+            await self._gate.acquire(tenant)
+            try:
                 await self.run(job_id)
+            finally:
+                self._gate.release(tenant)
         except Exception:
             log.exception("job %s: could not be run", job_id)
         finally:
@@ -421,7 +439,7 @@ class JobEngine:
         conditional update, so PostgreSQL runs it without BEGIN and COMMIT round trips."""
         async with self._state_engine.begin() as conn:
             result = await conn.execute(statement, params or {})
-            if getattr(statement, "_returning", None):
+            if getattr(statement, "_returning", None) or getattr(statement, "is_select", False):
                 return _Rows(result.all(), result.rowcount)
             return result
 
