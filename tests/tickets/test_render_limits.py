@@ -101,3 +101,18 @@ async def test_ticket_batches_per_caller_are_limited(client, world: World, facto
     # Another caller has slots of its own.
     other = await factory.admin_token(world.org)
     assert (await client.post(url, json=body, headers=auth(other))).status_code == 202
+
+
+async def test_layouts_bound_their_text_at_save(client, world: World):
+    """Every element within its own bounds, but together more text than a page can draw
+    quickly: refused at save (400 naming the layout)."""
+    url = h.url(world, "ticketlayouts/")
+    element = h.text_element("other", text="x" * 9_000)
+    body = {"name": "Wordy", "layout": [element] * 6}  # 54,000 characters
+    response = await client.post(url, json=body, headers=auth(world.admin))
+    assert response.status_code == 400, response.text
+    assert response.json() == {
+        "layout": ["A layout's texts may hold at most 50,000 characters together."]
+    }
+    body["layout"] = [element] * 5
+    assert (await client.post(url, json=body, headers=auth(world.admin))).status_code == 201
