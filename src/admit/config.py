@@ -90,6 +90,13 @@ class Settings(BaseSettings):
     hsts_seconds: int = Field(default=31_536_000, ge=0, le=10 * 31_536_000)
     rate_limit: str | None = None
     rate_limit_device: str | None = None
+    # The namespace of the rate-limit counters in Redis: processes with the same one share
+    # budgets. Unset: derived from the database (host, port, name), so one installation's
+    # processes share and two installations on one Redis do not.
+    rate_limit_prefix: str | None = Field(default=None, min_length=1, max_length=100)
+    # Bytes of unused uploads (not yet taken by a file field, kept 24 h) one credential may
+    # hold; an upload past it is refused.
+    upload_quota_bytes: int = Field(default=100 * 1024 * 1024, ge=0)
 
     @cached_property
     def resolved_database_url(self) -> str:

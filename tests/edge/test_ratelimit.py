@@ -5,12 +5,22 @@ from __future__ import annotations
 
 import asyncio
 import os
+import uuid
 from pathlib import Path
 
 import httpx
 import pytest
+import redis
 
-from admit.kit.ratelimit import Budget, MemoryStore, RedisStore, decide, rate_limit_layer
+from admit.config import Settings
+from admit.kit.ratelimit import (
+    Budget,
+    MemoryStore,
+    RedisStore,
+    decide,
+    key_prefix,
+    rate_limit_layer,
+)
 from tests.carts import helpers as carts
 from tests.checkin import helpers as checkin
 from tests.edge.helpers import LaneSpy, client_for, edge_app
@@ -222,8 +232,6 @@ async def test_carts_on_the_lane_are_limited(
 
 
 def _redis_or_skip() -> None:
-    import redis
-
     try:
         redis.Redis.from_url(REDIS_URL, socket_connect_timeout=1).ping()
     except (redis.RedisError, OSError):
@@ -266,3 +274,39 @@ async def test_redis_down_lets_requests_through(database_url: str, tmp_path: Pat
             answers = [await client.get(url, headers=auth(world.admin)) for _ in range(3)]
     assert [r.status_code for r in answers] == [200, 200, 200]
     assert "ratelimit-limit" not in answers[0].headers
+
+
+async def test_installations_sharing_a_redis_keep_their_own_budgets(
+    database_url: str, tmp_path: Path, world: World, monkeypatch: pytest.MonkeyPatch
+):
+    """Two installations (here: two namespaces) on one real Redis: each has the whole budget
+    per address and per credential; with the old fixed prefix they shared one."""
+    _redis_or_skip()
+    monkeypatch.setattr(RedisStore, "TIMEOUT", 10.0)
+    url = f"/api/v1/organizers/{world.org.slug}/events/"
+    settings = {"rate_limit": "3/minute", "redis_url": REDIS_URL}
+    suffix = uuid.uuid4().hex[:8]  # fresh counters however often the test runs
+    async with (
+        edge_app(database_url, tmp_path / "a", rate_limit_prefix=f"a{suffix}", **settings) as one,
+        edge_app(database_url, tmp_path / "b", rate_limit_prefix=f"b{suffix}", **settings) as two,
+        client_for(one) as a,
+        client_for(two) as b,
+    ):
+        for headers in (auth(world.admin), {}):  # per credential, then per address
+            answers = [await (a if n % 2 else b).get(url, headers=headers) for n in range(8)]
+            assert all("ratelimit-limit" in r.headers for r in answers), "Redis did not answer"
+            assert [r.status_code == 429 for r in answers] == [False] * 6 + [True] * 2
+    keys = redis.Redis.from_url(REDIS_URL).keys(f"admit:ratelimit:?{suffix}:*")
+    assert {k.decode().split(":")[2] for k in keys} == {f"a{suffix}", f"b{suffix}"}
+
+
+def test_the_default_namespace_is_the_database():
+    def prefix(database_url: str, **kw: str) -> str:
+        return key_prefix(Settings(database_url=database_url, **kw))
+
+    one = "postgresql+asyncpg://admit:secret@db1:5432/admit"
+    assert prefix(one) == prefix("postgresql+asyncpg://admit:other@db1:5432/admit")
+    assert "secret" not in prefix(one) and prefix(one).startswith("admit:ratelimit:db-")
+    assert prefix(one) != prefix("postgresql+asyncpg://admit:secret@db2:5432/admit")
+    assert prefix(one) != prefix("postgresql+asyncpg://admit:secret@db1:5432/admit2")
+    assert prefix(one, rate_limit_prefix="shop") == "admit:ratelimit:shop:"

@@ -122,3 +122,34 @@ def test_money_text_rounds_half_up_to_its_places():
     ]
     assert Money(Decimal("1.50"), 2) == Money(Decimal("1.5"), 2)
     assert CsvFile.extension == "csv" and XlsxFile.extension == "xlsx"
+
+
+FORMULAS = ["=1+2", "+SUM(A1)", "-2+3", "@cmd", "\tx", "\r=1", '=HYPERLINK("http://x")']
+NUMBERS = ["-5.00", "+3", "-1e3", "-.5", "42"]
+
+
+@pytest.mark.parametrize("kind", ["csv", "csv;"])
+def test_csv_cells_that_would_be_formulas_are_escaped(kind):
+    """Cells starting with =, +, -, @, tab or CR get a leading ' (OWASP's CSV injection
+    advice); plain numbers, as text or as numbers, stay numbers; so do negative amounts."""
+    handle = io.BytesIO()
+    book = tables.table_file(kind, handle)
+    sheet = book.sheet("ignored", ["=header", *HEADERS[1:]])
+    sheet.row(FORMULAS)
+    sheet.row(NUMBERS)
+    sheet.row([-7, Money(Decimal("-3.20")), Decimal("-1E+2"), -1.5, ["=a", "b"], "a=b", ""])
+    book.close()
+    delimiter = ";" if kind == "csv;" else ","
+    text = io.StringIO(handle.getvalue().decode(), newline="")
+    rows = list(csv.reader(text, delimiter=delimiter))
+    assert rows[0][0] == "'=header"
+    assert rows[1] == ["'" + text for text in FORMULAS]
+    assert rows[2] == NUMBERS
+    assert rows[3] == ["-7", "-3.20", "-1E+2", "-1.5", "'=a, b", "a=b", ""]
+
+
+def test_xlsx_formulas_stay_text():
+    book = read(xlsx([FORMULAS]))
+    values = [c.value for c in book.worksheets[0][2]]
+    assert values[:5] == FORMULAS[:5] and values[6] == FORMULAS[6]  # (CR is Excel's _x000D_)
+    assert all(c.data_type == "s" for c in book.worksheets[0][2])

@@ -128,3 +128,25 @@ async def test_needs_voucher_permission_at_run_time(clean_app, background, facto
     team = await factory.team(world.org, event_permissions=["event.vouchers:read"])
     job = await _export(clean_app, world, {"_format": "csv"}, token=await factory.token(team))
     assert job.status == "finished"
+
+
+async def test_csv_formula_cells_are_escaped(clean_app, background, factory, world):
+    """Text a voucher's creator chose (comment, tag, code) cannot become a formula in the CSV
+    a colleague opens; amounts (numbers) stay numbers."""
+    vouchers = await build(factory, world)
+    async with factory.sessionmaker() as s:
+        await s.execute(
+            update(Voucher)
+            .where(Voucher.id == vouchers["set"].id)
+            .values(comment='=HYPERLINK("http://evil.example","x")', tag="@SUM(A1)")
+        )
+        await s.execute(
+            update(Voucher).where(Voucher.id == vouchers["none"].id).values(comment="\t-1+1")
+        )
+        await s.commit()
+    job = await _export(clean_app, world, {"_format": "csv"})
+    rows = {r["Voucher code"]: r for r in by_header(csv_rows(await result(background, job)))}
+    assert rows["PRESS"]["Comment"] == '\'=HYPERLINK("http://evil.example","x")'
+    assert rows["PRESS"]["Tag"] == "'@SUM(A1)"
+    assert rows["HIDDEN"]["Comment"] == "'\t-1+1"
+    assert rows["PRESS"]["Voucher value"] == "12.50"

@@ -48,8 +48,15 @@ async def card(factory: Factory, issuer: Organizer, value: str = "50.00", **kw: 
 async def accept(
     factory: Factory, issuer: Organizer, acceptor: Organizer, active: bool = True
 ) -> GiftCardAcceptance:
+    """An acceptance both sides agreed to (``active``: whether the issuer's offer stands)."""
     return await factory._add(  # type: ignore[return-value]
-        GiftCardAcceptance(issuer_id=issuer.id, acceptor_id=acceptor.id, active=active)
+        GiftCardAcceptance(
+            issuer_id=issuer.id,
+            acceptor_id=acceptor.id,
+            acceptor_slug=acceptor.slug,
+            active=active,
+            accepted=True,
+        )
     )
 
 

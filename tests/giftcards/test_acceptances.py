@@ -1,5 +1,7 @@
-"""Acceptance between organizers: granted by the issuer, it lets the acceptor list and
-transact on the issuer's cards (``include_accepted=true``) but not update them."""
+"""Acceptance between organizers: offered by the issuer and accepted by the acceptor, it lets
+the acceptor list and transact on the issuer's cards (``include_accepted=true``) but not
+update them. The issuer alone grants nothing; an offer does not tell whether a slug exists;
+no organizer ends up with two redeemable cards under one secret."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from tests.factories import World, assert_field_errors, auth
 from tests.giftcards.helpers import accept, acceptances_url, card, cards_url, ledger
 
 
-async def test_issuer_grants_and_acceptor_uses_cards(client, world: World, factory):
+async def test_issuer_offers_acceptor_accepts_and_uses_cards(client, world: World, factory):
     gc = await card(factory, world.org, "30.00")
     r = await client.post(
         acceptances_url(world.org), json={"acceptor": "rival"}, headers=auth(world.admin)
@@ -17,12 +19,25 @@ async def test_issuer_grants_and_acceptor_uses_cards(client, world: World, facto
     assert r.status_code == 201, r.text
     grant = r.json()
     assert (grant["issuer"], grant["acceptor"], grant["active"]) == ("acme", "rival", True)
+    assert grant["accepted"] is False
 
     rival = auth(world.outsider)
     # Both sides see the acceptance.
     for org, headers in ((world.org, auth(world.admin)), (world.other, rival)):
         listed = await client.get(acceptances_url(org), headers=headers)
         assert [a["id"] for a in listed.json()["results"]] == [grant["id"]]
+
+    # The issuer's offer alone grants nothing: the cards stay the issuer's.
+    offered = await client.get(cards_url(world.other, "?include_accepted=true"), headers=rival)
+    assert offered.json()["count"] == 0
+    mine = acceptances_url(world.org, f"{grant['id']}/")
+    r = await client.patch(mine, json={"accepted": True}, headers=auth(world.admin))
+    assert r.status_code == 403, r.text
+    r = await client.patch(
+        acceptances_url(world.other, f"{grant['id']}/"), json={"accepted": True}, headers=rival
+    )
+    assert r.status_code == 200, r.text
+    assert (r.json()["active"], r.json()["accepted"]) == (True, True)
 
     own_only = await client.get(cards_url(world.other), headers=rival)
     assert own_only.json()["count"] == 0
@@ -96,6 +111,11 @@ async def test_only_the_issuer_changes_and_either_side_ends_it(client, world: Wo
     assert r.status_code == 403
     r = await client.put(url, json={"active": False}, headers=rival)
     assert r.status_code == 403
+    # The acceptor's own side: it may stop accepting, and accept again.
+    r = await client.patch(url, json={"accepted": False}, headers=rival)
+    assert r.status_code == 200 and r.json()["accepted"] is False
+    r = await client.put(url, json={"accepted": True}, headers=rival)
+    assert r.status_code == 200 and r.json()["accepted"] is True
     assert (await client.delete(url, headers=rival)).status_code == 204
     assert (await client.get(url, headers=rival)).status_code == 404
     r = await client.get(acceptances_url(world.org), headers=auth(world.admin))
@@ -104,7 +124,7 @@ async def test_only_the_issuer_changes_and_either_side_ends_it(client, world: Wo
 
 async def test_grant_validation(client, world: World, factory):
     headers = auth(world.admin)
-    for body in ({}, {"acceptor": "nobody-here"}, {"acceptor": "acme"}, {"acceptor": 5}):
+    for body in ({}, {"acceptor": "acme"}, {"acceptor": 5}):
         r = await client.post(acceptances_url(world.org), json=body, headers=headers)
         assert_field_errors(r, "acceptor")
     r = await client.post(acceptances_url(world.org), json={"acceptor": "rival"}, headers=headers)

@@ -144,9 +144,10 @@ async def test_background_set_kept_and_cleared(client, world: World, clean_app):
     assert "Upload the file" in response.json()["background"][0]
 
 
-async def test_bad_backgrounds(client, world: World):
+async def test_bad_backgrounds(client, world: World, factory):
     png = await upload_png(client, world.admin)
-    foreign = await upload_pdf(client, world.nobody)
+    designer = await factory.team(world.org, event_permissions=["event.settings.general:write"])
+    foreign = await upload_pdf(client, await factory.token(designer))  # another credential's
     for value, message in [
         (png, "must be of type application/pdf"),
         (foreign, "does not exist or was uploaded by someone else"),

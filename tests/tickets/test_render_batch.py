@@ -201,7 +201,7 @@ async def test_a_broken_layout_fails_its_job_and_no_other(client, world: World, 
         )
         assert response.status_code == 202, response.text
         links.append(response.json()["download"])
-    await h.run_waiting(app)
+        await h.run_waiting(app)  # a caller has at most two batches waiting or running
     failed = await client.get(links[0], headers=auth(world.admin))
     assert failed.status_code == 410
     body = failed.json()

@@ -72,7 +72,8 @@ async def test_picture_survives_patch_and_put_with_its_url_and_null_clears_it(cl
 
 async def test_bad_pictures_are_field_errors(client, world: World, factory):
     pdf = await upload_pdf(client, world.admin)
-    foreign = await upload_png(client, world.nobody)
+    designer = await factory.team(world.org, event_permissions=["event.items:write"])
+    foreign = await upload_png(client, await factory.token(designer))  # another credential's
     for value, message in [
         (pdf, "must be of type"),
         (foreign, "does not exist or was uploaded by someone else"),

@@ -164,9 +164,10 @@ async def test_upload_needs_credentials(client, world: World):
     assert response.status_code == 401
 
 
-async def test_any_credential_may_upload(client, world: World):
-    # A token without any permission is still a caller with its own uploads.
-    await upload_pdf(client, world.nobody)
+async def test_a_credential_that_could_not_use_a_file_cannot_upload(client, world: World):
+    # A token without any permission (or with read permissions only) takes no file field.
+    response = await upload(client, world.nobody, pdf_bytes())
+    assert response.status_code == 403, response.text
 
 
 async def test_a_pdf_that_takes_too_long_to_read_is_refused(

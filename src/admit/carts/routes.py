@@ -70,6 +70,10 @@ class CartPositionResource(Resource[CartPosition]):
         return no_content()
 
 
+# The most cart positions one bulk_create takes (each is a quota check and a write).
+BULK_LIMIT = 1000
+
+
 @router.post(
     f"{PATH}/bulk_create/",
     name="cartpositions-bulk-create",
@@ -79,7 +83,7 @@ class CartPositionResource(Resource[CartPosition]):
 )
 async def bulk_create(ctx: Annotated[EventContext, Depends(EventAccess(WRITE))]) -> Response:
     """Not atomic: every entry succeeds or fails on its own (see ``results``)."""
-    entries = await read_list(ctx.request)
+    entries = await read_list(ctx.request, BULK_LIMIT)
     results = await service.bulk_create(ctx.session, ctx.event, entries)
     return JSONResponse({"results": results})
 

@@ -24,6 +24,36 @@ class RuleError(ValueError):
     """The rule is not well-formed (unknown operator, wrong arguments, unknown variable)."""
 
 
+class BudgetExceeded(Exception):
+    """Evaluating the rule took more operations than its budget allows (a rule written to
+    burn CPU, or one stored before rules were bounded at save). Not a RuleError: the scan is
+    refused by the rule, with this as its reason, rather than reported as an error."""
+
+    def __init__(self) -> None:
+        super().__init__("The check-in rules are too complex to evaluate.")
+
+
+class Budget:
+    """Operations a rule's evaluation may still take: one per rule node applied, and one per
+    element copied while the explanation combines alternatives. Counting operations (not
+    time) makes the bound the same on every machine and under any load."""
+
+    __slots__ = ("left", "limit")
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.left = limit
+
+    @property
+    def spent(self) -> int:
+        return self.limit - self.left
+
+    def spend(self, operations: int) -> None:
+        self.left -= operations
+        if self.left < 0:
+            raise BudgetExceeded
+
+
 def truthy(value: Any) -> bool:
     if isinstance(value, bool):
         return value
@@ -115,6 +145,8 @@ BUILTIN: dict[str, Operation] = {
     "!!": lambda a=None: truthy(a),
     "in": lambda a=None, b=None: isinstance(b, list | str) and a in b,
 }
+# The budget of an evaluator made without one (tests, tools): in effect none.
+UNBOUNDED = 2**62
 # Evaluated lazily (their arguments are rules, not values).
 LAZY = frozenset({"and", "or", "if", "var"})
 
@@ -130,13 +162,20 @@ def operator_of(rule: Any) -> tuple[str, list[Any]] | None:
 class Logic:
     """An evaluator with a fixed set of operations (built-ins plus ``operations``)."""
 
-    def __init__(self, operations: Mapping[str, Operation] | None = None) -> None:
+    def __init__(
+        self, operations: Mapping[str, Operation] | None = None, budget: Budget | None = None
+    ) -> None:
         self.operations = {**BUILTIN, **(operations or {})}
+        self.budget = budget or Budget(UNBOUNDED)
 
     def known(self, name: str) -> bool:
         return name in self.operations or name in LAZY
 
     def apply(self, rule: Any, data: Mapping[str, Any]) -> Any:
+        budget = self.budget
+        budget.left -= 1
+        if budget.left < 0:
+            raise BudgetExceeded
         node = operator_of(rule)
         if node is None:
             if isinstance(rule, dict):

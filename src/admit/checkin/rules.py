@@ -27,7 +27,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from admit.checkin.jsonlogic import Logic, RuleError, operator_of, truthy
+import orjson
+
+from admit.checkin.jsonlogic import Budget, BudgetExceeded, Logic, RuleError, operator_of, truthy
 
 VARIABLES = frozenset(
     {
@@ -48,8 +50,14 @@ OPERATORS = frozenset(
     {"and", "or", "!", "!!", "==", "!=", "===", "!==", "<", "<=", ">", ">=", "var", "if", "in"}
     | {"inList", "isBefore", "isAfter", "buildTime", "objectList", "lookup"}
 )
+# Bounds on a rule at save (``validate``): its JSON size, nesting, node count, and the
+# operations its evaluation can take at most (:func:`cost`), which must fit the budget every
+# scan evaluates with. Scans run on the serving loop: 50,000 operations are a few
+# milliseconds; a rule the budget stops (one stored before these bounds) refuses the scan.
+MAX_BYTES = 16_384
 MAX_DEPTH = 32
 MAX_NODES = 2000
+OPERATION_BUDGET = 50_000
 
 
 @dataclass(frozen=True)
@@ -112,7 +120,7 @@ def is_after(a: Any, b: Any, tolerance: Any = None) -> bool:
     return a > b - _tolerance(tolerance)
 
 
-def logic_for(dates: EventDates, now: dt.datetime) -> Logic:
+def logic_for(dates: EventDates, now: dt.datetime, budget: Budget | None = None) -> Logic:
     return Logic(
         {
             "inList": lambda a=None, b=None: isinstance(b, list) and a in b,
@@ -121,7 +129,8 @@ def logic_for(dates: EventDates, now: dt.datetime) -> Logic:
             "buildTime": lambda kind=None, value=None: build_time(dates, now, kind, value),
             "objectList": lambda *objects: list(objects),
             "lookup": lambda _model=None, pk=None, _label=None: int(pk),  # type: ignore[arg-type]
-        }
+        },
+        budget,
     )
 
 
@@ -193,8 +202,15 @@ def validate(rules: Any) -> None:
         return
     if not isinstance(rules, dict):
         raise RuleError("Rules must be a JSON object.")
+    if len(orjson.dumps(rules)) > MAX_BYTES:
+        raise RuleError(f"The rule is too large (more than {MAX_BYTES} bytes).")
     counter = [0]
     _check(rules, 0, counter)
+    if cost(rules) > OPERATION_BUDGET:
+        raise RuleError(
+            "The rule is too complex: checking a ticket against it could take more than "
+            f"{OPERATION_BUDGET} operations."
+        )
 
 
 def _check(node: Any, depth: int, counter: list[int]) -> None:
@@ -212,6 +228,11 @@ def _check(node: Any, depth: int, counter: list[int]) -> None:
         name, args = parsed
         if name not in OPERATORS:
             raise RuleError(f'Unknown operator "{name}".')
+        if name in ("var", "buildTime", "lookup"):
+            # Their arguments are plain values: no rule hides in them, uncounted.
+            if not all(arg is None or isinstance(arg, bool | int | float | str) for arg in args):
+                raise RuleError(f'The arguments of "{name}" must be plain values.')
+            counter[0] += len(args)
         if name == "var":
             if not args or not isinstance(args[0], str) or args[0] not in VARIABLES:
                 shown = args[0] if args else ""
@@ -242,6 +263,49 @@ def _check_build_time(args: list[Any]) -> None:
             parse_time(str(args[1]))
     except (IndexError, ValueError):
         raise RuleError(f'Invalid value for time type "{args[0]}".') from None
+
+
+def _size(node: Any) -> int:
+    """How many values ``node`` holds (each one an ``apply`` at most)."""
+    count, stack = 0, [node]
+    while stack:
+        item = stack.pop()
+        count += 1
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return count
+
+
+def _bound(node: Any) -> tuple[int, int, int]:
+    """For the explanation of ``node`` (``_paths``): at most how many paths, how long a path,
+    and how many operations, counted as the evaluation counts them."""
+    parsed = operator_of(node)
+    if parsed is None or parsed[0] not in ("and", "or"):
+        return 1, 1, 2 * _size(node) + 1
+    name, args = parsed
+    children = [_bound(arg) for arg in args]
+    spent = 1 + sum(c for _, _, c in children)
+    if name == "or":
+        paths = min(MAX_PATHS, sum(p for p, _, _ in children))
+        return paths, max((n for _, n, _ in children), default=0), spent + paths + 1
+    paths, length = 1, 0
+    for child_paths, child_length, _ in children:
+        paths = min(MAX_PATHS, paths * child_paths)
+        spent += paths * (length + child_length + 1) + 1
+        length += child_length
+    return paths, length, spent
+
+
+def cost(rules: Any) -> int:
+    """The most operations :func:`evaluate` can spend on ``rules`` (for any scan): one
+    evaluation, then the explanation of a refusal. Validation refuses a rule whose cost is
+    past :data:`OPERATION_BUDGET`, so every rule accepted at save is evaluated in full."""
+    if not rules:
+        return 0
+    paths, length, spent = _bound(rules)
+    return _size(rules) + spent + paths * (length + 1)
 
 
 # -- evaluation and explanation ---------------------------------------------------------------
@@ -281,18 +345,27 @@ LABELS = {
 MAX_PATHS = 256
 
 
-def evaluate(rules: Any, variables: RuleVars) -> tuple[bool, str | None]:
-    """Whether the scan passes the rules and, when it does not, why (or None if no rule)."""
+def evaluate(
+    rules: Any, variables: RuleVars, budget: Budget | None = None
+) -> tuple[bool, str | None]:
+    """Whether the scan passes the rules and, when it does not, why (or None if no rule).
+
+    Evaluation spends from ``budget`` (:data:`OPERATION_BUDGET` unless given); a rule that
+    needs more is a refusal with that as its reason, never an error or a stalled loop."""
     if not rules:
         return True, None
-    logic = logic_for(variables.dates, variables.now)
-    if truthy(logic.apply(rules, variables)):
-        return True, None
-    return False, explain(rules, variables, logic)
+    logic = logic_for(variables.dates, variables.now, budget or Budget(OPERATION_BUDGET))
+    try:
+        if truthy(logic.apply(rules, variables)):
+            return True, None
+        return False, explain(rules, variables, logic)
+    except (BudgetExceeded, RecursionError):
+        return False, str(BudgetExceeded())
 
 
 def explain(rules: Any, variables: RuleVars, logic: Logic) -> str:
     paths = _paths(rules, variables, logic)
+    logic.budget.spend(sum(len(path) + 1 for path in paths))
     failing = [[c for c in path if not c.passed] for path in paths]
     failing = [f for f in failing if f] or [[Condition({}, False, "Rule not met", (1e9, 0))]]
 
@@ -308,15 +381,32 @@ def explain(rules: Any, variables: RuleVars, logic: Logic) -> str:
 def _paths(node: Any, variables: RuleVars, logic: Logic) -> list[list[Condition]]:
     """The rule as alternatives (disjunctive normal form) of evaluated conditions."""
     parsed = operator_of(node)
+    budget = logic.budget
     if parsed is not None and parsed[0] in ("and", "or"):
         name, args = parsed
+        budget.spend(1)
         children = [_paths(a, variables, logic) for a in args]
         if name == "or":
-            return [p for c in children for p in c][:MAX_PATHS]
+            alternatives = [p for c in children for p in c][:MAX_PATHS]
+            budget.spend(len(alternatives) + 1)
+            return alternatives
         combined: list[list[Condition]] = [[]]
-        for alternatives in children:
-            combined = [a + b for a in combined for b in alternatives][:MAX_PATHS]
+        for choices in children:
+            # The first MAX_PATHS combinations, without building the rest: an "and" of
+            # "or"s has exponentially many.
+            joined: list[list[Condition]] = []
+            for a in combined:
+                for b in choices:
+                    if len(joined) == MAX_PATHS:
+                        break
+                    budget.spend(len(a) + len(b) + 1)
+                    joined.append(a + b)
+                if len(joined) == MAX_PATHS:
+                    break
+            budget.spend(1)
+            combined = joined
         return combined
+    budget.spend(1)
     return [[_condition(node, variables, logic)]]
 
 

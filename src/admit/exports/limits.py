@@ -1,6 +1,7 @@
 """At most two running exports per caller (the spec's limit); a third request answers 429.
+Ticket batches (``render_batch``) are limited the same way, with their own count.
 
-"Running" means a job of kind ``export.run`` owned by the caller that is waiting or running.
+"Running" means a job of the kind owned by the caller that is waiting or running.
 The count and the new job's insert must not interleave between two requests of one caller, or
 both could see one free slot and both start: on PostgreSQL the request takes a transaction-
 scoped advisory lock on the owner before it counts, so a second request of the same owner
@@ -24,22 +25,29 @@ DEFAULT_RETRY_AFTER = 5
 MAX_RETRY_AFTER = 60
 
 _LOCK = text("SELECT pg_advisory_xact_lock(hashtext(:key))")
-_RUNNING = select(Job.status, Job.percentage, Job.started).where(
-    Job.kind == EXPORT_KIND, Job.status.in_(("waiting", "running"))
-)
 
 
-async def reserve_slot(session: AsyncSession, owner: tuple[str, int]) -> None:
-    """Raises 429 (with ``Retry-After``) when ``owner`` has ``MAX_RUNNING`` exports waiting
-    or running. Call it in the transaction that enqueues the export, right before."""
+async def reserve_slot(
+    session: AsyncSession,
+    owner: tuple[str, int],
+    kind: str = EXPORT_KIND,
+    limit: int = MAX_RUNNING,
+    what: str = "exports",
+) -> None:
+    """Raises 429 (with ``Retry-After``) when ``owner`` has ``limit`` jobs of ``kind``
+    waiting or running. Call it in the transaction that enqueues the job, right before."""
     if session.bind.dialect.name == "postgresql":
-        await session.execute(_LOCK, {"key": f"admit.exports:{owner[0]}:{owner[1]}"})
-    query = _RUNNING.where(Job.owner_kind == owner[0], Job.owner_id == owner[1])
+        await session.execute(_LOCK, {"key": f"admit.{kind}:{owner[0]}:{owner[1]}"})
+    query = (
+        select(Job.status, Job.percentage, Job.started)
+        .where(Job.kind == kind, Job.status.in_(("waiting", "running")))
+        .where(Job.owner_kind == owner[0], Job.owner_id == owner[1])
+    )
     rows = (await session.execute(query)).all()
-    if len(rows) >= MAX_RUNNING:
+    if len(rows) >= limit:
         raise APIError(
             429,
-            f"You can run at most {MAX_RUNNING} exports at the same time. Please wait until "
+            f"You can run at most {limit} {what} at the same time. Please wait until "
             "one of them has finished.",
             headers={"Retry-After": str(retry_after(rows))},
         )

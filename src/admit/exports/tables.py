@@ -12,6 +12,7 @@ from __future__ import annotations
 import codecs
 import csv
 import datetime as dt
+import re
 from collections.abc import Sequence
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, BinaryIO, Protocol
@@ -105,20 +106,20 @@ class CsvFile:
         if self._started:
             raise RuntimeError("a CSV file holds one table")
         self._started = True
-        self._writer.writerow(headers)
+        self._writer.writerow([csv_safe(str(h)) for h in headers])
         return self
 
     def row(self, values: Sequence[Any]) -> None:
         yes, no = self._yes, self._no
         self._writer.writerow(
             [
-                v
+                (v if not v or v[0] not in FORMULA_STARTS else csv_safe(v))
                 if type(v) is str
                 else ""
                 if v is None
                 else str(v)
                 if type(v) in _PLAIN
-                else cell_text(v, yes, no)
+                else csv_safe(cell_text(v, yes, no))
                 for v in values
             ]
         )
@@ -127,8 +128,24 @@ class CsvFile:
         self._text.flush()
 
 
-# Types whose str() is their CSV text.
+# Types whose str() is their CSV text (numbers: a negative amount stays a number).
 _PLAIN = frozenset({int, Decimal, Money, float})
+
+# What makes a spreadsheet read a cell as a formula (or, for tab and carriage return, lets one
+# hide behind whitespace): the characters the spreadsheet vendors and OWASP's "CSV injection"
+# guidance name.
+FORMULA_STARTS = frozenset("=+-@\t\r")
+_PLAIN_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+def csv_safe(text: str) -> str:
+    """``text`` as a CSV cell a spreadsheet will not run: a cell starting with ``=``, ``+``,
+    ``-``, ``@``, tab or carriage return gets a leading ``'`` (shown as text, not evaluated).
+    A cell that is a plain number (``-5.00``, ``+3``, ``-1e3``) is left alone: negative amounts
+    are legitimate numbers, and a number cannot be a formula."""
+    if not text or text[0] not in FORMULA_STARTS or _PLAIN_NUMBER.fullmatch(text):
+        return text
+    return "'" + text
 
 
 def table_file(kind: str, handle: BinaryIO, *, yes: str = "Yes", no: str = "No") -> TableFile:

@@ -138,7 +138,7 @@ async def _run(
         await exporter.export(run)
 
 
-@job_kind(EXPORT_KIND, max_attempts=2, keep_hours=KEEP_HOURS)
+@job_kind(EXPORT_KIND, max_attempts=2, keep_hours=KEEP_HOURS, time_limit=1800)
 async def export_job(job: JobContext) -> str | None:
     if job.owner_kind is None or job.owner_id is None:
         raise JobFailed("The export has no owner.")

@@ -38,6 +38,7 @@ from admit.exports.tables import (
     TableLimitExceeded,
     cell_text,
 )
+from admit.kit.jobs import job_tmpdir
 
 # Excel's sheet names: at most 31 characters, none of these.
 _SHEET_FORBIDDEN = str.maketrans({c: " " for c in "[]:*?/\\"})
@@ -375,9 +376,13 @@ class XlsxFile:
     content_type = XLSX_TYPE
 
     def __init__(self, handle: BinaryIO, *, yes: str = "Yes", no: str = "No") -> None:
+        options: dict[str, object] = {}
+        if (tmpdir := job_tmpdir()) is not None:  # rows spool there: removed after a crash
+            options["tmpdir"] = tmpdir
         self._book = xlsxwriter.Workbook(
             handle,
             {
+                **options,
                 "constant_memory": True,
                 "strings_to_numbers": False,
                 "strings_to_formulas": False,

@@ -2,10 +2,14 @@
 it in its web interface only): which organizers accept whose gift cards.
 
 An acceptance lets the acceptor list the issuer's cards (``include_accepted=true``), read their
-history and transact on them, so only the issuer grants it (POST, naming the acceptor's slug)
-and only the issuer can switch it on and off (PATCH/PUT ``active``). Both sides see it in their
-list and either side may end it (DELETE): the acceptor need not keep accepting cards it no
-longer wants. Reading needs ``organizer.giftcards:read``, writing ``organizer.giftcards:write``.
+history and transact on them, and makes the acceptor redeem them by secret, so it needs both
+sides: the issuer offers (POST, naming the acceptor's slug; PATCH/PUT ``active``) and the
+accepting organizer accepts (PATCH/PUT ``accepted``); neither side alone makes it count. The
+offer names a slug and is answered alike whether an organizer has it or not (nothing tells
+the issuer which slugs exist). Accepting, or re-activating an accepted offer, is refused while
+one of the issuer's cards shares a secret (ignoring case) with a card the acceptor can redeem
+already. Both sides see it in their list and either side may end it (DELETE). Reading needs
+``organizer.giftcards:read``, writing ``organizer.giftcards:write``.
 """
 
 from __future__ import annotations
@@ -16,7 +20,13 @@ from typing import Any
 from sqlalchemy import Select, or_, select
 from starlette.responses import Response
 
-from admit.giftcards.schemas import AcceptanceIn, AcceptanceOut, AcceptancePatch
+from admit.giftcards import service
+from admit.giftcards.schemas import (
+    AcceptanceConsent,
+    AcceptanceIn,
+    AcceptanceOut,
+    AcceptancePatch,
+)
 from admit.kit.body import read_object
 from admit.kit.context import OrgContext
 from admit.kit.crud import Resource, flush_guard, parse_update, validate_input
@@ -26,7 +36,12 @@ from admit.kit.pagination import paginate
 from admit.kit.responses import JSONResponse, no_content
 from admit.models import GiftCardAcceptance, Organizer
 
-ISSUER_ONLY = "Only the issuing organizer can change whether its gift cards are accepted."
+ISSUER_ONLY = "Only the issuing organizer can change whether its gift cards are offered."
+ACCEPTOR_ONLY = "Only the accepting organizer can accept gift cards of another organizer."
+SHARED_SECRET = (
+    "A gift card of this issuer has the same secret as a gift card the accepting organizer "
+    "can redeem already."
+)
 
 
 def _by_slug(column: Any) -> Any:
@@ -36,7 +51,7 @@ def _by_slug(column: Any) -> Any:
 FILTERS = FilterSet(
     (
         Filter.where("issuer", str, _by_slug(GiftCardAcceptance.issuer_id)),
-        Filter.where("acceptor", str, _by_slug(GiftCardAcceptance.acceptor_id)),
+        Filter.where("acceptor", str, lambda slug: GiftCardAcceptance.acceptor_slug == slug),
         Filter.boolean("active", GiftCardAcceptance.active),
     )
 )
@@ -59,9 +74,11 @@ class AcceptanceResource(Resource[GiftCardAcceptance]):
     )
 
     def base_query(self, ctx: OrgContext) -> Select[Any]:
-        org = ctx.organizer_id
         return select(GiftCardAcceptance).where(
-            or_(GiftCardAcceptance.issuer_id == org, GiftCardAcceptance.acceptor_id == org)
+            or_(
+                GiftCardAcceptance.issuer_id == ctx.organizer_id,
+                GiftCardAcceptance.acceptor_slug == ctx.organizer_slug,
+            )
         )
 
     async def render(
@@ -69,7 +86,7 @@ class AcceptanceResource(Resource[GiftCardAcceptance]):
     ) -> list[dict[str, Any]]:
         if not rows:
             return []
-        ids = {r.issuer_id for r in rows} | {r.acceptor_id for r in rows}
+        ids = {r.issuer_id for r in rows}
         found = await ctx.session.execute(
             select(Organizer.id, Organizer.slug).where(Organizer.id.in_(ids))
         )
@@ -78,8 +95,9 @@ class AcceptanceResource(Resource[GiftCardAcceptance]):
             {
                 "id": r.id,
                 "issuer": slugs[r.issuer_id],
-                "acceptor": slugs[r.acceptor_id],
+                "acceptor": r.acceptor_slug,
                 "active": r.active,
+                "accepted": r.accepted,
                 "created": r.created,
             }
             for r in rows
@@ -97,25 +115,23 @@ class AcceptanceResource(Resource[GiftCardAcceptance]):
     async def handle_create(self, ctx: OrgContext) -> Response:
         data = validate_input(AcceptanceIn, await read_object(ctx.request))
         assert isinstance(data, AcceptanceIn)
-        acceptor_id = await ctx.session.scalar(
-            select(Organizer.id).where(Organizer.slug == data.acceptor)
-        )
-        if acceptor_id is None:
-            raise FieldErrors.single(
-                "acceptor", f'Object with slug="{data.acceptor}" does not exist.'
-            )
-        if acceptor_id == ctx.organizer_id:
+        # The slug is not looked up: an offer to a slug no organizer has is answered as any
+        # other (and counts for nothing until an organizer with that slug accepts it).
+        if data.acceptor == ctx.organizer_slug:
             raise FieldErrors.single("acceptor", "An organizer always accepts its own gift cards.")
         exists = await ctx.session.scalar(
             select(GiftCardAcceptance.id).where(
                 GiftCardAcceptance.issuer_id == ctx.organizer_id,
-                GiftCardAcceptance.acceptor_id == acceptor_id,
+                GiftCardAcceptance.acceptor_slug == data.acceptor,
             )
         )
         if exists is not None:
-            raise FieldErrors.single("acceptor", "This organizer already accepts your gift cards.")
+            raise FieldErrors.single("acceptor", "Your gift cards are offered to it already.")
         row = GiftCardAcceptance(
-            issuer_id=ctx.organizer_id, acceptor_id=acceptor_id, active=data.active
+            issuer_id=ctx.organizer_id,
+            acceptor_slug=data.acceptor,
+            active=data.active,
+            accepted=False,
         )
         ctx.session.add(row)
         await flush_guard(ctx.session.flush())
@@ -123,14 +139,36 @@ class AcceptanceResource(Resource[GiftCardAcceptance]):
 
     async def handle_update(self, ctx: OrgContext, pk: str, partial: bool) -> Response:
         row = await self.get_object(ctx, pk)
-        if row.issuer_id != ctx.organizer_id:
-            raise APIError(403, ISSUER_ONLY)
         raw = await read_object(ctx.request)
-        data, _supplied = parse_update(AcceptancePatch, {"active": row.active}, raw, partial)
-        assert isinstance(data, AcceptancePatch)
-        row.active = data.active
+        issuer = row.issuer_id == ctx.organizer_id
+        if issuer:
+            if "accepted" in raw and raw["accepted"] != row.accepted:
+                raise APIError(403, ACCEPTOR_ONLY)
+            data, _ = parse_update(AcceptancePatch, {"active": row.active}, raw, partial)
+            assert isinstance(data, AcceptancePatch)
+            if data.active and not row.active and row.accepted:
+                await self._check_secrets(ctx, row, "active")
+            row.active = data.active
+        else:
+            if "active" in raw and raw["active"] != row.active:
+                raise APIError(403, ISSUER_ONLY)
+            consent, _ = parse_update(AcceptanceConsent, {"accepted": row.accepted}, raw, partial)
+            assert isinstance(consent, AcceptanceConsent)
+            if consent.accepted and not row.accepted:
+                if row.active:
+                    await self._check_secrets(ctx, row, "accepted")
+                row.acceptor_id = ctx.organizer_id
+            row.accepted = consent.accepted
         await flush_guard(ctx.session.flush())
         return JSONResponse((await self.render(ctx, [row]))[0])
+
+    async def _check_secrets(self, ctx: OrgContext, row: GiftCardAcceptance, field: str) -> None:
+        """The acceptance is about to count: refused if the acceptor would hold two cards
+        with one secret (under the lock that keeps cards from being issued meanwhile)."""
+        await service.lock_acceptances(ctx.session)
+        acceptor_id = row.acceptor_id if row.acceptor_id is not None else ctx.organizer_id
+        if await service.shared_secrets(ctx.session, row.issuer_id, acceptor_id):
+            raise FieldErrors.single(field, SHARED_SECRET)
 
     async def handle_delete(self, ctx: OrgContext, pk: str) -> Response:
         row = await self.get_object(ctx, pk)

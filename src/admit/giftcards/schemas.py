@@ -94,14 +94,22 @@ class TransactionOut(ReadModel):
 
 
 class AcceptanceIn(WriteModel):
-    """Written by the issuer: ``acceptor`` (an organizer's slug) may accept its cards."""
+    """Written by the issuer: it offers ``acceptor`` (an organizer's slug) its cards."""
 
     acceptor: Annotated[str, StringConstraints(min_length=1, max_length=50)]
     active: bool = True
 
 
 class AcceptancePatch(WriteModel):
+    """The issuer's side: whether its offer stands."""
+
     active: bool
+
+
+class AcceptanceConsent(WriteModel):
+    """The acceptor's side: whether it accepts the issuer's cards."""
+
+    accepted: bool
 
 
 class AcceptanceOut(ReadModel):
@@ -109,4 +117,5 @@ class AcceptanceOut(ReadModel):
     issuer: str
     acceptor: str
     active: bool
+    accepted: bool
     created: dt.datetime

@@ -14,8 +14,9 @@ import secrets
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import ColumnElement, Row, and_, func, insert, or_, select, update
+from sqlalchemy import ColumnElement, Row, and_, func, insert, or_, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import aliased
 
 from admit.db import utcnow
 from admit.kit.errors import APIError, FieldErrors, not_found
@@ -45,10 +46,16 @@ SECRET_TAKEN = (
 )
 
 
+def _counts(acceptance: Any = GiftCardAcceptance) -> ColumnElement[bool]:
+    """An acceptance both sides agreed to: offered (and kept active) by the issuer, accepted
+    by the acceptor."""
+    return and_(acceptance.active.is_(True), acceptance.accepted.is_(True))
+
+
 def accepted_issuers(organizer_id: int) -> Any:
     """Ids of the organizers whose cards ``organizer_id`` accepts (a subquery)."""
     return select(GiftCardAcceptance.issuer_id).where(
-        GiftCardAcceptance.acceptor_id == organizer_id, GiftCardAcceptance.active.is_(True)
+        GiftCardAcceptance.acceptor_id == organizer_id, _counts()
     )
 
 
@@ -64,13 +71,87 @@ def random_secret() -> str:
     return "".join(secrets.choice(SECRET_ALPHABET) for _ in range(SECRET_LENGTH))
 
 
+# PostgreSQL advisory locks (transaction-scoped) that keep "no organizer can redeem two cards
+# with one secret" true under concurrency: every issuance takes the acceptance graph's lock
+# shared and its secret's lock exclusively (two issuers creating one secret for a common
+# acceptor: the second waits, then sees the first's card); accepting or re-activating an
+# acceptance takes the graph's lock exclusively (no card is issued while the graph changes).
+# SQLite serialises writers already.
+_LOCKS = 0x4743  # "GC"
+_GRAPH = 0
+
+
+async def _postgres(session: AsyncSession) -> bool:
+    return session.get_bind().dialect.name == "postgresql"
+
+
+async def lock_secret(session: AsyncSession, secret: str) -> None:
+    if await _postgres(session):
+        await session.execute(
+            text("SELECT pg_advisory_xact_lock_shared(:ns, :graph)"),
+            {"ns": _LOCKS, "graph": _GRAPH},
+        )
+        await session.execute(
+            text("SELECT pg_advisory_xact_lock(:ns + 1, hashtext(lower(:secret)))"),
+            {"ns": _LOCKS, "secret": secret},
+        )
+
+
+async def lock_acceptances(session: AsyncSession) -> None:
+    if await _postgres(session):
+        await session.execute(
+            text("SELECT pg_advisory_xact_lock(:ns, :graph)"), {"ns": _LOCKS, "graph": _GRAPH}
+        )
+
+
 async def secret_taken(session: AsyncSession, organizer_id: int, secret: str) -> bool:
-    """Whether ``secret`` (ignoring case) names a card the organizer could already redeem:
-    one of its own or of an issuer it accepts. Codes are typed in by people, so two cards
-    differing only in case would be confused. Both sides are folded by the database, as in
-    the unique index, so the check and the index agree."""
+    """Whether a new card of ``organizer_id`` with ``secret`` (ignoring case) would give some
+    organizer two cards it can redeem under one secret: the issuer itself (its own cards and
+    those it accepts) or any organizer accepting the issuer's cards (and what they accept).
+    Codes are typed in by people, so two cards differing only in case would be confused;
+    both sides are folded by the database, as in the unique index. Takes the locks that
+    keep the answer true until the card is inserted in this transaction."""
+    await lock_secret(session, secret)
+    acceptors = select(GiftCardAcceptance.acceptor_id).where(
+        GiftCardAcceptance.issuer_id == organizer_id, _counts()
+    )
+    reached = select(GiftCardAcceptance.issuer_id).where(
+        or_(
+            GiftCardAcceptance.acceptor_id == organizer_id,
+            GiftCardAcceptance.acceptor_id.in_(acceptors),
+        ),
+        _counts(),
+    )
     query = select(GiftCard.id).where(
-        visible(organizer_id, True), func.lower(GiftCard.secret) == func.lower(secret)
+        or_(
+            GiftCard.issuer_id == organizer_id,
+            GiftCard.issuer_id.in_(acceptors),
+            GiftCard.issuer_id.in_(reached),
+        ),
+        func.lower(GiftCard.secret) == func.lower(secret),
+    )
+    return (await session.scalar(query.limit(1))) is not None
+
+
+async def shared_secrets(session: AsyncSession, issuer_id: int, acceptor_id: int) -> bool:
+    """Whether accepting ``issuer_id``'s cards would give ``acceptor_id`` two cards with one
+    secret: one of the issuer's against the acceptor's own or another accepted issuer's.
+    The caller holds :func:`lock_acceptances`."""
+    other = aliased(GiftCard)
+    already = or_(
+        other.issuer_id == acceptor_id,
+        other.issuer_id.in_(
+            select(GiftCardAcceptance.issuer_id).where(
+                GiftCardAcceptance.acceptor_id == acceptor_id,
+                GiftCardAcceptance.issuer_id != issuer_id,
+                _counts(),
+            )
+        ),
+    )
+    query = (
+        select(GiftCard.id)
+        .join(other, func.lower(other.secret) == func.lower(GiftCard.secret))
+        .where(GiftCard.issuer_id == issuer_id, other.issuer_id != issuer_id, already)
     )
     return (await session.scalar(query.limit(1))) is not None
 

@@ -19,6 +19,7 @@ from admit.config import Settings
 from admit.db import Database
 from admit.kit import jobsweep
 from admit.kit.jobrunner import JobEngine
+from admit.kit.jobs import DEFAULT_TIME_LIMIT, KINDS
 from admit.kit.scheduler import PeriodicTask, Scheduler
 from admit.kit.storage import FileStore, open_store
 
@@ -49,8 +50,14 @@ def periodic_tasks(settings: Settings, store: FileStore) -> list[PeriodicTask]:
     async def sweep(session: AsyncSession, now: dt.datetime) -> None:
         await jobsweep.sweep(session, now, settings, store)
 
+    async def sweep_files(_session: AsyncSession, _now: dt.datetime) -> None:
+        # A partial file older than the longest run any job may take has no writer left.
+        longest = max((kind.time_limit for kind in KINDS.values()), default=DEFAULT_TIME_LIMIT)
+        await jobsweep.remove_partial_files(store, longest + 2 * settings.job_lease_seconds)
+
     return [
         PeriodicTask("jobs.sweep", settings.job_sweep_seconds, sweep),
+        PeriodicTask("files.remove_partials", 600, sweep_files),
         *webhook_tasks(),
         PeriodicTask("carts.purge_expired", 60, purge_expired),
         PeriodicTask("checkin.exit_all", 60, exit_all),

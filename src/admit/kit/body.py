@@ -26,10 +26,7 @@ async def read_json(request: Request) -> Any:
             raise APIError(413, "Request body is too large.")
     if not chunks.strip():
         return {}
-    try:
-        data = orjson.loads(chunks)
-    except orjson.JSONDecodeError as exc:
-        raise APIError(400, f"JSON parse error - {exc}") from None
+    data = parse_json(bytes(chunks))
     # JSON can only carry NUL escaped; PostgreSQL text cannot store it at all.
     if b"\\u0000" in chunks:
         errors = [
@@ -42,6 +39,57 @@ async def read_json(request: Request) -> Any:
 
 
 NUL_MESSAGE = "Null characters are not allowed."
+
+# How deep a request body may nest. Real bodies of this API nest less than ten levels; past a
+# few hundred, code that walks a value recursively (ours, pydantic's, the JSON writer's: orjson
+# refuses to write more than 254 levels) fails with a RecursionError, i.e. a 500, or stores a
+# value that can never be answered again. One bound, checked where every body is parsed (the
+# application's reader and the fast lanes), keeps all of that out.
+MAX_JSON_DEPTH = 64
+DEPTH_MESSAGE = f"JSON is nested more than {MAX_JSON_DEPTH} levels deep."
+
+
+def json_depth(value: Any, stop: int | None = None) -> int:
+    """How many arrays/objects deep ``value`` nests (0 for a scalar); walked without recursion,
+    so any depth is measured. With ``stop``, the walk ends as soon as that depth is passed."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        depth += 1
+        if depth > deepest:
+            deepest = depth
+            if stop is not None and deepest > stop:
+                return deepest
+        stack.extend((child, depth) for child in children if isinstance(child, dict | list))
+    return deepest
+
+
+def too_deep(body: bytes, data: Any) -> bool:
+    """Whether ``data`` (parsed from ``body``) nests past :data:`MAX_JSON_DEPTH`. A body with
+    fewer brackets than that cannot (the common case, decided by two byte counts)."""
+    if body.count(b"[") + body.count(b"{") <= MAX_JSON_DEPTH:
+        return False
+    return json_depth(data, MAX_JSON_DEPTH) > MAX_JSON_DEPTH
+
+
+def parse_json(body: bytes) -> Any:
+    """``body`` parsed; 400 when it is malformed or nests past :data:`MAX_JSON_DEPTH`."""
+    try:
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        if "recursion limit" in str(exc):
+            raise FieldErrors.general(DEPTH_MESSAGE) from None
+        raise APIError(400, f"JSON parse error - {exc}") from None
+    if too_deep(body, data):
+        raise FieldErrors.general(DEPTH_MESSAGE)
+    return data
 
 
 def _nul_paths(value: Any, path: list[str | int]) -> list[list[str | int]]:
@@ -67,10 +115,14 @@ async def read_object(request: Request) -> dict[str, Any]:
     return data
 
 
-async def read_list(request: Request) -> list[Any]:
+async def read_list(request: Request, max_items: int | None = None) -> list[Any]:
+    """A list body; 400 (``non_field_errors``, as the reference's list serializers) past
+    ``max_items`` entries: a batch route's work grows with its list, so each one bounds it."""
     data = await read_json(request)
     if not isinstance(data, list):
         raise FieldErrors.general(f'Expected a list of items but got type "{_json_type(data)}".')
+    if max_items is not None and len(data) > max_items:
+        raise FieldErrors.general(f"Ensure this field has no more than {max_items} elements.")
     return data
 
 

@@ -22,6 +22,7 @@ from typing import Any
 import orjson
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from admit.kit.body import too_deep
 from admit.kit.errors import APIError, FieldErrors, error_response, server_error
 
 # The template of the route a lane request took (e.g. for device security profiles).
@@ -54,6 +55,8 @@ class LaneRequest:
         try:
             data = orjson.loads(self.body)
         except orjson.JSONDecodeError:
+            return None
+        if too_deep(self.body, data):  # the reader's 400
             return None
         return data if isinstance(data, dict) else None
 

@@ -17,17 +17,21 @@ import datetime as dt
 import logging
 import os
 import secrets
+import shutil
 import socket
+import tempfile
 import time
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
-from sqlalchemy import and_, bindparam, update
+from sqlalchemy import and_, bindparam, select, update
 
 from admit.db import Database, utcnow
 from admit.kit.batching import Coalescer
 from admit.kit.broker import create_broker
-from admit.kit.jobs import KINDS, JobContext, JobFailed, RetryLater, attach_dispatcher
+from admit.kit.fairgate import FairGate
+from admit.kit.jobs import _TMPDIR, KINDS, JobContext, JobFailed, RetryLater, attach_dispatcher
 from admit.kit.storage import FileStore
 from admit.models import Job
 
@@ -38,6 +42,37 @@ TASK_NAME = "admit.run_job"
 ERROR_BACKOFF_SECONDS = 10.0
 # Job ids per broker message: thousands of jobs enqueued together cost hundreds of messages.
 MESSAGE_BATCH = 20
+
+
+# Where job runs keep temporary files: ``<tmp>/admit-jobs/w<pid>/job-<id>-<attempt>/``.
+TMP_ROOT = Path(tempfile.gettempdir()) / "admit-jobs"
+
+
+def remove_stale_tmp(root: Path | None = None) -> list[Path]:
+    """Removes the temporary directories of processes that no longer run (a worker killed
+    mid-export leaves its spooled rows there, easily hundreds of MB): called when a job
+    engine starts, so a restarted worker cleans up after the one it replaces."""
+    removed = []
+    base = root or TMP_ROOT
+    for directory in base.glob("w*") if base.is_dir() else ():
+        try:
+            pid = int(directory.name[1:])
+        except ValueError:
+            continue
+        if pid != os.getpid() and not _alive(pid):
+            shutil.rmtree(directory, ignore_errors=True)
+            removed.append(directory)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
 
 
 def worker_name() -> str:
@@ -105,14 +140,19 @@ class JobEngine:
         )
 
         async def run_jobs(ids: list[int]) -> None:
-            await asyncio.gather(*(self._run_gated(job_id) for job_id in ids))
+            tenants = await self._tenants(ids)
+            await asyncio.gather(*(self._run_gated(i, tenants.get(i)) for i in ids))
 
         self.task = self.broker.register_task(run_jobs, task_name=TASK_NAME)
         self.worker = worker_name()
+        # Temporary files of this process's jobs, a directory per run (see remove_stale_tmp).
+        self.tmp_root = TMP_ROOT / f"w{os.getpid()}"
         self._state_engine = (
             db.engine if db.is_sqlite else db.engine.execution_options(isolation_level="AUTOCOMMIT")
         )
-        self._gate = asyncio.Semaphore(self.concurrency)
+        # Slots shared fairly among organizers (the one with the fewest running jobs here
+        # goes next), not in arrival order.
+        self._gate = FairGate(self.concurrency)
         self._started = False
         self._running: set[asyncio.Task[Any]] = set()
         self._sending: set[asyncio.Task[Any]] = set()
@@ -129,6 +169,7 @@ class JobEngine:
         """Connects to the broker and makes committed jobs of this database go to it."""
         if self._started:
             return
+        await asyncio.to_thread(remove_stale_tmp)
         await self.broker.startup()
         attach_dispatcher(self.db, self.dispatch)
         self._started = True
@@ -162,12 +203,26 @@ class JobEngine:
         except Exception:
             log.warning("jobs %s: hand-off to the broker failed; the sweep retries", ids[:10])
 
-    async def _run_gated(self, job_id: int) -> None:
+    async def _tenants(self, ids: list[int]) -> dict[int, int | None]:
+        """The organizer of each job (one query per broker message), for the fair gate."""
+        try:
+            result = await self._state(
+                select(Job.id, Job.organizer_id).where(Job.id.in_(ids)), None
+            )
+        except Exception:
+            log.warning("jobs %s: organizers not read; run in arrival order", ids[:10])
+            return {}
+        return {job_id: organizer for job_id, organizer in result.rows}
+
+    async def _run_gated(self, job_id: int, tenant: int | None = None) -> None:
         task = asyncio.current_task()
         self._running.add(task)  # type: ignore[arg-type]
         try:
-            async with self._gate:
+            await self._gate.acquire(tenant)
+            try:
                 await self.run(job_id)
+            finally:
+                self._gate.release(tenant)
         except Exception:
             log.exception("job %s: could not be run", job_id)
         finally:
@@ -247,11 +302,28 @@ class JobEngine:
             settings=self.settings,
             report=_ProgressReporter(self, job_id),
         )
-        handler = asyncio.ensure_future(kind.handler(context))
+        workdir = self.tmp_root / f"job-{job_id}-{row.attempts}"
+        workdir.mkdir(parents=True, exist_ok=True)
+        token = _TMPDIR.set(str(workdir))
+        try:
+            handler = asyncio.ensure_future(kind.handler(context))  # copies the context
+        finally:
+            _TMPDIR.reset(token)
+        overtime = asyncio.get_running_loop().call_later(
+            kind.time_limit, _stop_overtime, handler, context
+        )
         try:
             async with self._heartbeat(job_id, handler):
                 message = await handler
         except asyncio.CancelledError:
+            if context.overtime and not _current_task_cancelling():
+                await self._discard_result(context)
+                text = (
+                    f"The job took longer than its limit of {kind.time_limit:g} seconds "
+                    "and was stopped."
+                )
+                await self._end(job_id, status="failed", message=text, context=context)
+                return True
             await self._discard_result(context)
             if handler.cancelled() and not _current_task_cancelling():
                 log.warning("job %s (%s): lease lost, stopped", job_id, row.kind)
@@ -280,6 +352,9 @@ class JobEngine:
             await self._retry(job_id, row, text, delay, context)
         else:
             await self._end(job_id, status="finished", message=message, context=context)
+        finally:
+            overtime.cancel()
+            await asyncio.to_thread(shutil.rmtree, workdir, True)
         return True
 
     @contextlib.asynccontextmanager
@@ -364,7 +439,7 @@ class JobEngine:
         conditional update, so PostgreSQL runs it without BEGIN and COMMIT round trips."""
         async with self._state_engine.begin() as conn:
             result = await conn.execute(statement, params or {})
-            if getattr(statement, "_returning", None):
+            if getattr(statement, "_returning", None) or getattr(statement, "is_select", False):
                 return _Rows(result.all(), result.rowcount)
             return result
 
@@ -380,6 +455,13 @@ class _Rows:
     def __init__(self, rows: list[Any], rowcount: int) -> None:
         self.rows = rows
         self.rowcount = rowcount
+
+
+def _stop_overtime(handler: asyncio.Future[Any], context: JobContext) -> None:
+    """The kind's time limit passed: the handler is cancelled (work it does in a thread is
+    told through ``context.overtime`` and stops at its next check)."""
+    context.overtime = True
+    handler.cancel()
 
 
 def _current_task_cancelling() -> bool:

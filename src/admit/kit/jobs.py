@@ -13,6 +13,7 @@ must be idempotent per job: check the state it changes before changing it.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import datetime as dt
 import secrets
 import uuid
@@ -53,18 +54,37 @@ class JobKind:
     max_attempts: int
     # How long a result (row and file) is kept; None: the setting job_result_hours.
     keep_hours: float | None
+    # Seconds one run may take; the runner stops it past that and fails the job (no retry:
+    # a run that took too long would take too long again), freeing its slot.
+    time_limit: float = 3600.0
 
 
 KINDS: dict[str, JobKind] = {}
+# What a run of any kind may take at most, unless the kind says otherwise.
+DEFAULT_TIME_LIMIT = 3600.0
+
+# The running job's own temporary directory (set by the job runner for the handler's task):
+# temporary files of a run go there, so a restarted worker can remove what a killed one left.
+_TMPDIR: contextvars.ContextVar[str | None] = contextvars.ContextVar("job_tmpdir", default=None)
+
+
+def job_tmpdir() -> str | None:
+    """The running job's temporary directory (None outside a job)."""
+    return _TMPDIR.get()
 
 
 def job_kind(
-    name: str, *, max_attempts: int = 3, keep_hours: float | None = None
+    name: str,
+    *,
+    max_attempts: int = 3,
+    keep_hours: float | None = None,
+    time_limit: float = DEFAULT_TIME_LIMIT,
 ) -> Callable[[Handler], Handler]:
-    """Registers an async handler for jobs of ``name``; it returns a message or None."""
+    """Registers an async handler for jobs of ``name``; it returns a message or None.
+    ``time_limit``: seconds a run may take before the runner stops it and fails the job."""
 
     def register(handler: Handler) -> Handler:
-        KINDS[name] = JobKind(name, handler, max_attempts, keep_hours)
+        KINDS[name] = JobKind(name, handler, max_attempts, keep_hours, time_limit)
         return handler
 
     return register
@@ -92,6 +112,8 @@ class JobContext:
     settings: Any
     report: Progress
     result: dict[str, Any] = field(default_factory=dict)
+    # Set by the runner when the kind's time limit passed (work in a thread checks it).
+    overtime: bool = False
 
     async def progress(self, percentage: int) -> None:
         """Reports how far the job is (0-100); written at most about once a second."""

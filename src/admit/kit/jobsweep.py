@@ -113,3 +113,16 @@ async def run_in_session(db: Database, work: Callable[[AsyncSession], Awaitable[
         result = await work(session)
         await commit_and_notify(session)
         return result
+
+
+async def remove_partial_files(store: FileStore, older_than: float) -> int:
+    """Partial files of writers that were killed (a worker's SIGKILL mid-export leaves one in
+    the shared file store): removed once older than any run may take. Stores without
+    partial files (S3: an unfinished upload is no object) have nothing to do."""
+    remove = getattr(store, "remove_partials", None)
+    if remove is None:
+        return 0
+    removed = await remove(older_than)
+    if removed:
+        log.warning("files: removed %d partial file(s) left by stopped writers", removed)
+    return removed

@@ -161,17 +161,33 @@ return {1, current, previous, elapsed}
 """
 
 
+def key_prefix(settings: Settings) -> str:
+    """The installation's namespace for its counters in a Redis that other installations may
+    share (``ADMIT_RATE_LIMIT_PREFIX``, else one derived from the database's identity: its
+    driver, host, port and name, never its credentials)."""
+    if settings.rate_limit_prefix:
+        return f"admit:ratelimit:{settings.rate_limit_prefix}:"
+    from sqlalchemy.engine import make_url
+
+    url = make_url(settings.resolved_database_url)
+    identity = f"{url.get_backend_name()}://{url.host or ''}:{url.port or ''}/{url.database or ''}"
+    digest = hashlib.sha256(identity.encode()).hexdigest()[:16]
+    return f"admit:ratelimit:db-{digest}:"
+
+
 class RedisStore:
-    """Counters in Redis, shared by every process using the same Redis."""
+    """Counters in Redis under ``prefix``, shared by every process using the same Redis and
+    prefix."""
 
     PREFIX = "admit:ratelimit:"
     # Seconds a request waits on Redis before it goes on unlimited: an answer is worth more
     # than its count, and a healthy Redis answers in well under a millisecond.
     TIMEOUT = 0.5
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, prefix: str = PREFIX) -> None:
         import redis.asyncio
 
+        self.prefix = prefix
         self.client = redis.asyncio.Redis.from_url(
             url, socket_timeout=self.TIMEOUT, socket_connect_timeout=self.TIMEOUT
         )
@@ -184,7 +200,7 @@ class RedisStore:
         window_ms = int(budget.window * 1000)
         try:
             allowed, current, previous, elapsed = await self.script(
-                keys=[self.PREFIX + key], args=[window_ms, budget.limit]
+                keys=[self.prefix + key], args=[window_ms, budget.limit]
             )
         except (RedisError, OSError) as exc:
             if time.monotonic() - self.warned > 60:  # once a minute, not once a request
@@ -243,7 +259,11 @@ def rate_limit_layer(app: ASGIApp, settings: Settings) -> ASGIApp:
         if settings.rate_limit_device
         else Budget(general.limit * DEVICE_FACTOR, general.window)
     )
-    store: Store = RedisStore(settings.redis_url) if settings.redis_url else MemoryStore()
+    store: Store = (
+        RedisStore(settings.redis_url, key_prefix(settings))
+        if settings.redis_url
+        else MemoryStore()
+    )
     proxies = TrustedProxies(settings.trusted_proxies)
 
     async def layer(scope: Scope, receive: Receive, send: Send) -> None:

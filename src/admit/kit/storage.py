@@ -14,6 +14,7 @@ import contextlib
 import os
 import re
 import stat
+import time
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -105,6 +106,26 @@ class LocalFileStore:
     async def delete(self, key: str) -> None:
         with contextlib.suppress(FileNotFoundError, NotADirectoryError, IsADirectoryError):
             self._path(key).unlink()
+
+    async def remove_partials(self, older_than: float) -> int:
+        """Deletes partial files (``writer`` leaves one when its process is killed) not
+        written to for ``older_than`` seconds; returns how many."""
+        return await asyncio.to_thread(_remove_partials, self.root, older_than)
+
+
+def _remove_partials(root: Path, older_than: float) -> int:
+    cutoff = time.time() - older_than
+    removed = 0
+    for directory, _dirs, names in os.walk(root):
+        for name in names:
+            if not (name.startswith(".") and name.endswith(".partial")):
+                continue
+            path = Path(directory) / name
+            with contextlib.suppress(FileNotFoundError):
+                if path.stat().st_mtime < cutoff:
+                    path.unlink()
+                    removed += 1
+    return removed
 
 
 def open_store(storage_url: str | None, files_dir: Path) -> FileStore:

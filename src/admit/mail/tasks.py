@@ -46,7 +46,7 @@ async def enqueue_delivery(session: AsyncSession, mail: OutgoingMail) -> int:
     return job_id
 
 
-@job_kind(SEND_KIND, max_attempts=MAX_ATTEMPTS, keep_hours=24)
+@job_kind(SEND_KIND, max_attempts=MAX_ATTEMPTS, keep_hours=24, time_limit=300)
 async def send_mail(ctx: JobContext) -> str | None:
     """One attempt at one mail; the mail row records every outcome, so ``admit mail`` shows
     why a mail did not go out even after its job expired."""

@@ -84,16 +84,24 @@ class GiftCardTransaction(Base):
 class GiftCardAcceptance(Base):
     """``acceptor`` accepts (lists with ``include_accepted``, transacts on) cards of ``issuer``.
 
-    Granted by the issuer, whose cards it exposes; the acceptor may withdraw by deleting it.
+    Both sides consent: the issuer offers (``active``, naming the acceptor by slug, so the
+    offer reveals nothing about which slugs exist) and the accepting organizer accepts
+    (``accepted``; ``acceptor_id`` is set then). Only a row with both counts.
     """
 
     __tablename__ = "gift_card_acceptances"
-    __table_args__ = (UniqueConstraint("issuer_id", "acceptor_id"), TABLE_OPTIONS)
+    __table_args__ = (
+        UniqueConstraint("issuer_id", "acceptor_id"),
+        UniqueConstraint("issuer_id", "acceptor_slug"),
+        TABLE_OPTIONS,
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     issuer_id: Mapped[int] = mapped_column(ForeignKey("organizers.id", ondelete="CASCADE"))
-    acceptor_id: Mapped[int] = mapped_column(
-        ForeignKey("organizers.id", ondelete="CASCADE"), index=True
+    acceptor_id: Mapped[int | None] = mapped_column(
+        ForeignKey("organizers.id", ondelete="CASCADE"), index=True, nullable=True
     )
+    acceptor_slug: Mapped[str] = mapped_column(String(50), index=True)
     active: Mapped[bool] = mapped_column(Boolean, default=True)
+    accepted: Mapped[bool] = mapped_column(Boolean, default=False)
     created: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)

@@ -126,6 +126,7 @@ async def render_pages(
     *,
     title: str,
     progress: Progress | None = None,
+    stopped: Callable[[], bool] | None = None,
 ) -> int:
     """Draws ``pages`` into ``out`` (one PDF); raises :class:`RenderError` with a message
     when a layout, its background or a picture cannot be used. ``progress`` hears the
@@ -175,4 +176,6 @@ async def render_pages(
         def report(done: int) -> None:  # called in the drawing thread
             asyncio.run_coroutine_threadsafe(progress(10 + 85 * done // total), loop)
 
-    return await asyncio.to_thread(render_tickets, tickets, out, title=title, progress=report)
+    return await asyncio.to_thread(
+        render_tickets, tickets, out, title=title, progress=report, stopped=stopped
+    )

@@ -72,6 +72,10 @@ A4_MM = (210.0, 297.0)
 MAX_ELEMENTS = 500
 MAX_LAYOUT_BYTES = 1_000_000
 MAX_TEXT = 10_000
+# Text of all elements together (each translation counted): drawing wraps every character,
+# and a layout is drawn once per ticket; with the time limit of a render job, this keeps one
+# ticket's page far below a second.
+MAX_TOTAL_TEXT = 50_000
 MAX_MESSAGES = 50
 EDGE_TOLERANCE_MM = 1.0
 MAX_FONT_SIZE = 500.0
@@ -149,6 +153,14 @@ def check_layout(layout: Any, context: LayoutContext) -> list[dict[str, Any]]:
             break
     if messages:
         raise LayoutError(messages)
+    total = sum(
+        len(e.get("text") or "") + sum(len(v) for v in (e.get("text_i18n") or {}).values())
+        for e in elements
+    )
+    if total > MAX_TOTAL_TEXT:
+        raise LayoutError(
+            [f"A layout's texts may hold at most {MAX_TOTAL_TEXT:,} characters together."]
+        )
     return elements
 
 

@@ -379,10 +379,12 @@ def render_tickets(
     *,
     title: str = "Tickets",
     progress: Callable[[int], None] | None = None,
+    stopped: Callable[[], bool] | None = None,
 ) -> int:
     """Writes one PDF with a page per ticket to ``out``; returns the number of pages.
-    ``progress`` hears the number of pages drawn now and then. Raises :class:`RenderError`
-    when a layout cannot be drawn."""
+    ``progress`` hears the number of pages drawn now and then; ``stopped`` is asked before
+    each page (the job's time limit passed: the drawing thread ends, raising RenderError).
+    Raises :class:`RenderError` when a layout cannot be drawn."""
     if not pages:
         raise RenderError("There are no tickets to render.")
     # The page preamble names a font too: an embedded one, not the viewer's Helvetica.
@@ -394,6 +396,8 @@ def render_tickets(
     layouts = _Layouts(canvas)
     images = _Images()
     for number, page in enumerate(pages, start=1):
+        if stopped is not None and stopped():
+            raise RenderError("Rendering was stopped: it took too long.")
         ready = layouts.get(page.layout)
         canvas.setPageSize(ready.size)
         if ready.background is not None:

@@ -11,6 +11,7 @@ from sqlalchemy import select
 from starlette.responses import Response
 
 from admit.events.plugins import SALES_CHANNELS
+from admit.exports.limits import reserve_slot
 from admit.kit.body import read_object
 from admit.kit.context import EventAccess, EventContext, public_base_url
 from admit.kit.crud import PK_MAX, parse_pk
@@ -32,6 +33,8 @@ router = api_router(tags=["tickets"])
 READ = "event.orders:read"
 E = "/organizers/{organizer}/events/{event}"
 MAX_PARTS = 1000
+# Ticket batches one caller may have waiting or running (429 past it, as for exports).
+MAX_RUNNING_BATCHES = 2
 
 
 class PartIn(WriteModel):
@@ -134,6 +137,9 @@ async def render_batch(ctx: Annotated[EventContext, Depends(EventAccess(READ))])
     """Renders one PDF with a page per part, in the request's order, as a background job."""
     raw = await read_object(ctx.request)
     parts = await _check_parts(ctx, raw)
+    await reserve_slot(
+        ctx.session, owner_of(ctx.principal), BATCH_KIND, MAX_RUNNING_BATCHES, "ticket batches"
+    )
     job_id, uuid = await enqueue(
         ctx.session,
         BATCH_KIND,

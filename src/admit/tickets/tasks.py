@@ -105,14 +105,24 @@ async def _render(job: JobContext, parts: list[Part], filename: str, *, owner: b
     try:
         async with job.result_file(filename, PDF) as handle:
             count = await render_pages(
-                job.store, batch, pages, handle, title=title, progress=progress
+                job.store,
+                batch,
+                pages,
+                handle,
+                title=title,
+                progress=progress,
+                stopped=lambda: job.overtime,
             )
     except RenderError as exc:
         raise JobFailed(str(exc)) from None
     return f"{count} ticket(s) rendered."
 
 
-@job_kind(BATCH_KIND, max_attempts=2, keep_hours=BATCH_KEEP_HOURS)
+# Seconds a render may take: a thousand tickets draw in well under a minute.
+RENDER_TIME_LIMIT = 300.0
+
+
+@job_kind(BATCH_KIND, max_attempts=2, keep_hours=BATCH_KEEP_HOURS, time_limit=RENDER_TIME_LIMIT)
 async def render_batch_job(job: JobContext) -> str | None:
     """Input: ``{"parts": [{orderposition, override_channel, override_layout}], "filename"}``."""
     parts = _parts(job.input.get("parts"))
@@ -120,7 +130,9 @@ async def render_batch_job(job: JobContext) -> str | None:
     return await _render(job, parts, filename, owner=True)
 
 
-@job_kind(DOWNLOAD_KIND, max_attempts=2, keep_hours=DOWNLOAD_KEEP_HOURS)
+@job_kind(
+    DOWNLOAD_KIND, max_attempts=2, keep_hours=DOWNLOAD_KEEP_HOURS, time_limit=RENDER_TIME_LIMIT
+)
 async def render_download_job(job: JobContext) -> str | None:
     """Input: ``{"target", "positions": [ids], "filename"}`` (see ``downloads.py``)."""
     raw = job.input.get("positions")

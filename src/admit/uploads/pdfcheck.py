@@ -54,21 +54,33 @@ def pdf_page_sizes(handle: BinaryIO) -> list[tuple[float, float]]:
     return sizes
 
 
-def main(path: str) -> None:
+def check(path: str) -> dict[str, object]:
+    try:
+        with open(path, "rb") as handle:
+            return {"pages": pdf_page_sizes(handle)}
+    except PdfRefused as exc:
+        return {"error": str(exc)}
+    except MemoryError:
+        return {"error": "The PDF document is too complex to read."}
+    except OSError:
+        return {"error": "The file is not a readable PDF document."}
+
+
+def main(args: list[str]) -> None:
+    """``<path>``: check one file; ``--serve``: check the path on each line of stdin, one
+    JSON answer a line, until stdin closes (a worker of :class:`admit.uploads.sniff.PdfPool`)."""
     with contextlib.suppress(ImportError, ValueError, OSError):
         import resource
 
         resource.setrlimit(resource.RLIMIT_AS, (CHILD_MEMORY_BYTES, CHILD_MEMORY_BYTES))
     warnings.simplefilter("ignore")
-    try:
-        with open(path, "rb") as handle:
-            answer: dict[str, object] = {"pages": pdf_page_sizes(handle)}
-    except PdfRefused as exc:
-        answer = {"error": str(exc)}
-    except MemoryError:
-        answer = {"error": "The PDF document is too complex to read."}
-    sys.stdout.write(json.dumps(answer))
+    if args[:1] != ["--serve"]:
+        sys.stdout.write(json.dumps(check(args[0])))
+        return
+    for line in sys.stdin:
+        sys.stdout.write(json.dumps(check(line.rstrip("\n"))) + "\n")
+        sys.stdout.flush()
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1:])

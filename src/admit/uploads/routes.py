@@ -20,12 +20,12 @@ from starlette.responses import Response, StreamingResponse
 from admit.devices.access import NoCredentials
 from admit.kit.context import Authenticated, Principal, Session
 from admit.kit.downloads import content_disposition
-from admit.kit.errors import not_found
+from admit.kit.errors import forbidden, not_found
 from admit.kit.responses import JSONResponse
 from admit.kit.routing import api_router
 from admit.kit.storage import StoredFileMissing
 from admit.models import UploadedFile
-from admit.uploads.service import receive_upload, url_name
+from admit.uploads.service import UPLOAD_PERMISSIONS, may_upload, receive_upload, url_name
 
 router = api_router(tags=["uploads"])
 
@@ -47,11 +47,24 @@ _BODY = {
 }
 
 
+class UploadAccess(Authenticated):
+    """A caller that could use a file: it may change a field that takes one (a layout's
+    background, an item's picture) somewhere. Read-only credentials get 403."""
+
+    permission = UPLOAD_PERMISSIONS[0]
+
+    async def __call__(self, request: Request, session: Session) -> Principal:
+        principal = await super().__call__(request, session)
+        if not may_upload(principal):
+            raise forbidden()
+        return principal
+
+
 @router.post("/upload", status_code=201, response_model=UploadOut, openapi_extra=_BODY)
 async def upload(
     request: Request,
     session: Session,
-    principal: Annotated[Principal, Depends(Authenticated())],
+    principal: Annotated[Principal, Depends(UploadAccess())],
 ) -> JSONResponse:
     """Upload a file
 

@@ -30,7 +30,7 @@ from email.message import Message
 from typing import BinaryIO
 
 from fastapi import Request
-from sqlalchemy import delete, select
+from sqlalchemy import delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.db import utcnow
@@ -41,7 +41,7 @@ from admit.kit.routing import API_PREFIX
 from admit.kit.storage import CHUNK_SIZE, FileStore
 from admit.kit.transaction import after_commit
 from admit.models import UploadedFile
-from admit.uploads.sniff import NotThatType, PageSizes, inspect
+from admit.uploads.sniff import NotThatType, PageSizes, PoolBusy, inspect
 
 MAX_UPLOAD_BYTES = 10 * 1024 * 1024
 LIFETIME = dt.timedelta(hours=24)
@@ -174,12 +174,50 @@ async def _spool(request: Request, handle: BinaryIO) -> int:
     return size
 
 
+# Permissions of the fields that take an upload (a layout's background, an item's picture):
+# a caller holding none of them could never use a file, so it may not store one.
+UPLOAD_PERMISSIONS = ("event.settings.general:write", "event.items:write")
+
+
+def may_upload(principal: Principal) -> bool:
+    return principal.may_write() and any(
+        grant.has_event_permission(permission)
+        for grant in principal.grants
+        for permission in UPLOAD_PERMISSIONS
+    )
+
+
+async def held_bytes(session: AsyncSession, principal: Principal) -> int:
+    """Bytes of the credential's uploads that no field has taken yet."""
+    kind, owner_id = owner_of(principal)
+    total = await session.scalar(
+        select(func.coalesce(func.sum(UploadedFile.size), 0)).where(
+            UploadedFile.owner_kind == kind,
+            UploadedFile.owner_id == owner_id,
+            UploadedFile.expires.is_not(None),
+        )
+    )
+    return int(total or 0)
+
+
+def _over_quota(quota: int) -> FieldErrors:
+    return FieldErrors.general(
+        f"Upload quota exceeded: this credential may hold {quota:,} bytes of files no field "
+        "uses yet (unused uploads are deleted after 24 hours)."
+    )
+
+
 async def receive_upload(
     request: Request, session: AsyncSession, principal: Principal, store: FileStore
 ) -> UploadedFile:
-    """The request's body as a new upload of ``principal`` (checked, stored, not yet used)."""
+    """The request's body as a new upload of ``principal`` (checked, stored, not yet used);
+    400 past the credential's quota of unused uploads (``ADMIT_UPLOAD_QUOTA_BYTES``). The
+    route lets only callers :func:`may_upload` come here."""
     content_type = content_type_of(request.headers.get("content-type"))
     filename = filename_of(request.headers.get("content-disposition"), content_type)
+    quota: int = request.app.state.settings.upload_quota_bytes
+    if await held_bytes(session, principal) >= quota:
+        raise _over_quota(quota)
     # Nothing of the database is needed while the body arrives: a slow client must not hold
     # a connection (or, on SQLite, the write lock) for that long.
     await session.rollback()
@@ -192,6 +230,8 @@ async def receive_upload(
             pages = await inspect(spool.name, content_type)
         except NotThatType as exc:
             raise FieldErrors.general(str(exc)) from None
+        except PoolBusy:
+            raise APIError(503, "Too many files are being checked; try again shortly.") from None
         handle = uuid.uuid4().hex
         if pages is not None:
             _remember_pages(handle, pages)
@@ -214,6 +254,8 @@ async def receive_upload(
     session.add(upload)
     try:
         await session.flush()
+        if await held_bytes(session, principal) > quota:
+            raise _over_quota(quota)
     except BaseException:
         await store.delete(key)
         raise

@@ -225,6 +225,10 @@ async def create(ctx: Annotated[EventContext, Depends(EventAccess(WRITE))]) -> R
     return JSONResponse(body, status_code=201)
 
 
+# The most vouchers one batch_create creates (in one transaction, locks held throughout).
+BATCH_LIMIT = 1000
+
+
 @router.post(
     f"{PATH}/batch_create/",
     name="vouchers-batch-create",
@@ -235,7 +239,7 @@ async def create(ctx: Annotated[EventContext, Depends(EventAccess(WRITE))]) -> R
 )
 async def batch_create(ctx: Annotated[EventContext, Depends(EventAccess(WRITE))]) -> Response:
     """All vouchers or none; duplicate codes inside the batch are refused."""
-    entries = _parse_entries(await read_list(ctx.request))
+    entries = _parse_entries(await read_list(ctx.request, BATCH_LIMIT))
     created = await flush_guard(
         service.write(ctx.session, ctx.event, entries, [None] * len(entries), many=True)
     )

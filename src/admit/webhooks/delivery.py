@@ -42,7 +42,7 @@ HOST_BUSY_SECONDS = 1.0
 _in_flight: dict[str, int] = defaultdict(int)
 
 
-@job_kind(DELIVER_KIND, max_attempts=5, keep_hours=1)
+@job_kind(DELIVER_KIND, max_attempts=5, keep_hours=1, time_limit=300)
 async def deliver(ctx: JobContext) -> str:
     webhook_id = ctx.input.get("webhook_id")
     if not isinstance(webhook_id, int) or isinstance(webhook_id, bool):

@@ -1,0 +1,59 @@
+"""Job slots are shared fairly among organizers (issue 35): one organizer's eight ticket
+batches held every slot and another organizer's export waited until they drained (0.5 s ->
+19.6 s). The real job engine: organizer A's jobs queue first, organizer B's job starts long
+before A's queue has drained."""
+
+from __future__ import annotations
+
+import asyncio
+
+from sqlalchemy import select
+
+from admit.kit.fairgate import FairGate
+from admit.models import Job
+from tests.jobs.helpers import start_job, wait_for
+
+
+async def started_order(app, ids: list[int]) -> list[int]:
+    async with app.state.db.sessionmaker() as session:
+        rows = await session.execute(select(Job.id, Job.started).where(Job.id.in_(ids)))
+        return [job_id for job_id, _ in sorted(rows, key=lambda r: r[1])]
+
+
+async def test_another_organizers_job_starts_before_a_queue_drains(
+    clean_app, background, world, monkeypatch
+):
+    engine = background.engine
+    monkeypatch.setattr(engine, "_gate", FairGate(2))
+    busy = [
+        (await start_job(clean_app, "noop", {"seconds": 0.3}, organizer_id=world.org.id))[0]
+        for _ in range(8)
+    ]
+    await asyncio.sleep(0.1)  # A's jobs hold both slots and six wait
+    other, _ = await start_job(clean_app, "noop", {"seconds": 0.3}, organizer_id=world.other.id)
+    for job_id in [*busy, other]:
+        assert (await wait_for(clean_app, job_id, seconds=30)).status == "finished"
+    order = await started_order(clean_app, [*busy, other])
+    # B's job took the first slot that freed: third to start, not ninth.
+    assert order.index(other) <= 3, order
+    assert order[-1] in busy
+
+
+def test_the_gate_prefers_the_tenant_with_fewest_slots_in_use():
+    async def scenario() -> list[str]:
+        gate = FairGate(1)
+        ran: list[str] = []
+
+        async def job(tenant: str, name: str) -> None:
+            await gate.acquire(tenant)
+            ran.append(name)
+            await asyncio.sleep(0.01)
+            gate.release(tenant)
+
+        tasks = [asyncio.create_task(job("a", f"a{i}")) for i in range(4)]
+        await asyncio.sleep(0)
+        tasks.append(asyncio.create_task(job("b", "b0")))
+        await asyncio.gather(*tasks)
+        return ran
+
+    assert asyncio.run(scenario()) == ["a0", "b0", "a1", "a2", "a3"]
