@@ -1,7 +1,7 @@
 """Order fees: ``tax_code``, the code of the tax applied to the fee (as positions have it):
 a fee's tax follows its rule as it applies to the invoice address, reverse charge included.
 
-Revision ID: 0022_taxes
+Revision ID: 0022
 Revises: 0021
 """
 
@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0022_taxes"
+revision: str = "0022"
 down_revision: str | None = "0021"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None

@@ -4,8 +4,8 @@ making one reveals nothing about which slugs exist; ``acceptor_id`` is set on ac
 
 Acceptances made before this (granted by the issuer alone) wait for the acceptor's consent.
 
-Revision ID: 0022_sec2
-Revises: 0021
+Revision ID: 0023
+Revises: 0022
 """
 
 from collections.abc import Sequence
@@ -13,8 +13,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0022_sec2"
-down_revision: str | None = "0021"
+revision: str = "0023"
+down_revision: str | None = "0022"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
