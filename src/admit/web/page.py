@@ -11,6 +11,8 @@ from fastapi import Request
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.responses import RedirectResponse, Response
 
+from admit.kit.context import public_base_url
+from admit.kit.edge_headers import client_address
 from admit.models import User
 from admit.users.accounts import password_fingerprint
 from admit.web import sessions
@@ -43,6 +45,9 @@ class Page:
 
     @classmethod
     async def load(cls, request: Request, session: AsyncSession) -> Page:
+        # Pages build links (reset and invitation mails, the cookie's Secure flag): a request
+        # with a Host that is not allowed is refused (400) before anything happens.
+        public_base_url(request)
         web = sessions.load(request)
         user = None
         user_id = web.get("u")
@@ -59,7 +64,9 @@ class Page:
 
     @property
     def ip(self) -> str:
-        return self.request.client.host if self.request.client else "unknown"
+        """The client's address as the rate limits see it (behind a trusted proxy the
+        forwarded one): the login throttle counts per client, not per proxy."""
+        return client_address(self.request.scope, self.settings)
 
     def here(self) -> str:
         url = self.request.url.path
