@@ -16,13 +16,12 @@ from admit.web.page import TWO_FACTOR_SETUP, Page, safe_next
 router = APIRouter(include_in_schema=False)
 
 
-def _throttled(page: Page, template: str, wait: int, **context: object) -> Response:
-    response = page.render(
-        template,
-        429,
-        error=f"Too many failed attempts. Try again in {max(1, round(wait / 60))} minute(s).",
-        **context,
-    )
+def too_many(wait: int) -> str:
+    return f"Too many failed attempts. Try again in {max(1, round(wait / 60))} minute(s)."
+
+
+def throttled(page: Page, template: str, wait: int, **context: object) -> Response:
+    response = page.render(template, 429, error=too_many(wait), **context)
     response.headers["Retry-After"] = str(wait)
     return response
 
@@ -67,7 +66,7 @@ async def login(request: Request, session: Session) -> Response:
     context = {"next": next_url, "email": email}
     wait = await throttle.retry_after(session, page.settings, email, page.ip)
     if wait:
-        return _throttled(page, "login.html", wait, **context)
+        return throttled(page, "login.html", wait, **context)
     user = await accounts.find_user(session, email)
     if not accounts.check_password(user, password):
         await throttle.record_failure(session, page.settings, email, page.ip)
@@ -102,7 +101,7 @@ async def second_factor(request: Request, session: Session) -> Response:
     next_url = safe_next(first(pairs, "next"))
     wait = await throttle.retry_after(session, page.settings, user.email, page.ip)
     if wait:
-        return _throttled(page, "login_2fa.html", wait, next=next_url)
+        return throttled(page, "login_2fa.html", wait, next=next_url)
     factor = await totp.get(session, user.id)
     if factor is None or not totp.verify(factor, first(pairs, "code")):
         await throttle.record_failure(session, page.settings, user.email, page.ip)
@@ -146,7 +145,7 @@ async def reset_request(request: Request, session: Session) -> Response:
     key = f"reset:{email}"  # counted apart from the account's failed logins
     wait = await throttle.retry_after(session, page.settings, key, page.ip)
     if wait:
-        return _throttled(page, "reset_request.html", wait, sent=False)
+        return throttled(page, "reset_request.html", wait, sent=False)
     await throttle.record_failure(session, page.settings, key, page.ip)
     user = await accounts.find_user(session, email)
     if user is not None and user.is_active:

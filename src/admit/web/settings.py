@@ -6,14 +6,29 @@ from fastapi import APIRouter, Request
 from starlette.responses import Response
 
 from admit.kit.context import Session
-from admit.models import OAuthApplication
+from admit.models import OAuthApplication, User
 from admit.oauth import apps
 from admit.oauth.scopes import DESCRIPTIONS
-from admit.users import accounts, totp
+from admit.users import accounts, throttle, totp
 from admit.web.forms import first
+from admit.web.login import too_many
 from admit.web.page import Page, safe_next
 
 router = APIRouter(include_in_schema=False)
+
+
+async def current_password(page: Page, user: User, password: str) -> bool | int:
+    """Checks the current password a form asks for, throttled as logins are (the same
+    per-account and per-address counters): True when right; False when wrong (counted as a
+    failed login); else the seconds to wait, the password not even looked at. Without it a
+    stolen session could guess the password at full speed here."""
+    wait = await throttle.retry_after(page.session, page.settings, user.email, page.ip)
+    if wait:
+        return wait
+    if accounts.check_password(user, password):
+        return True
+    await throttle.record_failure(page.session, page.settings, user.email, page.ip)
+    return False
 
 
 @router.get("/settings/")
@@ -68,7 +83,12 @@ async def change_password(request: Request, session: Session) -> Response:
     user = page.user
     assert user is not None
     errors = []
-    if not accounts.check_password(user, first(pairs, "current")):
+    checked = await current_password(page, user, first(pairs, "current"))
+    if not isinstance(checked, bool):
+        response = page.render("password.html", 429, errors=[too_many(checked)])
+        response.headers["Retry-After"] = str(checked)
+        return response
+    if not checked:
         errors.append("The current password is wrong.")
     errors += accounts.password_problems(first(pairs, "password"), first(pairs, "password2"))
     if errors:
@@ -118,7 +138,12 @@ async def two_factor(request: Request, session: Session) -> Response:
             return page.message(
                 "Not possible", "A team you belong to requires two-factor authentication.", 400
             )
-        if not accounts.check_password(user, first(pairs, "password")):
+        checked = await current_password(page, user, first(pairs, "password"))
+        if not isinstance(checked, bool):
+            response = page.message("Too many failed attempts", too_many(checked), 429)
+            response.headers["Retry-After"] = str(checked)
+            return response
+        if not checked:
             page.web.flash("The password was wrong; two-factor authentication stays on.")
             return page.redirect("/settings/2fa/")
         await totp.disable(session, user)
