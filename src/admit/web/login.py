@@ -9,7 +9,7 @@ from starlette.responses import Response
 
 from admit.kit.context import Session, public_base_url
 from admit.models import User
-from admit.users import accounts, reset, throttle, totp
+from admit.users import accounts, logins, reset, throttle, totp
 from admit.web.forms import first
 from admit.web.page import TWO_FACTOR_SETUP, Page, safe_next
 
@@ -31,7 +31,7 @@ async def finish_login(page: Page, user: User, next_url: str) -> Response:
     needs_setup = not await totp.get(page.session, user.id) and (
         await accounts.two_factor_required(page.session, user.id)
     )
-    page.web.log_in(user, needs_2fa_setup=needs_setup)
+    await page.log_in(user, needs_2fa_setup=needs_setup)
     await throttle.clear(page.session, user.email)
     if needs_setup:
         page.web.flash("A team you belong to requires two-factor authentication: set it up now.")
@@ -73,7 +73,7 @@ async def login(request: Request, session: Session) -> Response:
         return page.render("login.html", 400, error="Wrong e-mail address or password.", **context)
     assert user is not None
     if await totp.get(session, user.id):
-        page.web.log_out()
+        await page.log_out()
         page.web.set("mfa", user.id)
         return page.redirect(f"/login/2fa?next={quote(next_url, safe='')}")
     return await finish_login(page, user, next_url)
@@ -123,7 +123,7 @@ async def logout(request: Request, session: Session) -> Response:
     _, refused = await page.post()
     if refused:
         return refused
-    page.web.log_out()
+    await page.log_out()
     page.web.flash("You are logged out.")
     return page.redirect("/login")
 
@@ -177,6 +177,7 @@ async def reset_confirm(request: Request, session: Session, token: str) -> Respo
         return page.render("reset_confirm.html", 400, errors=errors)
     accounts.set_password(user, first(pairs, "password"))
     await throttle.clear(session, user.email)
-    page.web.log_out()
+    await page.log_out()
+    await logins.end_others(session, user.id, None)  # the password changed: every login ends
     page.web.flash("Your password was changed. Log in with the new one.")
     return page.redirect("/login")
