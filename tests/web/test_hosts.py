@@ -108,3 +108,29 @@ async def test_allowed_hosts_and_base_url(browser, clean_app, factory, monkeypat
     assert all("https://shop.example.com/password-reset/" in b for b in bodies[1:])
     assert len(bodies) == 3
     clean_app.state.allowed_hosts = None
+
+
+async def test_an_order_with_a_forged_host_is_refused_before_it_is_written(
+    browser, factory, world: World
+):
+    """Order creation answers the buyer's page URL (and mails it): a Host it may not be built
+    from is refused before the order exists — on the rush lane (PostgreSQL) as on the general
+    path, never a 400 for an order that was placed anyway."""
+    from admit.models import Order
+    from tests.orders import helpers as orders
+
+    ticket = await orders.item(factory, world.event)
+    headers = {**auth(world.admin), "Host": "evil.example"}
+    for _ in range(3):  # the lane takes over once the event's copy is warm
+        response = await browser.post(
+            orders.url(world), json=orders.body(ticket.id), headers=headers
+        )
+        assert response.status_code == 400, response.text
+    async with factory.sessionmaker() as session:
+        assert (await session.execute(select(Order))).first() is None
+    assert await mails(factory) == []
+    ok = await browser.post(
+        orders.url(world), json=orders.body(ticket.id), headers=auth(world.admin)
+    )
+    assert ok.status_code == 201, ok.text
+    assert ok.json()["url"].startswith("http://127.0.0.1:8000/acme/summit/order/")
