@@ -61,7 +61,7 @@ def _valid_key(raw: bytes) -> str | None:
     return key
 
 
-def _credential(scope: Scope, settings: Settings) -> str:
+def _credential(scope: Scope, settings: Settings | None = None) -> str:
     found = b""
     cookie = b""
     for name, value in scope["headers"]:
@@ -71,7 +71,9 @@ def _credential(scope: Scope, settings: Settings) -> str:
             cookie = b"cookie:" + value
     if not (found or cookie):
         # The same address as the rate limits and the login throttle (kit/edge_headers).
-        found = b"client:" + client_address(scope, settings).encode()
+        client = scope.get("client")
+        address = client_address(scope, settings) if settings else (client or ("",))[0]
+        found = b"client:" + address.encode()
     return hashlib.sha256(found or cookie).hexdigest()
 
 
