@@ -10,7 +10,8 @@ one (each of them is safe to repeat: a second token, a second exchange that revo
 
 Routes mark themselves (the kit imports no domain): ``secret_bearing("POST", path)`` with the
 route's path template as mounted (``{name}`` matches one path segment; a trailing slash is
-optional). Only keyed requests are checked, with one precompiled pattern per method.
+optional). Only keyed requests are checked: a set lookup of the path's last segment (a
+cart or a scan costs ~0.3 µs), then one precompiled pattern per method.
 """
 
 from __future__ import annotations
@@ -23,19 +24,29 @@ REFUSED = (
 )
 _TEMPLATES: dict[str, list[str]] = {}
 _PATTERNS: dict[str, re.Pattern[str] | None] = {}
+# The last segment of every marked path (a literal: templates end in one), per method.
+_LAST: dict[str, set[str]] = {}
 _PARAM = re.compile(r"\\\{[^/]*?\\\}")
 
 
 def secret_bearing(method: str, path: str) -> None:
     """Marks ``method path`` (the full path template, e.g. ``/api/v1/device/roll``) as
     answering a secret: keyed requests to it are refused."""
-    template = _PARAM.sub("[^/]+", re.escape(path.rstrip("/")))
+    path = path.rstrip("/")
+    last = path.rpartition("/")[2]
+    if "{" in last:
+        raise ValueError(f"{path}: a secret-bearing path must end in a literal segment")
+    template = _PARAM.sub("[^/]+", re.escape(path))
     _TEMPLATES.setdefault(method.upper(), []).append(template)
+    _LAST.setdefault(method.upper(), set()).add(last)
     _PATTERNS.pop(method.upper(), None)
 
 
 def bears_secret(method: str, path: str) -> bool:
     """Whether a request to ``path`` with ``method`` answers a marked route's secret."""
+    last = _LAST.get(method)
+    if not last or path.rstrip("/").rpartition("/")[2] not in last:
+        return False
     if method not in _PATTERNS:
         templates = _TEMPLATES.get(method)
         _PATTERNS[method] = re.compile("(?:" + "|".join(templates) + ")/?") if templates else None
