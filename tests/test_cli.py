@@ -95,7 +95,9 @@ async def test_demo_is_idempotent_and_prints_a_new_working_token_each_run(data_d
     assert scalar(data_dir, "SELECT count(*) FROM users") == 1
 
     settings = Settings(
-        data_dir=data_dir, database_url=f"sqlite+aiosqlite:///{data_dir / 'admit.sqlite3'}"
+        data_dir=data_dir,
+        database_url=f"sqlite+aiosqlite:///{data_dir / 'admit.sqlite3'}",
+        base_url="http://testserver",  # list links are built from it (kit/hosts)
     )
     app = create_app(settings)
     try:
@@ -171,7 +173,7 @@ async def test_organizer_create_gives_access_by_token_and_to_its_owner(data_dir:
     )
     assert member == "owner@example.org"
     url = f"sqlite+aiosqlite:///{data_dir / 'admit.sqlite3'}"
-    app = create_app(Settings(data_dir=data_dir, database_url=url))
+    app = create_app(Settings(data_dir=data_dir, database_url=url, base_url="http://t"))
     try:
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:

@@ -87,6 +87,9 @@ class Settings(BaseSettings):
     log_level: str = Field(default="WARNING", pattern="(?i)^(debug|info|warning|error)$")
     access_log: bool = True
     trusted_proxies: str = "127.0.0.1,::1"
+    # Host names (any port) a request may carry for links to be built from it when base_url
+    # is unset; None: the loopback names. The base URL's host is always allowed. kit/hosts.py
+    allowed_hosts: str | None = None
     hsts_seconds: int = Field(default=31_536_000, ge=0, le=10 * 31_536_000)
     rate_limit: str | None = None
     rate_limit_device: str | None = None

@@ -178,3 +178,22 @@ def test_admit_serve_writes_json_lines_with_request_ids(tmp_path: Path, database
     assert len(ours) == 1, output
     assert ours[0]["path"] == "/api/v1/organizers/?token=[redacted]" and ours[0]["status"] == 401
     assert "secretvalue12345" not in output and "abcdefghijklmnopqrstu" not in output
+
+
+async def test_control_characters_in_a_path_cannot_forge_log_lines(clean_app):
+    """A real request whose path carries %0a, %0d and %1b (the server decodes them): each
+    access line stays one line, in text and JSON, with the characters escaped."""
+    forged = "/api/v1/x%0a2026-01-01 00:00:00 INFO admit.access [-] GET /admin 200%0d%1b[2J%5c"
+    with captured_logs(logging.INFO) as logs:
+        async with client_for(clean_app) as client:
+            response = await client.get(forged + "?q=%0a")
+    assert response.status_code == 404
+    (text,) = [line for line in logs.text_lines if "admit.access" in line]
+    assert "\n" not in text and "\r" not in text and "\x1b" not in text
+    expected = r"GET /api/v1/x\x0a2026-01-01 00:00:00 INFO admit.access [-] GET /admin 200"
+    assert expected + r"\x0d\x1b[2J\\?q=%0a 404" in text
+    (line,) = [json.loads(j) for j in logs.json_lines if '"admit.access"' in j]
+    assert line["path"] == r"/api/v1/x\x0a2026-01-01 00:00:00 INFO admit.access [-] GET /admin" + (
+        r" 200\x0d\x1b[2J\\?q=%0a"
+    )
+    assert "\n" not in line["message"] and "\x1b" not in line["message"]

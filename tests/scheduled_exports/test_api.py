@@ -234,21 +234,87 @@ async def test_who_sees_what(client, world: World, factory, as_user):
                 headers=headers,
             )
             assert response.status_code == 404, (method, response.text)
-    # The settings permission changes anyone's; a token may change what a user created.
-    patched = await client.patch(
-        f"{E}{own}/", json={"mail_subject": "By the chief"}, headers=as_user(chief)
-    )
-    assert patched.status_code == 200 and patched.json()["owner"] == "alice@example.org"
+    # A token cannot own an export, so it changes none; the settings permission (with the
+    # exporter's) lets a user change anyone's, who then owns it.
     patched = await client.patch(
         f"{E}{own}/", json={"mail_subject": "By a token"}, headers=auth(settings_token)
     )
-    assert patched.status_code == 200, patched.text
-    assert patched.json()["mail_subject"] == "By a token"
+    assert patched.status_code == 403, patched.text
     mine = await client.patch(f"{E}{own}/", json={"locale": "fr"}, headers=as_user(alice))
     assert mine.status_code == 200 and mine.json()["locale"] == "fr"
+    assert mine.json()["owner"] == "alice@example.org"
+    patched = await client.patch(
+        f"{E}{own}/", json={"mail_subject": "By the chief"}, headers=as_user(chief)
+    )
+    assert patched.status_code == 200 and patched.json()["owner"] == chief.email
     deleted = await client.delete(f"{E}{bobs}/", headers=auth(settings_token))
     assert deleted.status_code == 204
     assert (await client.get(f"{E}{bobs}/", headers=as_user(bob))).status_code == 404
+
+
+@pytest.mark.parametrize("level", ["event", "organizer"])
+async def test_a_settings_editor_cannot_redirect_anothers_export(
+    client, clean_app, world: World, factory, as_user, level
+):
+    """The attack: a credential with the settings permission but not the exporter's changes
+    the recipients of another user's export, which then mails the owner's data to them. Now
+    403 for a token and for a user lacking the exporter's permission (nothing stored), and a
+    user holding it becomes the owner, so the run uses the editor's own permissions."""
+    settings = (
+        {"event_permissions": ["event.settings.general:write"]}
+        if level == "event"
+        else {
+            "event_permissions": [],
+            "organizer_permissions": ["organizer.settings.general:write"],
+        }
+    )
+    owner = await member(factory, world, email="owner@example.org")
+    thief = await member(factory, world, email="thief@example.org", **settings)
+    thief_token = await factory.token(await factory.team(world.org, **settings))
+    if level == "event":
+        url, export_id = E, await add_export(clean_app, owner, world.event)
+    else:
+        url, export_id = O, await add_export(clean_app, owner, None, organizer_id=world.org.id)
+    url = f"{url}{export_id}/"
+    hijack = {"mail_additional_recipients": "thief@example.org", "schedule_rrule_time": "10:00"}
+    full = body(**hijack)
+    if level == "organizer":
+        full.update(export_identifier="test_events", export_form_data={}, timezone="UTC")
+    assert (await client.get(url, headers=as_user(thief))).status_code == 200  # settings: sees it
+    for headers in (as_user(thief), auth(thief_token)):
+        response = await client.patch(url, json=hijack, headers=headers)
+        assert response.status_code == 403, response.text
+        response = await client.put(url, json=full, headers=headers)
+        assert response.status_code == 403, response.text
+    row = await export_row(clean_app, export_id)
+    assert row.owner_id == owner.id and row.mail_additional_recipients == ""
+
+    reader = await member(
+        factory,
+        world,
+        email="reader@example.org",
+        event_permissions=["event.orders:read", *settings["event_permissions"]],
+        organizer_permissions=settings.get("organizer_permissions", []),
+    )
+    response = await client.patch(url, json=hijack, headers=as_user(reader))
+    assert response.status_code == 200, response.text
+    assert response.json()["owner"] == "reader@example.org"
+    row = await export_row(clean_app, export_id)
+    assert row.owner_id == reader.id and row.mail_additional_recipients == "thief@example.org"
+    # The former owner no longer sees it (it is not theirs and they lack the settings).
+    assert (await client.get(url, headers=as_user(owner))).status_code == 404
+
+
+async def test_the_owner_needs_the_exporters_permission_to_change_it(
+    client, clean_app, world: World, factory, as_user
+):
+    owner = await member(factory, world, event_permissions=["event.vouchers:read"])
+    export_id = await add_export(clean_app, owner, world.event)  # test_quotas: orders:read
+    response = await client.patch(
+        f"{E}{export_id}/", json={"mail_subject": "x"}, headers=as_user(owner)
+    )
+    assert response.status_code == 403, response.text
+    assert "event.orders:read" in response.json()["detail"]
 
 
 async def test_other_tenants_and_levels_are_apart(

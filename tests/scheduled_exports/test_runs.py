@@ -259,11 +259,19 @@ async def test_five_failures_stop_the_export_and_a_change_restarts_it(
     assert (row.error_counter, row.schedule_next_run) == (5, stopped_at)
     shown = await client.get(f"{E}{export_id}/", headers=auth(world.admin))
     assert shown.json()["error_counter"] == 5
-    # Any change (here by a token with the settings permission) starts it again.
+    # Any change (here by another user with the settings permission, who then owns it)
+    # starts it again; that user leaves too, so the restarted run fails once more.
+    chief = await member(
+        factory, world, event_permissions=["event.settings.general:write", "event.orders:read"]
+    )
     patched = await client.patch(
-        f"{E}{export_id}/", json={"mail_subject": "Again"}, headers=auth(world.admin)
+        f"{E}{export_id}/", json={"mail_subject": "Again"}, headers=as_user(chief)
     )
     assert patched.status_code == 200 and patched.json()["error_counter"] == 0
+    assert patched.json()["owner"] == chief.email
+    async with clean_app.state.db.sessionmaker() as session:
+        await session.execute(delete(team_members).where(team_members.c.user_id == chief.id))
+        await session.commit()
     row = await export_row(clean_app, export_id)
     [job] = await run_due(clean_app, row.schedule_next_run + dt.timedelta(seconds=30))
     assert job.status == "failed"

@@ -170,3 +170,75 @@ async def test_login_consent_exchange_refresh_revoke(live_server, callback):
         for _ in range(4):
             gone = await client.get(granted, headers=bearer(new["access_token"]))
             assert gone.status_code == 401
+
+
+async def test_the_sessions_list_fits_a_phone_and_a_desktop(live_server):
+    """The settings page with two sessions at 390 and 1280 CSS pixels: nothing scrolls
+    sideways, the list and its button are visible; "Log out all other sessions" ends the other
+    browser's session on the (two-worker) server. With ``ADMIT_SCREENSHOT_DIR`` set, full-page
+    screenshots ``sessions-390.png`` and ``sessions-1280.png`` are written there."""
+    driver = _browser()
+    factory = live_server.factory
+    alice = await factory.user("alice@example.org", password=PASSWORD, fullname="Alice")
+    base = live_server.base_url
+    phone_agent = (
+        "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) "
+        "Chrome/126.0 Mobile Safari/537.36"
+    )
+    async with httpx.AsyncClient(
+        base_url=base, timeout=30, headers={"User-Agent": phone_agent}
+    ) as phone:
+        from tests.oauth.helpers import login
+
+        assert (await login(phone, alice.email)).status_code == 303
+        try:
+            from selenium.webdriver.common.by import By
+            from selenium.webdriver.support import expected_conditions as ec
+            from selenium.webdriver.support.ui import WebDriverWait
+
+            wait = WebDriverWait(driver, 20)
+            driver.get(f"{base}/login")
+            wait.until(ec.presence_of_element_located((By.ID, "email"))).send_keys(alice.email)
+            driver.find_element(By.ID, "password").send_keys(PASSWORD)
+            driver.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+            wait.until(ec.presence_of_element_located((By.ID, "sessions")))
+            for width in (390, 1280):
+                driver.execute_cdp_cmd(
+                    "Emulation.setDeviceMetricsOverride",
+                    {"width": width, "height": 900, "deviceScaleFactor": 1, "mobile": width < 600},
+                )
+                driver.get(f"{base}/settings/")
+                wait.until(ec.presence_of_element_located((By.ID, "sessions")))
+                sideways = driver.execute_script(
+                    "return document.documentElement.scrollWidth - window.innerWidth"
+                )
+                assert sideways <= 0, (width, sideways)
+                cards = driver.find_elements(By.CSS_SELECTOR, ".sessions li")
+                assert len(cards) == 2 and all(c.is_displayed() for c in cards)
+                assert "Chrome on Android" in driver.page_source
+                button = driver.find_element(By.XPATH, "//button[contains(., 'other sessions')]")
+                assert button.is_displayed()
+                right = driver.execute_script(
+                    "return arguments[0].getBoundingClientRect().right", button
+                )
+                assert right <= width
+                if os.environ.get("ADMIT_SCREENSHOT_DIR"):
+                    height = driver.execute_script("return document.documentElement.scrollHeight")
+                    driver.execute_cdp_cmd(
+                        "Emulation.setDeviceMetricsOverride",
+                        {
+                            "width": width,
+                            "height": height,
+                            "deviceScaleFactor": 1,
+                            "mobile": width < 600,
+                        },
+                    )
+                    path = os.path.join(os.environ["ADMIT_SCREENSHOT_DIR"], f"sessions-{width}.png")
+                    driver.save_screenshot(path)
+            driver.find_element(By.XPATH, "//button[contains(., 'other sessions')]").click()
+            wait.until(ec.presence_of_element_located((By.CLASS_NAME, "flash")))
+            assert "1 other session was logged out." in driver.page_source
+        finally:
+            driver.quit()
+        for _ in range(4):  # whichever worker answers
+            assert (await phone.get("/settings/")).status_code == 303

@@ -33,15 +33,19 @@ from admit.kit.context import OrgContext
 from admit.kit.crud import Resource, flush_guard, mount_crud, parse_pk, validate_input
 from admit.kit.errors import not_found
 from admit.kit.filtering import Filter, FilterSet, Ordering
+from admit.kit.idempotency_secret import secret_bearing
 from admit.kit.openapi import json_body
 from admit.kit.responses import JSONResponse
-from admit.kit.routing import api_router
+from admit.kit.routing import API_PREFIX, api_router
 from admit.models import Device, Gate
 
 READ = "organizer.devices:read"
 WRITE = "organizer.devices:write"
 
 router = api_router()
+# Answers with the device's API token (kit/idempotency_secret: no stored answers).
+secret_bearing("POST", f"{API_PREFIX}/device/initialize")
+secret_bearing("POST", f"{API_PREFIX}/device/roll")
 
 
 class DeviceResource(Resource[Device]):

@@ -21,6 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.types import Scope
 
 from admit.kit.errors import APIError, forbidden
+from admit.kit.hosts import request_origin
 from admit.kit.transaction import SAFE_METHODS, db_session
 from admit.models import Event, Organizer
 
@@ -314,9 +315,9 @@ def unauthenticated(detail: str = "Authentication credentials were not provided.
 
 
 def public_base_url(request: Request) -> str:
-    """The configured ``ADMIT_BASE_URL``, else the URL the request came in on."""
-    base = request.app.state.settings.base_url
-    return (base or str(request.base_url)).rstrip("/")
+    """The configured ``ADMIT_BASE_URL``, else the URL the request came in on when its host is
+    allowed (``kit.hosts``: 400 otherwise, so no link is built from a forged ``Host``)."""
+    return request_origin(request)
 
 
 class AnyEventPermission(EventAccess):

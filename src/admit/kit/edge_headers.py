@@ -118,3 +118,16 @@ def security_headers_layer(app: ASGIApp, settings: Settings) -> ASGIApp:
         await app(scope, receive, send_with_headers)
 
     return layer
+
+
+@lru_cache(maxsize=8)
+def trusted_proxies(spec: str) -> TrustedProxies:
+    """One :class:`TrustedProxies` per ``ADMIT_TRUSTED_PROXIES`` value (its cache shared)."""
+    return TrustedProxies(spec)
+
+
+def client_address(scope: Scope, settings: Settings) -> str:
+    """The client's address, the one thing every per-address limit counts: the rate limits,
+    the login throttle, the key namespace of callers without credentials. Behind a trusted
+    proxy it is the forwarded client's, never the proxy's (which all clients share)."""
+    return trusted_proxies(settings.trusted_proxies).client_ip(scope)

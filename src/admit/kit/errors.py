@@ -28,6 +28,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from admit.kit.logs import escape_controls
 from admit.kit.responses import JSONResponse
 
 log = logging.getLogger("admit")
@@ -357,7 +358,7 @@ def error_response(exc: APIError | FieldErrors) -> JSONResponse:
 
 
 def server_error(method: str, path: str) -> JSONResponse:
-    log.exception("unhandled error on %s %s", method, path)
+    log.exception("unhandled error on %s %s", method, escape_controls(path))
     return JSONResponse({"detail": "Internal server error."}, status_code=500)
 
 
@@ -417,7 +418,8 @@ def install_error_handlers(app: FastAPI) -> None:
         if answer is not None:
             return answer
         if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
-            log.error("no space left on %s %s: %s", request.method, request.url.path, exc)
+            path = escape_controls(request.url.path)
+            log.error("no space left on %s %s: %s", request.method, path, exc)
             detail = "The server has no space left to store this. Please try again later."
             return JSONResponse({"detail": detail}, status_code=507)
         return server_error(request.method, request.url.path)

@@ -4,8 +4,11 @@ An edge layer (``app.EDGE_LAYERS``). A request without the header, or with a saf
 passes straight through: one scan of the header list. A keyed POST/PUT/PATCH/DELETE:
 
 * the key is bound to the credential (a hash of the ``Authorization`` header: a token is a
-  credential, and only its holder can replay its answers; without one, of the cookies), the
-  method, the path with its query and a hash of the body;
+  credential, and only its holder can replay its answers; without one, of the cookies;
+  without either, of the client's address, so callers without credentials do not share one
+  namespace of keys), the method, the path with its query and a hash of the body;
+* routes whose answer carries a secret (``idempotency_secret``) refuse keys with 400: their
+  answers are never stored;
 * the key is claimed (``idempotency_store``) by the path that runs the request, just before
   it changes anything (:func:`settle`): the framework (``AdmitAPI.framework``), a lane that
   commits in groups (``idempotency_lane``), or a lane statement that writes the key's row
@@ -34,10 +37,13 @@ from sqlalchemy.exc import DBAPIError
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from admit.config import Settings
+from admit.kit import idempotency_secret as secret
 from admit.kit import idempotency_store as store
 from admit.kit.captured import Captured
+from admit.kit.edge_headers import client_address
 from admit.kit.errors import busy_error
 from admit.kit.fastlane import read_body, replay
+from admit.kit.idempotency_secret import bears_secret
 from admit.kit.transaction import commit, run_after_commit
 
 log = logging.getLogger("admit")
@@ -55,7 +61,7 @@ def _valid_key(raw: bytes) -> str | None:
     return key
 
 
-def _credential(scope: Scope) -> str:
+def _credential(scope: Scope, settings: Settings | None = None) -> str:
     found = b""
     cookie = b""
     for name, value in scope["headers"]:
@@ -63,6 +69,11 @@ def _credential(scope: Scope) -> str:
             found = b"authorization:" + value
         elif name == b"cookie":
             cookie = b"cookie:" + value
+    if not (found or cookie):
+        # The same address as the rate limits and the login throttle (kit/edge_headers).
+        client = scope.get("client")
+        address = client_address(scope, settings) if settings else (client or ("",))[0]
+        found = b"client:" + address.encode()
     return hashlib.sha256(found or cookie).hexdigest()
 
 
@@ -95,8 +106,6 @@ def _conflict(request: store.Request, existing: store.Existing) -> store.Answer 
 
 def layer(app: ASGIApp, settings: Settings) -> ASGIApp:
     """The edge layer (see the module's docstring)."""
-    hours = settings.idempotency_hours
-    limit = settings.max_body_bytes
 
     async def idempotency(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["method"] not in UNSAFE:
@@ -104,7 +113,7 @@ def layer(app: ASGIApp, settings: Settings) -> ASGIApp:
             return
         for name, value in scope["headers"]:
             if name == HEADER:
-                await _keyed(app, scope, receive, send, value, hours, limit)
+                await _keyed(app, scope, receive, send, value, settings)
                 return
         await app(scope, receive, send)
 
@@ -117,13 +126,17 @@ async def _keyed(
     receive: Receive,
     send: Send,
     raw_key: bytes,
-    hours: float,
-    limit: int,
+    settings: Settings,
 ) -> None:
+    hours = settings.idempotency_hours
+    limit = settings.max_body_bytes
     key = _valid_key(raw_key)
     if key is None:
         detail = f"The X-Idempotency-Key header must be 1 to {MAX_KEY} printable characters."
         await _send(send, store.Answer.detail(400, detail))
+        return
+    if bears_secret(scope["method"], scope["path"]):
+        await _send(send, store.Answer.detail(400, secret.REFUSED))
         return
     body, messages = await read_body(receive, limit)
     if body is None:  # too large or gone: the application answers (and changes nothing)
@@ -135,7 +148,7 @@ async def _keyed(
     if len(path) > 1000:
         path = path[:936] + "#" + hashlib.sha256(path.encode()).hexdigest()[:63]
     request = store.Request(
-        _credential(scope), key, scope["method"], path, hashlib.sha256(body).hexdigest()
+        _credential(scope, settings), key, scope["method"], path, hashlib.sha256(body).hexdigest()
     )
     db = scope["app"].state.db
     scope[store.UNCLAIMED] = request

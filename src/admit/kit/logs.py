@@ -91,11 +91,34 @@ def scrub(text: str) -> str:
     return text
 
 
+# Characters a log line must never carry as they are: line breaks (a path with %0a would
+# forge a line of its own), other C0/C1 controls (terminal escapes: %1b), the Unicode line
+# separators, and the backslash that starts an escape (so an escape cannot be faked either).
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\\\\]")
+
+
+def _escaped(found: re.Match[str]) -> str:
+    char = found.group(0)
+    if char == "\\":
+        return "\\\\"
+    code = ord(char)
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+
+
+def escape_controls(text: str) -> str:
+    """``text`` with control characters (and backslashes) written as ``\\xNN`` escapes:
+    whatever a client puts into its request, a log line stays one line of plain text."""
+    if _CONTROL.search(text) is None:
+        return text
+    return _CONTROL.sub(_escaped, text)
+
+
 def safe_target(path: str, query: bytes) -> str:
-    """The request target as logged: secret path segments and query values replaced."""
+    """The request target as logged: control characters escaped (the path arrives
+    percent-decoded), secret path segments and query values replaced."""
     if query:
         path = f"{path}?{query.decode('latin-1')}"
-    return scrub(path)
+    return scrub(escape_controls(path))
 
 
 def _request_id(scope: Scope) -> str:

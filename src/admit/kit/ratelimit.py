@@ -31,7 +31,7 @@ import orjson
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from admit.config import Settings
-from admit.kit.edge_headers import TrustedProxies
+from admit.kit.edge_headers import client_address
 from admit.kit.health import PATHS as HEALTH_PATHS
 
 log = logging.getLogger("admit.ratelimit")
@@ -264,7 +264,6 @@ def rate_limit_layer(app: ASGIApp, settings: Settings) -> ASGIApp:
         if settings.redis_url
         else MemoryStore()
     )
-    proxies = TrustedProxies(settings.trusted_proxies)
 
     async def layer(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["path"] in HEALTH_PATHS:
@@ -272,7 +271,7 @@ def rate_limit_layer(app: ASGIApp, settings: Settings) -> ASGIApp:
             return
         found = _credential(scope)
         if found is None:
-            key, budget = "ip:" + proxies.client_ip(scope), general
+            key, budget = "ip:" + client_address(scope, settings), general
         else:
             # Keys hold a hash of the credential, never the credential.
             digest = hashlib.blake2b(found[1], digest_size=16).hexdigest()

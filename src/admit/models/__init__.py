@@ -1,6 +1,6 @@
 """All SQLAlchemy models, imported here so metadata is complete wherever models are used."""
 
-from admit.models.accounts import LoginFailure, UserTOTP
+from admit.models.accounts import LoginFailure, LoginSession, UserTOTP
 from admit.models.catalog import (
     Item,
     ItemAddOn,
@@ -99,6 +99,7 @@ __all__ = [
     "ItemVariation",
     "Job",
     "LoginFailure",
+    "LoginSession",
     "Membership",
     "MembershipType",
     "Notification",

@@ -1,5 +1,5 @@
-"""What a user account needs beyond its row: a second factor and the failed logins that
-throttle password guessing."""
+"""What a user account needs beyond its row: a second factor, the failed logins that
+throttle password guessing, and the login sessions of the pages."""
 
 from __future__ import annotations
 
@@ -36,3 +36,19 @@ class LoginFailure(Base):
     email: Mapped[str] = mapped_column(String(190), index=True)
     ip: Mapped[str] = mapped_column(String(64), index=True)
     created: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow, index=True)
+
+
+class LoginSession(Base):
+    """One login to the pages (a browser). The signed cookie names it by a random key (only
+    its hash is stored); logging out deletes the row, so the session ends on every server
+    process and a copied cookie stops working. The account settings list these."""
+
+    __tablename__ = "login_sessions"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    key_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    user_agent: Mapped[str] = mapped_column(String(300), default="")
+    ip: Mapped[str] = mapped_column(String(64), default="")
+    created: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    last_seen: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)

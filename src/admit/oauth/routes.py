@@ -12,14 +12,17 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.db import write_intent
 from admit.kit.context import Principal, Session, public_base_url
+from admit.kit.idempotency_secret import secret_bearing
 from admit.kit.responses import JSONResponse
-from admit.kit.routing import api_router
+from admit.kit.routing import API_PREFIX, api_router
 from admit.models import User
 from admit.oauth import server
 from admit.oauth.access import ClientCredentials, ProfileAccess
 from admit.web.forms import FormError, parse_pairs, read_form
 
 router = api_router(tags=["OAuth and profile"])
+# Tokens in the answer, and a repeated code exchange must count as the code's reuse.
+secret_bearing("POST", f"{API_PREFIX}/oauth/token")
 
 
 def oauth_response(triple: tuple[int, Any, list[tuple[str, str]]]) -> JSONResponse:

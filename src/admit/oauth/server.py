@@ -8,7 +8,9 @@ Starlette responses. The protocol itself (grants, client authentication, PKCE, r
 error responses) is Authlib's; the subclasses below only add Admit's storage and its rules:
 
 * codes for public clients need PKCE, and only ``S256`` is accepted;
-* a refresh rotates the refresh token and revokes the previous access token at once;
+* a refresh token lasts (as the spec says: it never expires and yields a new access token at
+  any time): a refresh answers a new access token with the same refresh token, and the
+  previous access token stops working at once; revocation still ends both;
 * ``invalid_client`` is always 401 with ``WWW-Authenticate: Basic``.
 """
 
@@ -124,8 +126,9 @@ class CodeGrant(AuthorizationCodeGrant):
 
 class RefreshGrant(RefreshTokenGrant):
     TOKEN_ENDPOINT_AUTH_METHODS = CLIENT_AUTH_METHODS
-    # The refresh token rotates: the answer carries a new one, the old one is spent.
-    INCLUDE_NEW_REFRESH_TOKEN = True
+    # The refresh token stays: the answer repeats it (a client that stores what it gets back
+    # and one that keeps the first both work), only the access token is new.
+    INCLUDE_NEW_REFRESH_TOKEN = False
 
     def authenticate_refresh_token(self, refresh_token: str) -> Token | None:
         return self.server.store.refresh_token(refresh_token)
@@ -133,8 +136,13 @@ class RefreshGrant(RefreshTokenGrant):
     def authenticate_user(self, refresh_token: Token) -> Owner | None:
         return self.server.store.owner(refresh_token.user_id, refresh_token.grant_id)
 
+    def save_token(self, token: dict[str, Any]) -> None:
+        token["refresh_token"] = self.request.payload.data["refresh_token"]
+        # The new access token replaces the previous one in the same row: that one is dead.
+        self.server.store.renew_access(self.request.refresh_token, token)
+
     def revoke_old_credential(self, refresh_token: Token) -> None:
-        self.server.store.revoke(refresh_token.id, refresh=True)
+        pass  # the previous access token was replaced in save_token; the refresh token lasts
 
 
 class Revocation(RevocationEndpoint):

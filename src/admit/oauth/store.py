@@ -234,17 +234,34 @@ class Store:
         ).join(OAuthGrant, OAuthGrant.id == OAuthToken.grant_id)
 
     def refresh_token(self, refresh: Any) -> Token | None:
+        """The unrevoked refresh token, locked (two refreshes at once take turns). Its scope
+        is the consent's: a refresh that asked for less narrows that access token only."""
         if not isinstance(refresh, str) or not refresh:
             return None
         query = (
             self._token_query()
+            .add_columns(OAuthGrant.scope.label("granted"))
             .where(OAuthToken.refresh_hash == hash_token(refresh))
             .with_for_update(of=OAuthToken)
         )
         row = self.session.execute(query).one_or_none()
         if row is None or row.refresh_revoked:
             return None
-        return Token(row[0], "refresh_token", row[1], row[2], row[3], row[4])
+        return Token(row[0], "refresh_token", row[1], row[2], row[3], row.granted)
+
+    def renew_access(self, refresh: Token, token: dict[str, Any]) -> None:
+        """A new access token for a refresh token's row: the previous one (its hash replaced)
+        stops working at once; the refresh token stays as it is."""
+        self.session.execute(
+            update(OAuthToken)
+            .where(OAuthToken.id == refresh.id)
+            .values(
+                access_hash=hash_token(token["access_token"]),
+                access_revoked=False,
+                scope=token.get("scope") or "",
+                expires=self.now + dt.timedelta(seconds=int(token["expires_in"])),
+            )
+        )
 
     def find_token(self, value: Any, hint: str | None) -> Token | None:
         """An access or refresh token by its value (the hint only says which to try first)."""

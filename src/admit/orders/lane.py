@@ -209,6 +209,9 @@ _orders: Coalescer[_Key, _Pending, _Outcome] = Coalescer(_write)
 
 async def _place(ctx: EventContext, data: OrderIn) -> Response | None:
     session = ctx.session
+    # The answer carries links: a Host they may not be built from is refused (400) before
+    # anything is written, never after.
+    base = public_base_url(ctx.request)
     copy = await cache.get(session, ctx.event)
     if copy is None:
         return None
@@ -262,7 +265,6 @@ async def _place(ctx: EventContext, data: OrderIn) -> Response | None:
     written = _written(new, result[0])
     if data.customer:
         new.customer_identifier = data.customer
-    base = public_base_url(ctx.request)
     body = await created_body(
         session,
         new,

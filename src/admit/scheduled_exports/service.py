@@ -6,7 +6,15 @@ Visibility, as the spec's permission rules say: a caller holding the settings pe
 organizer level) sees and changes every scheduled export there; a user (OAuth) without it sees
 and changes only their own; a team token or device without it sees none (an empty list, 404
 for one). Only a user can create one (it runs with that user's permissions and is mailed to
-them): a team token or device gets 403. A token may change exports afterwards.
+them): a team token or device gets 403.
+
+Changing one (PATCH or PUT) needs the exporter's permission in the caller's own right, and a
+change by anyone but the owner makes the caller the owner: the export runs with its owner's
+permissions and mails its file to the owner's recipients, so whoever chooses the recipients,
+the schedule or the input must be someone allowed to read what it contains. Without that an
+editor holding only the settings permission could point another user's gift card export at
+their own address. A team token or device cannot own one, so it may change none (403); it may
+still delete one (that discloses nothing).
 
 Valid means: ``export_identifier`` names an exporter of the level that the caller holds the
 permission for, ``export_form_data`` is valid input for it (400 with its field errors under
@@ -47,6 +55,10 @@ from admit.scheduled_exports.schemas import (
 
 USER_KINDS = frozenset({"user", "oauth"})
 CREATE_REFUSED = "Creation of a scheduled export requires user-specific API access (OAuth)."
+CHANGE_REFUSED = (
+    "Changing a scheduled export requires user-specific API access (OAuth): the editor "
+    "becomes its owner."
+)
 EVENT_SETTINGS = "event.settings.general:write"
 ORGANIZER_SETTINGS = "organizer.settings.general:write"
 
@@ -171,6 +183,8 @@ class ScheduledExports(Resource[ScheduledExport]):
         self, ctx: OrgContext, data: BaseModel, obj: ScheduledExport | None, supplied: set[str]
     ) -> None:
         assert isinstance(data, EventExportIn)
+        if obj is not None and caller_user_id(ctx) is None:
+            raise forbidden(CHANGE_REFUSED)
         errors: dict[str, Any] = {}
         exporter = find(self.level, data.export_identifier)
         if exporter is None:
@@ -180,6 +194,12 @@ class ScheduledExports(Resource[ScheduledExport]):
             ]
         else:
             changed = obj is None or obj.export_identifier != data.export_identifier
+            if not changed and not self.may_use(ctx, exporter):
+                # The stored exporter: the caller may not read what it exports.
+                raise forbidden(
+                    f'Changing this export needs the permission its exporter "'
+                    f'{exporter.identifier}" needs ({exporter.permission}).'
+                )
             if changed and not self.may_use(ctx, exporter):
                 errors["export_identifier"] = [
                     f'You lack the permission the exporter "{exporter.identifier}" needs '
@@ -195,6 +215,12 @@ class ScheduledExports(Resource[ScheduledExport]):
             errors["schedule_rrule"] = [str(exc)]
         if errors:
             raise FieldErrors(errors)
+
+    async def perform_update(
+        self, ctx: OrgContext, obj: ScheduledExport, data: BaseModel, supplied: set[str]
+    ) -> None:
+        await super().perform_update(ctx, obj, data, supplied)
+        ctx.extra.setdefault("owners", {}).update(await owner_emails(ctx.session, [obj.owner_id]))
 
     def may_use(self, ctx: OrgContext, exporter: Exporter) -> bool:
         """Whether the caller holds what the exporter needs (for some event, at organizer
@@ -213,6 +239,11 @@ class ScheduledExports(Resource[ScheduledExport]):
             setattr(obj, name, getattr(data, name))
         if isinstance(data, OrganizerExportIn):
             obj.timezone = data.timezone
+        editor = caller_user_id(ctx)
+        if editor is not None and obj.owner_id != editor:
+            # Another user's change: the export is now theirs (validate checked that they hold
+            # the exporter's permission), so it never mails the former owner's data.
+            obj.owner_id = editor
         obj.error_counter = 0
         obj.schedule_next_run = schedule.next_run(
             ctx.extra["schedule"],

@@ -14,8 +14,9 @@ from admit.kit.context import OrgContext, public_base_url
 from admit.kit.crud import Resource, flush_guard, mount_crud, parse_pk, validate_input
 from admit.kit.errors import not_found
 from admit.kit.filtering import Ordering
+from admit.kit.idempotency_secret import secret_bearing
 from admit.kit.responses import JSONResponse, no_content
-from admit.kit.routing import api_router
+from admit.kit.routing import API_PREFIX, api_router
 from admit.models import Team, TeamAPIToken, TeamInvite, User, team_members
 from admit.teams import service
 from admit.teams.schemas import (
@@ -31,6 +32,8 @@ from admit.teams.schemas import (
 
 PERMISSION = "organizer.teams:write"
 router = api_router()
+# A new token is shown in its creation's answer only (kit/idempotency_secret).
+secret_bearing("POST", f"{API_PREFIX}/organizers/{{organizer}}/teams/{{team}}/tokens")
 
 
 class TeamResource(Resource[Team]):

@@ -9,20 +9,19 @@ from starlette.responses import Response
 
 from admit.kit.context import Session, public_base_url
 from admit.models import User
-from admit.users import accounts, reset, throttle, totp
+from admit.users import accounts, logins, reset, throttle, totp
 from admit.web.forms import first
 from admit.web.page import TWO_FACTOR_SETUP, Page, safe_next
 
 router = APIRouter(include_in_schema=False)
 
 
-def _throttled(page: Page, template: str, wait: int, **context: object) -> Response:
-    response = page.render(
-        template,
-        429,
-        error=f"Too many failed attempts. Try again in {max(1, round(wait / 60))} minute(s).",
-        **context,
-    )
+def too_many(wait: int) -> str:
+    return f"Too many failed attempts. Try again in {max(1, round(wait / 60))} minute(s)."
+
+
+def throttled(page: Page, template: str, wait: int, **context: object) -> Response:
+    response = page.render(template, 429, error=too_many(wait), **context)
     response.headers["Retry-After"] = str(wait)
     return response
 
@@ -32,7 +31,7 @@ async def finish_login(page: Page, user: User, next_url: str) -> Response:
     needs_setup = not await totp.get(page.session, user.id) and (
         await accounts.two_factor_required(page.session, user.id)
     )
-    page.web.log_in(user, needs_2fa_setup=needs_setup)
+    await page.log_in(user, needs_2fa_setup=needs_setup)
     await throttle.clear(page.session, user.email)
     if needs_setup:
         page.web.flash("A team you belong to requires two-factor authentication: set it up now.")
@@ -67,14 +66,14 @@ async def login(request: Request, session: Session) -> Response:
     context = {"next": next_url, "email": email}
     wait = await throttle.retry_after(session, page.settings, email, page.ip)
     if wait:
-        return _throttled(page, "login.html", wait, **context)
+        return throttled(page, "login.html", wait, **context)
     user = await accounts.find_user(session, email)
     if not accounts.check_password(user, password):
         await throttle.record_failure(session, page.settings, email, page.ip)
         return page.render("login.html", 400, error="Wrong e-mail address or password.", **context)
     assert user is not None
     if await totp.get(session, user.id):
-        page.web.log_out()
+        await page.log_out()
         page.web.set("mfa", user.id)
         return page.redirect(f"/login/2fa?next={quote(next_url, safe='')}")
     return await finish_login(page, user, next_url)
@@ -102,7 +101,7 @@ async def second_factor(request: Request, session: Session) -> Response:
     next_url = safe_next(first(pairs, "next"))
     wait = await throttle.retry_after(session, page.settings, user.email, page.ip)
     if wait:
-        return _throttled(page, "login_2fa.html", wait, next=next_url)
+        return throttled(page, "login_2fa.html", wait, next=next_url)
     factor = await totp.get(session, user.id)
     if factor is None or not totp.verify(factor, first(pairs, "code")):
         await throttle.record_failure(session, page.settings, user.email, page.ip)
@@ -124,7 +123,7 @@ async def logout(request: Request, session: Session) -> Response:
     _, refused = await page.post()
     if refused:
         return refused
-    page.web.log_out()
+    await page.log_out()
     page.web.flash("You are logged out.")
     return page.redirect("/login")
 
@@ -146,7 +145,7 @@ async def reset_request(request: Request, session: Session) -> Response:
     key = f"reset:{email}"  # counted apart from the account's failed logins
     wait = await throttle.retry_after(session, page.settings, key, page.ip)
     if wait:
-        return _throttled(page, "reset_request.html", wait, sent=False)
+        return throttled(page, "reset_request.html", wait, sent=False)
     await throttle.record_failure(session, page.settings, key, page.ip)
     user = await accounts.find_user(session, email)
     if user is not None and user.is_active:
@@ -178,6 +177,7 @@ async def reset_confirm(request: Request, session: Session, token: str) -> Respo
         return page.render("reset_confirm.html", 400, errors=errors)
     accounts.set_password(user, first(pairs, "password"))
     await throttle.clear(session, user.email)
-    page.web.log_out()
+    await page.log_out()
+    await logins.end_others(session, user.id, None)  # the password changed: every login ends
     page.web.flash("Your password was changed. Log in with the new one.")
     return page.redirect("/login")

@@ -11,7 +11,12 @@ from fastapi import Request
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.responses import RedirectResponse, Response
 
-from admit.models import User
+from admit.db import utcnow, write_intent
+from admit.kit.context import public_base_url
+from admit.kit.edge_headers import client_address
+from admit.kit.transaction import SAFE_METHODS
+from admit.models import LoginSession, User
+from admit.users import logins
 from admit.users.accounts import password_fingerprint
 from admit.web import sessions
 from admit.web.forms import FormError, first, read_form
@@ -40,18 +45,66 @@ class Page:
     session: AsyncSession
     web: sessions.WebSession
     user: User | None
+    login: LoginSession | None = None
 
     @classmethod
     async def load(cls, request: Request, session: AsyncSession) -> Page:
+        # Pages build links (reset and invitation mails, the cookie's Secure flag): a request
+        # with a Host that is not allowed is refused (400) before anything happens.
+        public_base_url(request)
         web = sessions.load(request)
-        user = None
+        page = cls(request, session, web, None)
         user_id = web.get("u")
         if isinstance(user_id, int):
             user = await session.get(User, user_id)
-            if user is None or not user.is_active or web.get("pw") != password_fingerprint(user):
-                user = None
-                web.log_out()
-        return cls(request, session, web, user)
+            row = await logins.find(session, user_id, web.get("sid")) if user else None
+            if (
+                user is None
+                or row is None
+                or not user.is_active
+                or web.get("pw") != password_fingerprint(user)
+            ):
+                web.log_out()  # logged out elsewhere, or the password changed
+            else:
+                page.user, page.login = user, row
+                await page._touch(row)
+        return page
+
+    async def _touch(self, row: LoginSession) -> None:
+        """Notes when (and from where) the session was last seen, at most once a minute; a
+        safe request's session is read-only, so that write takes a short one of its own."""
+        now = utcnow()
+        if not logins.due_for_touch(row, now):
+            return
+        if self.request.method not in SAFE_METHODS:
+            await logins.touch(self.session, row.id, ip=self.ip, now=now)
+            return
+        intent = write_intent.set(True)
+        try:
+            async with self.request.app.state.db.sessionmaker() as writer:
+                await logins.touch(writer, row.id, ip=self.ip, now=now)
+                await writer.commit()
+        finally:
+            write_intent.reset(intent)
+
+    async def log_in(self, user: User, *, needs_2fa_setup: bool = False) -> None:
+        """Starts a login session (ending the one this browser had: no fixation)."""
+        await logins.end(self.session, self.web.get("sid"))
+        row, key = await logins.start(
+            self.session,
+            user.id,
+            user_agent=self.request.headers.get("user-agent", ""),
+            ip=self.ip,
+            hours=self.settings.session_hours,
+        )
+        self.web.log_in(user, key, needs_2fa_setup=needs_2fa_setup)
+        self.user, self.login = user, row
+
+    async def log_out(self) -> None:
+        """Ends this browser's login session, on every server process."""
+        await logins.end(self.session, self.web.get("sid"))
+        self.web.log_out()
+        self.user = self.login = None
 
     @property
     def settings(self) -> Any:
@@ -59,7 +112,9 @@ class Page:
 
     @property
     def ip(self) -> str:
-        return self.request.client.host if self.request.client else "unknown"
+        """The client's address as the rate limits see it (behind a trusted proxy the
+        forwarded one): the login throttle counts per client, not per proxy."""
+        return client_address(self.request.scope, self.settings)
 
     def here(self) -> str:
         url = self.request.url.path

@@ -1,13 +1,14 @@
 """Sessions in a signed cookie, and the CSRF token every form carries.
 
 The cookie holds a small dict signed with the installation's secret key (itsdangerous; the
-key is ``ADMIT_SECRET_KEY`` or generated once into the data dir), so nothing about sessions
-is stored server-side. It carries the user's id and a fingerprint of their password hash:
-changing the password ends every other session. It is ``HttpOnly``, ``SameSite=Lax``, and
-``Secure`` when the public URL is https; it expires ``ADMIT_SESSION_HOURS`` after it was last
-written. Every form posts the session's CSRF token; a POST without the right one is refused
-with a 403 page. Logging in starts a fresh session (and token), so a token planted before
-login is worthless after.
+key is ``ADMIT_SECRET_KEY`` or generated once into the data dir). It carries the user's id,
+the key of their login session row (``admit.users.logins``: logging out deletes the row, so
+the login ends on every process and a copied cookie is worthless) and a fingerprint of their
+password hash: changing the password ends every other session. It is ``HttpOnly``,
+``SameSite=Lax``, and ``Secure`` when the public URL is https; it expires
+``ADMIT_SESSION_HOURS`` after it was last written. Every form posts the session's CSRF
+token; a POST without the right one is refused with a 403 page. Logging in starts a fresh
+session (and token), so a token planted before login is worthless after.
 """
 
 from __future__ import annotations
@@ -69,12 +70,14 @@ class WebSession:
             self.data[key] = value
         self.changed = True
 
-    def log_in(self, user: User, *, needs_2fa_setup: bool = False) -> None:
-        """A fresh session for ``user`` (new CSRF token, nothing carried over but a flash)."""
+    def log_in(self, user: User, key: str, *, needs_2fa_setup: bool = False) -> None:
+        """A fresh session for ``user`` (new CSRF token, nothing carried over but a flash),
+        naming its login session row by ``key``."""
         flash = self.data.get("flash")
         self.data = {
             "csrf": secrets.token_urlsafe(32),
             "u": user.id,
+            "sid": key,
             "pw": password_fingerprint(user),
         }
         if needs_2fa_setup:

@@ -2,18 +2,35 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
 from admit.kit.context import Session
-from admit.models import OAuthApplication
+from admit.models import OAuthApplication, User
 from admit.oauth import apps
 from admit.oauth.scopes import DESCRIPTIONS
-from admit.users import accounts, totp
+from admit.users import accounts, logins, throttle, totp
 from admit.web.forms import first
+from admit.web.login import too_many
 from admit.web.page import Page, safe_next
 
 router = APIRouter(include_in_schema=False)
+
+
+async def current_password(page: Page, user: User, password: str) -> bool | int:
+    """Checks the current password a form asks for, throttled as logins are (the same
+    per-account and per-address counters): True when right; False when wrong (counted as a
+    failed login); else the seconds to wait, the password not even looked at. Without it a
+    stolen session could guess the password at full speed here."""
+    wait = await throttle.retry_after(page.session, page.settings, user.email, page.ip)
+    if wait:
+        return wait
+    if accounts.check_password(user, password):
+        return True
+    await throttle.record_failure(page.session, page.settings, user.email, page.ip)
+    return False
 
 
 @router.get("/settings/")
@@ -26,10 +43,54 @@ async def settings_page(request: Request, session: Session) -> Response:
     return page.render(
         "settings.html",
         authorized=authorized,
+        sessions=await _sessions(page),
         two_factor=await totp.get(session, page.user.id) is not None,
         organizers=await accounts.user_organizers(session, page.user.id),
         descriptions=DESCRIPTIONS,
     )
+
+
+def _when(moment: dt.datetime) -> dict[str, str]:
+    moment = moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)
+    moment = moment.astimezone(dt.UTC)
+    return {"iso": moment.isoformat(timespec="seconds"), "text": f"{moment:%Y-%m-%d %H:%M} UTC"}
+
+
+async def _sessions(page: Page) -> list[dict[str, object]]:
+    """The user's live login sessions as the settings page lists them, this one first."""
+    assert page.user is not None and page.login is not None
+    rows = await logins.of_user(page.session, page.user.id, page.settings.session_hours)
+    listed = [
+        {
+            "current": row.id == page.login.id,
+            "agent": logins.describe_agent(row.user_agent),
+            "user_agent": row.user_agent,
+            "ip": row.ip,
+            "created": _when(row.created),
+            "last_seen": _when(row.last_seen),
+        }
+        for row in rows
+    ]
+    return sorted(listed, key=lambda s: not s["current"])
+
+
+@router.post("/settings/sessions/logout-others")
+async def logout_others(request: Request, session: Session) -> Response:
+    """Ends every login session of the user but this browser's (on every process)."""
+    page = await Page.load(request, session)
+    if gate := page.gate():
+        return gate
+    _, refused = await page.post()
+    if refused:
+        return refused
+    assert page.user is not None and page.login is not None
+    ended = await logins.end_others(session, page.user.id, page.login.id)
+    page.web.flash(
+        f"{ended} other session{'s were' if ended != 1 else ' was'} logged out."
+        if ended
+        else "There was no other session."
+    )
+    return page.redirect("/settings/")
 
 
 @router.post("/settings/authorized/{app_id}/revoke")
@@ -68,13 +129,20 @@ async def change_password(request: Request, session: Session) -> Response:
     user = page.user
     assert user is not None
     errors = []
-    if not accounts.check_password(user, first(pairs, "current")):
+    checked = await current_password(page, user, first(pairs, "current"))
+    if not isinstance(checked, bool):
+        response = page.render("password.html", 429, errors=[too_many(checked)])
+        response.headers["Retry-After"] = str(checked)
+        return response
+    if not checked:
         errors.append("The current password is wrong.")
     errors += accounts.password_problems(first(pairs, "password"), first(pairs, "password2"))
     if errors:
         return page.render("password.html", 400, errors=errors)
     accounts.set_password(user, first(pairs, "password"))
-    page.web.log_in(user)  # this session goes on; every other one ends with the old password
+    await page.log_in(user)  # this browser goes on; every other login ends
+    assert page.login is not None
+    await logins.end_others(session, user.id, page.login.id)
     page.web.flash("Your password was changed.")
     return page.redirect("/settings/")
 
@@ -118,7 +186,12 @@ async def two_factor(request: Request, session: Session) -> Response:
             return page.message(
                 "Not possible", "A team you belong to requires two-factor authentication.", 400
             )
-        if not accounts.check_password(user, first(pairs, "password")):
+        checked = await current_password(page, user, first(pairs, "password"))
+        if not isinstance(checked, bool):
+            response = page.message("Too many failed attempts", too_many(checked), 429)
+            response.headers["Retry-After"] = str(checked)
+            return response
+        if not checked:
             page.web.flash("The password was wrong; two-factor authentication stays on.")
             return page.redirect("/settings/2fa/")
         await totp.disable(session, user)
