@@ -1,7 +1,7 @@
 """Login sessions kept in the database (``login_sessions``): logging out ends a session on
 every process, a copied cookie stops working, and the settings page lists them.
 
-Revision ID: 0024_login_sessions
+Revision ID: 0024
 Revises: 0023
 """
 
@@ -12,7 +12,7 @@ from alembic import op
 
 import admit.db
 
-revision: str = "0022_sec1_login_sessions"
+revision: str = "0024"
 down_revision: str | None = "0023"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
