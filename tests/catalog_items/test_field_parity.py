@@ -57,7 +57,9 @@ async def quota(factory, event: Event) -> int:
 
 
 async def raw_post(client, world: World, body: dict[str, Any]):
-    return await client.post(url("items/"), json=body, headers=auth(world.admin))
+    return await client.post(
+        url("items/"), json={"default_price": "1.00", **body}, headers=auth(world.admin)
+    )
 
 
 async def test_defaults_are_the_references(client, world: World):

@@ -159,7 +159,11 @@ async def _subevent(env: Env) -> str:
 async def _item_child(env: Env, kind: str) -> str:
     item = await env.item()
     if kind == "variations":
-        created = {"name": {"en": "Shirt"}, "variations": [{"value": {"en": "Small"}}]}
+        created = {
+            "name": {"en": "Shirt"},
+            "default_price": "5.00",
+            "variations": [{"value": {"en": "Small"}}],
+        }
         item = (await env.post(f"{E}/items/", created))["id"]
         body: dict[str, Any] = {"value": {"en": "Medium"}}
     elif kind == "addons":
@@ -404,7 +408,8 @@ RECIPES: dict[str, Recipe] = {
         _create(f"{E}/categories/", {"name": {"en": "Tickets"}}), {"name": {"en": "Passes"}}
     ),
     "/events/{event}/items/{id}/": Recipe(
-        _create(f"{E}/items/", {"name": {"en": "Ticket"}}), {"name": {"en": "Pass"}}
+        _create(f"{E}/items/", {"name": {"en": "Ticket"}, "default_price": "5.00"}),
+        {"name": {"en": "Pass"}},
     ),
     "/events/{event}/items/{item}/variations/{id}/": Recipe(
         lambda env: _item_child(env, "variations"), {"value": {"en": "Large"}}

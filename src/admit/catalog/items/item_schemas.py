@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-from decimal import Decimal
 from typing import Annotated
 
 from pydantic import Field
@@ -105,7 +104,7 @@ class ItemOut(ReadModel):
 class ItemIn(ItemParityIn, WriteModel):
     name: ProductName
     internal_name: InternalName | None = ""
-    default_price: Money = Decimal("0.00")
+    default_price: Money  # required, as the reference has it
     category: Ref | None = None
     tax_rule: Ref | None = None
     active: bool = True

@@ -273,7 +273,7 @@ async def _nested_errors(
 
 
 def apply_item(
-    item: Item, data: ItemIn, refs: ItemRefs, supplied: set[str], partial: bool, creating: bool
+    item: Item, data: ItemIn, refs: ItemRefs, supplied: set[str], creating: bool
 ) -> None:
     for key in _PLAIN:
         setattr(item, key, getattr(data, key))
@@ -284,13 +284,13 @@ def apply_item(
     # told otherwise (the reference's backwards-compatible default).
     if not data.admission:
         item.personalized = False
-    elif "personalized" in supplied or partial:
+    elif "personalized" in supplied or not creating:
         item.personalized = data.personalized
     else:
         item.personalized = True
     apply_channels(item, data, supplied)
     apply_parity(item, data, refs.membership_types)
-    if writes_meta(supplied, partial):
+    if writes_meta(supplied, creating):
         item.meta_data = dict(data.meta_data)
     if creating:
         _create_nested(item, data)
@@ -302,7 +302,7 @@ def _create_nested(item: Item, data: ItemIn) -> None:
     item.bundles = []
     for var_data in data.variations:
         variation = ItemVariation()
-        apply_variation(variation, var_data, set(var_data.model_fields_set), partial=False)
+        apply_variation(variation, var_data, set(var_data.model_fields_set), creating=True)
         item.variations.append(variation)
     for addon_data in data.addons:
         addon = ItemAddOn()

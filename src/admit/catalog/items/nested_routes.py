@@ -95,7 +95,7 @@ class VariationResource(ItemChild):
         self, ctx: OrgContext, obj: ItemVariation, data: BaseModel, supplied: set[str]
     ) -> None:
         assert isinstance(data, VariationIn)
-        nested.apply_variation(obj, data, supplied, ctx.extra.get("partial", False))
+        nested.apply_variation(obj, data, supplied, creating=obj.id is None)
 
     async def perform_delete(self, ctx: OrgContext, obj: ItemVariation) -> Response:
         if await _variation_count(ctx, obj.item_id) <= 1:

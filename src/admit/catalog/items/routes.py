@@ -124,9 +124,7 @@ class ItemResource(ModifiedSinceList, CatalogResource):
 
     def apply(self, ctx: OrgContext, obj: Item, data: BaseModel, supplied: set[str]) -> None:
         assert isinstance(data, ItemIn)
-        partial = ctx.extra.get("partial", False)
-        creating = obj.id is None
-        item_service.apply_item(obj, data, ctx.extra["refs"], supplied, partial, creating)
+        item_service.apply_item(obj, data, ctx.extra["refs"], supplied, creating=obj.id is None)
         apply_picture(obj, ctx.extra["picture"])
 
     async def perform_create(self, ctx: OrgContext, data: BaseModel, supplied: set[str]) -> Item:
