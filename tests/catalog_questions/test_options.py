@@ -83,8 +83,8 @@ async def test_patch_and_put(client, world: World):
     assert patched.json() == {**body, "answer": {"en": "B"}}
     put = await client.put(url, json={"answer": "C"}, headers=auth(world.admin))
     assert put.status_code == 200, put.text
-    # PUT resets the position; the identifier is kept rather than regenerated.
-    assert put.json() == {**body, "answer": {"en": "C"}, "position": 0}
+    # PUT keeps the position and the identifier.
+    assert put.json() == {**body, "answer": {"en": "C"}}
     field_errors(await client.put(url, json={}, headers=auth(world.admin)), "answer")
 
 

@@ -166,7 +166,9 @@ async def _seed(client: httpx.AsyncClient, h: dict[str, str]) -> dict[str, str]:
         },
     )
     variations = [v["id"] for v in ticket["variations"]]
-    poster = await _post(client, h, f"{E}/items/", {"name": {"en": "Poster"}, "active": False})
+    poster = await _post(
+        client, h, f"{E}/items/", {"name": {"en": "Poster"}, "default_price": "1", "active": False}
+    )
     bundles = f"{E}/items/{ticket['id']}/bundles/"
     await _post(client, h, bundles, {"bundled_item": shirt["id"]})
     await _post(
