@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from decimal import ROUND_DOWN, Decimal
 from typing import Any
 
-from sqlalchemy import ColumnElement, false, func, or_, select
+from sqlalchemy import ColumnElement, exists, false, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.catalog.items.item_parity import (
@@ -55,6 +55,7 @@ from admit.models import (
     ItemCategory,
     ItemVariation,
     MembershipType,
+    OrderPosition,
     TaxRule,
 )
 
@@ -267,6 +268,30 @@ async def _nested_errors(
     if any(found):
         errors["bundles"] = found
     return errors
+
+
+# -- deleting ---------------------------------------------------------------------------------
+
+ITEM_ORDERED = (
+    "This product cannot be deleted because it has already been ordered. Deactivate it "
+    "(set active to false) to stop selling it."
+)
+VARIATION_ORDERED = (
+    "This variation cannot be deleted because it has already been ordered. Deactivate it "
+    "(set active to false) to stop selling it."
+)
+
+
+async def ordered(session: AsyncSession, *, item_id: int, variation_id: int | None = None) -> bool:
+    """Whether an order position (of any status, canceled included) names the item or the
+    variation: orders keep what was sold, so it can be deactivated but never deleted. This is
+    a permanent refusal (403), not a conflict a retry could resolve."""
+    clause = (
+        OrderPosition.item_id == item_id
+        if variation_id is None
+        else OrderPosition.variation_id == variation_id
+    )
+    return bool(await session.scalar(select(exists().where(clause))))
 
 
 # -- writing ----------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from admit.catalog.items.schemas import CategoryIn, CategoryOut
 from admit.kit.changestamp import ModifiedSinceList
 from admit.kit.context import EventContext, OrgContext, public_base_url
 from admit.kit.crud import mount_crud
+from admit.kit.errors import APIError
 from admit.kit.filtering import Filter, FilterSet, Ordering, parse_int, parse_str
 from admit.kit.routing import api_router
 from admit.models import Item, ItemCategory
@@ -140,6 +141,8 @@ class ItemResource(ModifiedSinceList, CatalogResource):
 
     async def perform_delete(self, ctx: OrgContext, obj: Item) -> Response:
         item_id = obj.id
+        if await item_service.ordered(ctx.session, item_id=item_id):
+            raise APIError(403, item_service.ITEM_ORDERED)
         response = await super().perform_delete(ctx, obj)
         await notify_item(ctx, ITEM_DELETED, item_id)
         return response
