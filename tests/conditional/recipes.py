@@ -176,8 +176,12 @@ async def _item_child(env: Env, kind: str) -> str:
 
 
 async def _option(env: Env) -> str:
-    question = await env.post(f"{E}/questions/", {"question": {"en": "Size?"}, "type": "C"})
-    option = await env.post(f"{E}/questions/{question['id']}/options/", {"answer": {"en": "S"}})
+    question = await env.post(
+        f"{E}/questions/", {"question": {"en": "Size?"}, "type": "C", "identifier": "size"}
+    )
+    option = await env.post(
+        f"{E}/questions/{question['id']}/options/", {"answer": {"en": "S"}, "identifier": "s"}
+    )
     return f"{E}/questions/{question['id']}/options/{option['id']}/"
 
 
@@ -421,7 +425,9 @@ RECIPES: dict[str, Recipe] = {
         lambda env: _item_child(env, "bundles"), {"count": 2}
     ),
     "/events/{event}/questions/{id}/": Recipe(
-        _create(f"{E}/questions/", {"question": {"en": "Name?"}, "type": "S"}),
+        _create(
+            f"{E}/questions/", {"question": {"en": "Name?"}, "type": "S", "identifier": "name"}
+        ),
         {"question": {"en": "Full name?"}},
         put=lambda body: {k: v for k, v in body.items() if k != "options"},
     ),

@@ -328,9 +328,9 @@ PUT_RECIPES: dict[str, PutRecipe] = {
     "/events/{event}/items/{item}/bundles/{id}/": PutRecipe(
         ("bundled_item",), fixed({"count": 3, "designated_price": "2.50"})
     ),
-    "/events/{event}/questions/{id}/": PutRecipe(("question", "type"), _questions),
+    "/events/{event}/questions/{id}/": PutRecipe(("question", "type", "identifier"), _questions),
     "/events/{event}/questions/{question}/options/{id}/": PutRecipe(
-        ("answer",), fixed({"identifier": "LARGE", "position": 5})
+        ("identifier", "answer"), fixed({"identifier": "LARGE", "position": 5})
     ),
     "/events/{event}/discounts/{id}/": PutRecipe((), _discount),
     "/events/{event}/quotas/{id}/": PutRecipe(("name",), _quota),
