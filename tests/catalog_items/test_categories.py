@@ -31,7 +31,7 @@ async def test_defaults(client, world: World):
     assert created == {
         "id": created["id"],
         "name": {"en": "Plain"},
-        "internal_name": "",
+        "internal_name": None,
         "description": None,
         "position": 0,
         "is_addon": False,

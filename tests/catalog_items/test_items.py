@@ -97,7 +97,7 @@ async def test_defaults(client, world: World):
     assert created == {
         "id": created["id"],
         "name": {"en": "Plain"},
-        "internal_name": "",
+        "internal_name": None,
         "default_price": "0.00",
         "category": None,
         "tax_rule": None,
@@ -492,3 +492,22 @@ async def test_deleting_a_bundled_item_drops_the_bundle(client, world: World, fa
     assert (await client.delete(url(f"items/{other.id}/"), headers=headers)).status_code == 204
     got = await client.get(url(f"items/{created['id']}/"), headers=headers)
     assert got.json()["bundles"] == []
+
+
+async def test_internal_name_is_null_when_unset(client, world: World):
+    """As the reference shows it: null, not an empty string (items and categories)."""
+    headers = auth(world.admin)
+    for path, body in (
+        ("items/", {"name": "x", "default_price": "1.00"}),
+        ("categories/", {"name": "x"}),
+    ):
+        created = await post(client, world, path, body)
+        assert created["internal_name"] is None
+        detail = url(f"{path}{created['id']}/")
+        listed = (await client.get(url(path), headers=headers)).json()["results"]
+        assert [r["internal_name"] for r in listed if r["id"] == created["id"]] == [None]
+        named = await client.patch(detail, json={"internal_name": "back"}, headers=headers)
+        assert named.json()["internal_name"] == "back"
+        cleared = await client.patch(detail, json={"internal_name": None}, headers=headers)
+        assert cleared.json()["internal_name"] is None
+        assert (await client.get(detail, headers=headers)).json()["internal_name"] is None

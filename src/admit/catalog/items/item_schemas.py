@@ -39,7 +39,7 @@ PerOrder = Annotated[int, Field(ge=1, le=PK_MAX)]
 class ItemOut(ReadModel):
     id: int
     name: dict[str, str]
-    internal_name: str
+    internal_name: str | None
     default_price: Money
     category: int | None
     tax_rule: int | None
@@ -103,7 +103,7 @@ class ItemOut(ReadModel):
 
 class ItemIn(ItemParityIn, WriteModel):
     name: ProductName
-    internal_name: InternalName | None = ""
+    internal_name: InternalName | None = None
     default_price: Money  # required, as the reference has it
     category: Ref | None = None
     tax_rule: Ref | None = None

@@ -86,7 +86,7 @@ def item_to_read(
     rate = rates.get(item.tax_rule_id) if item.tax_rule_id is not None else None
     data.update(
         id=item.id,
-        internal_name=item.internal_name or "",
+        internal_name=item.internal_name or None,  # null when unset, as the reference
         category=item.category_id,
         tax_rule=item.tax_rule_id,
         tax_rate=rate if rate is not None else ZERO,

@@ -105,7 +105,7 @@ def category_to_read(category: ItemCategory) -> dict[str, Any]:
     return {
         "id": category.id,
         "name": category.name,
-        "internal_name": category.internal_name or "",
+        "internal_name": category.internal_name or None,  # null when unset, as the reference
         "description": category.description,
         "position": category.position,
         "is_addon": category.is_addon,
