@@ -335,6 +335,9 @@ PUT_RECIPES: dict[str, PutRecipe] = {
     "/events/{event}/discounts/{id}/": PutRecipe((), _discount),
     "/events/{event}/quotas/{id}/": PutRecipe(("name",), _quota),
     "/seatingplans/{id}/": PutRecipe(("name", "layout"), fixed({"name": "Arena"})),
+    # Only ``blocked`` is writable on a seat, and it is not required.
+    "/events/{event}/seats/{id}/": PutRecipe((), fixed({"blocked": True})),
+    "/events/{event}/subevents/{subevent_id}/seats/{id}/": PutRecipe((), fixed({"blocked": True})),
     "/devices/{id}/": PutRecipe(("name",), _device),
     "/gates/{id}/": PutRecipe(("name",), fixed({"identifier": "n1"})),
     "/customers/{id}/": PutRecipe(
