@@ -117,6 +117,7 @@ async def _item_rich(env: Env, url: str) -> dict[str, Any]:
         "validity_fixed_until": "2030-12-31T00:00:00Z",
         "validity_dynamic_start_choice": True,
         "validity_dynamic_start_choice_day_limit": 4,
+        "program_times": [{"start": "2030-01-01T10:00:00Z", "end": "2030-01-01T12:00:00Z"}],
     }
 
 

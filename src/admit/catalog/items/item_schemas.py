@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from admit.catalog.items.item_parity import ItemParityIn
+from admit.catalog.items.item_parity import ItemParityIn, ProgramTimeOut
 from admit.catalog.items.schemas import (
     AddOnIn,
     AddOnOut,
@@ -99,6 +99,7 @@ class ItemOut(ReadModel):
     validity_dynamic_duration_months: int | None
     validity_dynamic_start_choice: bool
     validity_dynamic_start_choice_day_limit: int | None
+    program_times: list[ProgramTimeOut]
 
 
 class ItemIn(ItemParityIn, WriteModel):
