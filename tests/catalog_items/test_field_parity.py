@@ -37,6 +37,7 @@ PARITY_DEFAULTS: dict[str, Any] = {
     "validity_dynamic_duration_months": None,
     "validity_dynamic_start_choice": False,
     "validity_dynamic_start_choice_day_limit": None,
+    "program_times": [],
 }
 
 
@@ -57,7 +58,9 @@ async def quota(factory, event: Event) -> int:
 
 
 async def raw_post(client, world: World, body: dict[str, Any]):
-    return await client.post(url("items/"), json=body, headers=auth(world.admin))
+    return await client.post(
+        url("items/"), json={"default_price": "1.00", **body}, headers=auth(world.admin)
+    )
 
 
 async def test_defaults_are_the_references(client, world: World):
@@ -96,6 +99,7 @@ async def test_every_field_round_trips(client, world: World, factory):
         "validity_dynamic_duration_months": 1,
         "validity_dynamic_start_choice": True,
         "validity_dynamic_start_choice_day_limit": 14,
+        "program_times": [SLOT],
     }
     created = await post(client, world, "items/", body)
     expected = {k: v for k, v in body.items() if k in PARITY_DEFAULTS}
@@ -322,6 +326,7 @@ async def test_cloning_copies_and_remaps(client, world: World, factory):
             "validity_mode": "dynamic",
             "validity_dynamic_duration_days": 7,
             "available_from_mode": "info",
+            "program_times": [SLOT],
         },
     )
     path = f"/api/v1/organizers/{world.org.slug}/events/"
@@ -339,6 +344,7 @@ async def test_cloning_copies_and_remaps(client, world: World, factory):
     assert copy_b["grant_membership_type"] == mt
     assert copy_b["validity_dynamic_duration_days"] == 7
     assert copy_b["available_from_mode"] == "info"
+    assert copy_b["program_times"] == [SLOT]
     quotas = (await client.get(f"{path}copy/quotas/", headers=auth(world.admin))).json()
     assert copy_b["hidden_if_available"] == quotas["results"][0]["id"] != q
     assert second["hidden_if_available"] == q
@@ -347,3 +353,55 @@ async def test_cloning_copies_and_remaps(client, world: World, factory):
             await session.execute(select(Item.id).where(Item.hidden_if_available_id == q))
         ).all()
         assert len(rows) == 1
+
+
+SLOT = {"start": "2030-05-01T09:00:00Z", "end": "2030-05-01T11:30:00Z"}
+
+
+async def test_program_times_round_trip(client, world: World):
+    """The reference's ``program_times``: stored as sent (in UTC), shown on GET (list and
+    detail), written by POST, PATCH and PUT; an omitted list is kept on PUT."""
+    headers = auth(world.admin)
+    later = {"start": "2030-05-02T19:00:00+02:00", "end": "2030-05-02T23:00:00+02:00"}
+    created = await post(client, world, "items/", {"name": "Talk", "program_times": [SLOT, later]})
+    utc_later = {"start": "2030-05-02T17:00:00Z", "end": "2030-05-02T21:00:00Z"}
+    assert created["program_times"] == [SLOT, utc_later]
+    path = url(f"items/{created['id']}/")
+    assert (await client.get(path, headers=headers)).json()["program_times"] == [SLOT, utc_later]
+    listed = (await client.get(url("items/"), headers=headers)).json()["results"]
+    assert listed[0]["program_times"] == [SLOT, utc_later]
+    patched = await client.patch(path, json={"program_times": [later]}, headers=headers)
+    assert patched.status_code == 200, patched.text
+    assert patched.json()["program_times"] == [utc_later]
+    body = {"name": "Talk", "default_price": "0.00"}
+    put = await client.put(path, json=body, headers=headers)
+    assert put.json()["program_times"] == [utc_later]  # omitted: kept
+    put = await client.put(path, json={**body, "program_times": []}, headers=headers)
+    assert put.json()["program_times"] == []
+    assert (await client.get(path, headers=headers)).json()["program_times"] == []
+
+
+async def test_program_times_end_after_start(client, world: World):
+    backwards = {"start": "2030-05-01T12:00:00Z", "end": "2030-05-01T11:00:00Z"}
+    response = await raw_post(
+        client,
+        world,
+        {"name": "Talk", "program_times": [SLOT, backwards, {**SLOT, "end": SLOT["start"]}]},
+    )
+    assert response.status_code == 400
+    message = ["The end of a program time must be after its start."]
+    assert response.json() == {"program_times": [{}, {"end": message}, {"end": message}]}
+    response = await raw_post(
+        client, world, {"name": "Talk", "program_times": [{"start": SLOT["start"]}]}
+    )
+    assert response.json() == {"program_times": [{"end": ["This field is required."]}]}
+    response = await raw_post(
+        client, world, {"name": "Talk", "program_times": [{"start": "soon", "end": SLOT["end"]}]}
+    )
+    assert list(response.json()["program_times"][0]) == ["start"]
+    created = await post(client, world, "items/", {"name": "Talk", "program_times": [SLOT]})
+    path = url(f"items/{created['id']}/")
+    response = await client.patch(
+        path, json={"program_times": [backwards]}, headers=auth(world.admin)
+    )
+    assert response.json() == {"program_times": [{"end": message}]}

@@ -97,7 +97,7 @@ async def test_defaults(client, world: World):
     assert created == {
         "id": created["id"],
         "name": {"en": "Plain"},
-        "internal_name": "",
+        "internal_name": None,
         "default_price": "0.00",
         "category": None,
         "tax_rule": None,
@@ -146,9 +146,13 @@ async def test_default_tax_rule_is_used_on_create_only(client, world: World, fac
     assert created["tax_rate"] == "19.00"
     explicit_null = await post(client, world, "items/", {"name": "x", "tax_rule": None})
     assert explicit_null["tax_rule"] == default.id
-    put = await client.put(
-        url(f"items/{created['id']}/"), json={"name": "x"}, headers=auth(world.admin)
-    )
+    # An update never falls back to the default rule: omitted, the rule is kept ...
+    path = url(f"items/{created['id']}/")
+    body = {"name": "x", "default_price": "1.00"}
+    put = await client.put(path, json=body, headers=auth(world.admin))
+    assert put.json()["tax_rule"] == default.id
+    # ... and an explicit null clears it.
+    put = await client.put(path, json={**body, "tax_rule": None}, headers=auth(world.admin))
     assert put.json()["tax_rule"] is None
     assert put.json()["tax_rate"] == "0.00"
 
@@ -176,19 +180,37 @@ async def test_patch_changes_only_what_is_sent(client, world: World, factory):
     assert response.json() == {**created, "default_price": "12.00", "position": 1}
 
 
-async def test_put_resets_omitted_fields(client, world: World, factory):
+async def test_put_keeps_omitted_fields(client, world: World, factory):
+    """The reference's PUT: required fields must be sent, omitted optional ones are kept."""
     cat_id, rule_id = await _setup(factory, world)
     created = await post(client, world, "items/", full_body(cat_id, rule_id))
     path = url(f"items/{created['id']}/")
-    response = await client.put(path, json={"name": "Again"}, headers=auth(world.admin))
+    body = {"name": {"en": "Again"}, "default_price": "12.00"}
+    response = await client.put(path, json=body, headers=auth(world.admin))
     assert response.status_code == 200, response.text
-    body = response.json()
-    assert body["category"] is None
-    assert body["tax_rule"] is None
-    assert body["min_per_order"] is None
-    assert body["all_sales_channels"] is True
-    assert body["meta_data"] == {"color": "blue", "size": "M"}
-    assert body["active"] is True
+    assert response.json() == {**created, **body}
+    assert (await client.get(path, headers=auth(world.admin))).json() == {**created, **body}
+
+
+async def test_put_without_required_fields_is_400(client, world: World, factory):
+    created = await post(client, world, "items/", {"name": "x", "default_price": "3.00"})
+    path = url(f"items/{created['id']}/")
+    response = await client.put(path, json={"name": "y"}, headers=auth(world.admin))
+    assert response.status_code == 400
+    assert response.json() == {"default_price": ["This field is required."]}
+    response = await client.put(path, json={"position": 3}, headers=auth(world.admin))
+    assert response.json() == {
+        "name": ["This field is required."],
+        "default_price": ["This field is required."],
+    }
+    # A missing required field is reported with the body's other errors.
+    response = await client.put(path, json={"position": -1}, headers=auth(world.admin))
+    assert response.json() == {
+        "position": ["Ensure this value is greater than or equal to 0."],
+        "name": ["This field is required."],
+        "default_price": ["This field is required."],
+    }
+    assert (await client.get(path, headers=auth(world.admin))).json() == created
 
 
 async def test_meta_data_patch_and_unknown_keys(client, world: World, factory):
@@ -225,6 +247,7 @@ async def test_deprecated_sales_channels(client, world: World):
     ("body", "field"),
     [
         ({}, "name"),
+        ({"name": "x"}, "default_price"),
         ({"name": {"en": ""}}, "name"),
         ({"name": "x", "default_price": "abc"}, "default_price"),
         ({"name": "x", "default_price": "1.234"}, "default_price"),
@@ -255,6 +278,8 @@ async def test_deprecated_sales_channels(client, world: World):
     ],
 )
 async def test_validation(client, world: World, body, field):
+    if field != "default_price":
+        body = {"default_price": "1.00", **body}
     response = await client.post(url("items/"), json=body, headers=auth(world.admin))
     assert_errors(response, field)
 
@@ -281,7 +306,9 @@ async def test_giftcard_refuses_taxed_rule(client, world: World, factory):
     rule = await tax_rule(factory, world.event, "19.00")
     free = await tax_rule(factory, world.event, "0.00")
     body = {"name": "x", "issue_giftcard": True, "tax_rule": rule.id}
-    response = await client.post(url("items/"), json=body, headers=auth(world.admin))
+    response = await client.post(
+        url("items/"), json={"default_price": "1.00", **body}, headers=auth(world.admin)
+    )
     assert_errors(response, "non_field_errors")
     created = await post(client, world, "items/", {**body, "tax_rule": free.id})
     assert created["issue_giftcard"] is True
@@ -291,7 +318,9 @@ async def test_references_into_another_event_are_refused(client, world: World, f
     cat = await category(factory, world.other_event)
     rule = await tax_rule(factory, world.other_event, "19.00")
     body = {"name": "x", "category": cat.id, "tax_rule": rule.id}
-    response = await client.post(url("items/"), json=body, headers=auth(world.admin))
+    response = await client.post(
+        url("items/"), json={"default_price": "1.00", **body}, headers=auth(world.admin)
+    )
     assert assert_errors(response) == {
         "category": [f'Invalid pk "{cat.id}" - object does not exist.'],
         "tax_rule": [f'Invalid pk "{rule.id}" - object does not exist.'],
@@ -375,14 +404,18 @@ async def test_nested_errors_are_reported_per_element(client, world: World, fact
         ],
         "bundles": [{"bundled_item": with_vars.id}, {"bundled_item": 999999}],
     }
-    response = await client.post(url("items/"), json=body, headers=auth(world.admin))
+    response = await client.post(
+        url("items/"), json={"default_price": "1.00", **body}, headers=auth(world.admin)
+    )
     assert response.status_code == 400, response.text
     errors = response.json()
     assert errors["variations"][0] == {}
     assert "value" in errors["variations"][1]
     # Pydantic refuses the whole body first when a nested element is malformed.
     body["variations"] = [{"value": "ok"}]
-    response = await client.post(url("items/"), json=body, headers=auth(world.admin))
+    response = await client.post(
+        url("items/"), json={"default_price": "1.00", **body}, headers=auth(world.admin)
+    )
     errors = assert_errors(response, "addons", "bundles")
     assert "addon_category" in errors["addons"][0]
     assert errors["addons"][1] == {
@@ -405,7 +438,12 @@ async def test_nested_lists_are_ignored_on_update(client, world: World):
         response = await client.request(
             method,
             path,
-            json={"name": "y", "variations": [], "addons": [{"addon_category": 1}]},
+            json={
+                "name": "y",
+                "default_price": "1.00",
+                "variations": [],
+                "addons": [{"addon_category": 1}],
+            },
             headers=headers,
         )
         assert response.status_code == 200, response.text
@@ -454,3 +492,22 @@ async def test_deleting_a_bundled_item_drops_the_bundle(client, world: World, fa
     assert (await client.delete(url(f"items/{other.id}/"), headers=headers)).status_code == 204
     got = await client.get(url(f"items/{created['id']}/"), headers=headers)
     assert got.json()["bundles"] == []
+
+
+async def test_internal_name_is_null_when_unset(client, world: World):
+    """As the reference shows it: null, not an empty string (items and categories)."""
+    headers = auth(world.admin)
+    for path, body in (
+        ("items/", {"name": "x", "default_price": "1.00"}),
+        ("categories/", {"name": "x"}),
+    ):
+        created = await post(client, world, path, body)
+        assert created["internal_name"] is None
+        detail = url(f"{path}{created['id']}/")
+        listed = (await client.get(url(path), headers=headers)).json()["results"]
+        assert [r["internal_name"] for r in listed if r["id"] == created["id"]] == [None]
+        named = await client.patch(detail, json={"internal_name": "back"}, headers=headers)
+        assert named.json()["internal_name"] == "back"
+        cleared = await client.patch(detail, json={"internal_name": None}, headers=headers)
+        assert cleared.json()["internal_name"] is None
+        assert (await client.get(detail, headers=headers)).json()["internal_name"] is None

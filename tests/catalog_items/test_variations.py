@@ -80,13 +80,12 @@ async def test_patch_and_put(client, world: World, factory):
     patched = await client.patch(path, json={"position": 9}, headers=headers)
     assert patched.status_code == 200
     assert patched.json() == {**created, "position": 9}
+    # PUT with the required field alone keeps the others (prices and meta data included).
     put = await client.put(path, json={"value": "Only"}, headers=headers)
     assert put.status_code == 200
-    body = put.json()
-    assert body["default_price"] is None
-    assert body["active"] is True
-    assert body["position"] == 0
-    assert body["meta_data"] == {"color": "blue", "size": "M"}
+    assert put.json() == {**created, "position": 9, "value": {"en": "Only"}}
+    assert (await client.get(path, headers=headers)).json() == put.json()
+    assert_errors(await client.put(path, json={"position": 1}, headers=headers), "value")
     assert_errors(await client.patch(path, json={"value": {}}, headers=headers), "value")
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from admit.models import Event, Item, Question, QuestionOption
@@ -47,10 +48,30 @@ async def stored_options(factory: Factory, question: int) -> list[QuestionOption
         return list(await session.scalars(query.order_by(QuestionOption.id)))
 
 
+_numbers = itertools.count(1)
+
+
+def fresh_identifier(prefix: str = "X") -> str:
+    return f"{prefix}{next(_numbers)}"
+
+
+def with_identifiers(fields: dict[str, Any]) -> dict[str, Any]:
+    """The body with made-up identifiers where the question or an inline option has none
+    (required, as in the reference; the tests using this are about other fields)."""
+    fields = {"identifier": f"Q{next(_numbers)}", **fields}
+    if isinstance(fields.get("options"), list):
+        fields["options"] = [
+            {"identifier": f"O{next(_numbers)}", **o} if isinstance(o, dict) else o
+            for o in fields["options"]
+        ]
+    return fields
+
+
 async def create(client: Any, world: World, **fields: Any) -> dict[str, Any]:
     """A question created through the API (a text question unless told otherwise)."""
     fields.setdefault("question", {"en": "What?"})
     fields.setdefault("type", "S")
+    fields = with_identifiers(fields)
     response = await client.post(questions_url(world), json=fields, headers=auth(world.admin))
     assert response.status_code == 201, response.text
     return response.json()

@@ -8,6 +8,7 @@ from tests.catalog_questions.helpers import (
     choice,
     create,
     field_errors,
+    fresh_identifier,
     option_url,
     options_url,
     question_url,
@@ -19,6 +20,7 @@ from tests.factories import World, auth
 
 async def add(client: Any, world: World, question: int, **fields: Any) -> Any:
     fields.setdefault("answer", {"en": "Yes"})
+    fields.setdefault("identifier", fresh_identifier("O"))
     return await client.post(options_url(world, question), json=fields, headers=auth(world.admin))
 
 
@@ -42,11 +44,21 @@ async def test_create_round_trip(client, world: World, factory):
     assert [o.id for o in await stored_options(factory, q["id"])] == [body["id"]]
 
 
-async def test_generated_identifier_and_defaults(client, world: World):
+async def test_identifier_required_and_defaults(client, world: World):
     q = await create(client, world, type="M")
+    url = options_url(world, q["id"])
+    response = await client.post(url, json={"answer": "Plain"}, headers=auth(world.admin))
+    assert response.status_code == 400
+    assert response.json() == {"identifier": ["This field is required."]}
+    for blank, message in (
+        ("", "This field may not be blank."),
+        (None, "This field may not be null."),
+    ):
+        body = {"answer": "Plain", "identifier": blank}
+        response = await client.post(url, json=body, headers=auth(world.admin))
+        assert response.json() == {"identifier": [message]}
     body = (await add(client, world, q["id"], answer="Plain")).json()
     assert body["answer"] == {"en": "Plain"} and body["position"] == 0
-    assert len(body["identifier"]) == 8 and body["identifier"].isupper()
 
 
 async def test_identifier_unique_within_the_question(client, world: World):
@@ -62,7 +74,10 @@ async def test_identifier_unique_within_the_question(client, world: World):
 async def test_answer_required_and_identifier_characters(client, world: World):
     q = await create(client, world, type="C")
     response = await client.post(options_url(world, q["id"]), json={}, headers=auth(world.admin))
-    assert field_errors(response, "answer") == {"answer": ["This field is required."]}
+    assert field_errors(response, "answer", "identifier") == {
+        "identifier": ["This field is required."],
+        "answer": ["This field is required."],
+    }
     field_errors(await add(client, world, q["id"], answer={"en": ""}), "answer")
     field_errors(await add(client, world, q["id"], identifier="a b"), "identifier")
 
@@ -82,10 +97,14 @@ async def test_patch_and_put(client, world: World):
     patched = await client.patch(url, json={"answer": "B"}, headers=auth(world.admin))
     assert patched.json() == {**body, "answer": {"en": "B"}}
     put = await client.put(url, json={"answer": "C"}, headers=auth(world.admin))
+    assert put.json() == {"identifier": ["This field is required."]}
+    put = await client.put(
+        url, json={"answer": "C", "identifier": "keep"}, headers=auth(world.admin)
+    )
     assert put.status_code == 200, put.text
-    # PUT resets the position; the identifier is kept rather than regenerated.
-    assert put.json() == {**body, "answer": {"en": "C"}, "position": 0}
-    field_errors(await client.put(url, json={}, headers=auth(world.admin)), "answer")
+    # PUT keeps the position and the identifier.
+    assert put.json() == {**body, "answer": {"en": "C"}}
+    field_errors(await client.put(url, json={}, headers=auth(world.admin)), "answer", "identifier")
 
 
 async def test_patch_identifier_uniqueness_excludes_itself(client, world: World):
@@ -133,7 +152,12 @@ async def test_unknown_or_foreign_question_is_404(client, world: World, factory)
     other = await factory.event(world.org, "other")
     foreign = await client.post(
         questions_url(world, other),
-        json={"question": "Q", "type": "C", "options": [{"answer": "x"}]},
+        json={
+            "question": "Q",
+            "type": "C",
+            "identifier": "Q",
+            "options": [{"answer": "x", "identifier": "x"}],
+        },
         headers=auth(world.admin),
     )
     foreign_q = foreign.json()

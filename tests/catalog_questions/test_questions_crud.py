@@ -100,13 +100,24 @@ async def test_other_bounds_round_trip(client, world: World):
     assert photo["valid_file_portrait"] is True
 
 
-async def test_identifier_generated_and_unique(client, world: World):
-    bodies = [await create(client, world) for _ in range(5)]
-    identifiers = [b["identifier"] for b in bodies]
-    assert all(IDENTIFIER.match(i) for i in identifiers), identifiers
-    assert len(set(identifiers)) == 5
-    empty = await create(client, world, identifier="")
-    assert IDENTIFIER.match(empty["identifier"])
+async def test_identifier_is_required(client, world: World):
+    """Required, as in the reference (it is not generated): integrations match on it."""
+    url = questions_url(world)
+    body = {"question": "Q", "type": "S"}
+    response = await client.post(url, json=body, headers=auth(world.admin))
+    assert response.status_code == 400
+    assert response.json() == {"identifier": ["This field is required."]}
+    response = await client.post(url, json={**body, "identifier": ""}, headers=auth(world.admin))
+    assert response.json() == {"identifier": ["This field may not be blank."]}
+    # Inline options need one too.
+    body = {**body, "type": "C", "identifier": "size", "options": [{"answer": "S"}]}
+    response = await client.post(url, json=body, headers=auth(world.admin))
+    assert response.status_code == 400
+    assert response.json() == {"options": [{"identifier": ["This field is required."]}]}
+    body["options"] = [{"answer": "S", "identifier": "s"}]
+    response = await client.post(url, json=body, headers=auth(world.admin))
+    assert response.status_code == 201, response.text
+    assert response.json()["options"][0]["identifier"] == "s"
 
 
 async def test_identifier_taken_is_400_case_insensitive(client, world: World):
@@ -158,28 +169,27 @@ async def test_patch_keeps_own_identifier(client, world: World):
     assert response.json()["identifier"] == "MINE"
 
 
-async def test_put_resets_omitted_fields_but_keeps_identifier(client, world: World, factory):
+async def test_put_keeps_omitted_fields(client, world: World, factory):
     ticket = await item(factory, world.event)
     body = await create(client, world, **FULL, items=[ticket.id])
     url = question_url(world, body["id"])
-    response = await client.put(
-        url, json={"question": {"en": "New"}, "type": "S"}, headers=auth(world.admin)
-    )
+    # Cross-field rules see the merged state: the kept number bounds refuse a text type.
+    new = {"question": {"en": "New"}, "identifier": FULL["identifier"]}
+    response = await client.put(url, json={**new, "type": "S"}, headers=auth(world.admin))
+    assert response.status_code == 400 and "valid_number_max" in response.json()
+    response = await client.put(url, json={**new, "type": "N"}, headers=auth(world.admin))
     assert response.status_code == 200, response.text
     got = response.json()
-    assert got["question"] == {"en": "New"} and got["type"] == "S"
-    assert got["identifier"] == FULL["identifier"]
-    assert got["items"] == [] and got["help_text"] is None and got["position"] == 0
-    assert got["required"] is False and got["hidden"] is False
-    assert got["valid_number_min"] is None and got["valid_number_max"] is None
+    assert got == {**body, "question": {"en": "New"}}
 
 
 async def test_put_requires_question_and_type(client, world: World):
     body = await create(client, world)
     response = await client.put(question_url(world, body["id"]), json={}, headers=auth(world.admin))
-    assert field_errors(response, "question", "type") == {
+    assert field_errors(response, "question", "type", "identifier") == {
         "question": ["This field is required."],
         "type": ["This field is required."],
+        "identifier": ["This field is required."],
     }
 
 
@@ -217,7 +227,9 @@ async def test_unknown_question_is_404(client, world: World):
 async def test_question_of_another_event_is_404(client, world: World, factory):
     other = await factory.event(world.org, "other")
     response = await client.post(
-        questions_url(world, other), json={"question": "Q", "type": "S"}, headers=auth(world.admin)
+        questions_url(world, other),
+        json={"question": "Q", "type": "S", "identifier": "Q"},
+        headers=auth(world.admin),
     )
     pk = response.json()["id"]
     for method in ("GET", "PATCH", "PUT", "DELETE"):

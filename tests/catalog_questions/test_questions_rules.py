@@ -13,6 +13,7 @@ from tests.catalog_questions.helpers import (
     item,
     question_url,
     questions_url,
+    with_identifiers,
 )
 from tests.factories import World, auth
 
@@ -21,7 +22,8 @@ TYPES = ["N", "S", "T", "B", "C", "M", "F", "D", "H", "W", "CC", "TEL"]
 
 async def post(client: Any, world: World, **fields: Any) -> Any:
     fields.setdefault("question", "Q")
-    return await client.post(questions_url(world), json=fields, headers=auth(world.admin))
+    body = with_identifiers(fields)
+    return await client.post(questions_url(world), json=body, headers=auth(world.admin))
 
 
 async def patch(client: Any, world: World, pk: int, **fields: Any) -> Any:
@@ -40,7 +42,7 @@ async def test_unknown_type_and_missing_fields(client, world: World):
         "type": ['"X" is not a valid choice.']
     }
     response = await client.post(questions_url(world), json={}, headers=auth(world.admin))
-    field_errors(response, "question", "type")
+    field_errors(response, "question", "type", "identifier")
     field_errors(await post(client, world, type="S", question={"en": " "}), "question")
 
 
@@ -118,24 +120,21 @@ async def test_options_only_for_choice_types(client, world: World):
     assert (await post(client, world, type="S", options=[])).status_code == 201
 
 
-async def test_options_generated_identifiers_and_order(client, world: World):
+async def test_options_identifiers_and_order(client, world: World):
     response = await post(
         client,
         world,
         type="C",
         options=[
-            {"answer": {"en": "S"}, "position": 2},
+            {"answer": {"en": "S"}, "identifier": "s", "position": 2},
             {"answer": "M", "identifier": "m", "position": 1},
-            {"answer": "L", "position": 1},
+            {"answer": "L", "identifier": "l", "position": 1},
         ],
     )
     assert response.status_code == 201, response.text
     options = response.json()["options"]
     assert [o["answer"] for o in options] == [{"en": "M"}, {"en": "L"}, {"en": "S"}]
-    assert options[0]["identifier"] == "m"
-    generated = [options[1]["identifier"], options[2]["identifier"]]
-    assert all(len(g) == 8 and g.isupper() for g in generated)
-    assert len({o["identifier"] for o in options}) == 3
+    assert [o["identifier"] for o in options] == ["m", "l", "s"]
     assert [set(o) for o in options] == [{"id", "identifier", "position", "answer"}] * 3
 
 
@@ -170,7 +169,12 @@ async def test_options_not_writable_on_update(client, world: World):
         response = await client.request(
             method,
             question_url(world, body["id"]),
-            json={"question": "Q", "type": "C", "options": [{"answer": "b"}]},
+            json={
+                "question": "Q",
+                "type": "C",
+                "identifier": body["identifier"],
+                "options": [{"answer": "b", "identifier": "b"}],
+            },
             headers=auth(world.admin),
         )
         assert field_errors(response, "non_field_errors") == {
@@ -268,7 +272,9 @@ async def test_dependency_must_be_boolean_or_choice(client, world: World):
 async def test_dependency_into_another_event_or_unknown(client, world: World, factory):
     other = await factory.event(world.org, "other")
     response = await client.post(
-        questions_url(world, other), json={"question": "Q", "type": "B"}, headers=auth(world.admin)
+        questions_url(world, other),
+        json={"question": "Q", "type": "B", "identifier": "Q"},
+        headers=auth(world.admin),
     )
     foreign = response.json()["id"]
     for pk in (foreign, 99999, 2**40):

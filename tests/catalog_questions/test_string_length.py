@@ -16,7 +16,9 @@ def qurl(world) -> str:
 
 async def test_min_length_is_a_text_setting(client, world):
     post = lambda **kw: client.post(  # noqa: E731
-        qurl(world), json={"question": "Why?", **kw}, headers=auth(world.admin)
+        qurl(world),
+        json={"question": "Why?", "identifier": f"why{len(kw)}", **kw},
+        headers=auth(world.admin),
     )
     ok = await post(type="T", valid_string_length_min=3, valid_string_length_max=10)
     assert ok.status_code == 201, ok.text

@@ -159,7 +159,11 @@ async def _subevent(env: Env) -> str:
 async def _item_child(env: Env, kind: str) -> str:
     item = await env.item()
     if kind == "variations":
-        created = {"name": {"en": "Shirt"}, "variations": [{"value": {"en": "Small"}}]}
+        created = {
+            "name": {"en": "Shirt"},
+            "default_price": "5.00",
+            "variations": [{"value": {"en": "Small"}}],
+        }
         item = (await env.post(f"{E}/items/", created))["id"]
         body: dict[str, Any] = {"value": {"en": "Medium"}}
     elif kind == "addons":
@@ -172,8 +176,12 @@ async def _item_child(env: Env, kind: str) -> str:
 
 
 async def _option(env: Env) -> str:
-    question = await env.post(f"{E}/questions/", {"question": {"en": "Size?"}, "type": "C"})
-    option = await env.post(f"{E}/questions/{question['id']}/options/", {"answer": {"en": "S"}})
+    question = await env.post(
+        f"{E}/questions/", {"question": {"en": "Size?"}, "type": "C", "identifier": "size"}
+    )
+    option = await env.post(
+        f"{E}/questions/{question['id']}/options/", {"answer": {"en": "S"}, "identifier": "s"}
+    )
     return f"{E}/questions/{question['id']}/options/{option['id']}/"
 
 
@@ -404,7 +412,8 @@ RECIPES: dict[str, Recipe] = {
         _create(f"{E}/categories/", {"name": {"en": "Tickets"}}), {"name": {"en": "Passes"}}
     ),
     "/events/{event}/items/{id}/": Recipe(
-        _create(f"{E}/items/", {"name": {"en": "Ticket"}}), {"name": {"en": "Pass"}}
+        _create(f"{E}/items/", {"name": {"en": "Ticket"}, "default_price": "5.00"}),
+        {"name": {"en": "Pass"}},
     ),
     "/events/{event}/items/{item}/variations/{id}/": Recipe(
         lambda env: _item_child(env, "variations"), {"value": {"en": "Large"}}
@@ -416,7 +425,9 @@ RECIPES: dict[str, Recipe] = {
         lambda env: _item_child(env, "bundles"), {"count": 2}
     ),
     "/events/{event}/questions/{id}/": Recipe(
-        _create(f"{E}/questions/", {"question": {"en": "Name?"}, "type": "S"}),
+        _create(
+            f"{E}/questions/", {"question": {"en": "Name?"}, "type": "S", "identifier": "name"}
+        ),
         {"question": {"en": "Full name?"}},
         put=lambda body: {k: v for k, v in body.items() if k != "options"},
     ),

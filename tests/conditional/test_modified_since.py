@@ -114,8 +114,11 @@ async def test_every_catalog_write_moves_the_stamp(client, world, factory):
         lambda: send("PATCH", f"{E}/items/{item}/", {"name": {"en": "Renamed"}}),
         lambda: post("taxrules", {"name": {"en": "VAT"}, "rate": "19.00"}),
         lambda: send("PATCH", f"{E}/taxrules/{created['taxrules']}/", {"default": True}),
-        lambda: post("questions", {"question": {"en": "Q?"}, "type": "C"}),
-        lambda: env.post(f"{E}/questions/{created['questions']}/options/", {"answer": {"en": "A"}}),
+        lambda: post("questions", {"question": {"en": "Q?"}, "type": "C", "identifier": "Q"}),
+        lambda: env.post(
+            f"{E}/questions/{created['questions']}/options/",
+            {"answer": {"en": "A"}, "identifier": "A"},
+        ),
         lambda: env.post(f"{E}/items/{item}/addons/", {"addon_category": created["categories"]}),
         lambda: env.post(f"{E}/items/{item}/bundles/", {"bundled_item": item}, status=400),
         lambda: post("quotas", {"name": "Q", "size": 3}),
@@ -124,7 +127,14 @@ async def test_every_catalog_write_moves_the_stamp(client, world, factory):
         lambda: send("DELETE", f"{E}/questions/{created['questions']}/", status=204),
         lambda: send("DELETE", f"{E}/taxrules/{created['taxrules']}/", status=204),
         lambda: send("PATCH", f"{O}/events/summit/", {"name": {"en": "Summit 2"}}),
-        lambda: post("items", {"name": {"en": "Shirt"}, "variations": [{"value": {"en": "S"}}]}),
+        lambda: post(
+            "items",
+            {
+                "name": {"en": "Shirt"},
+                "default_price": "5.00",
+                "variations": [{"value": {"en": "S"}}],
+            },
+        ),
         lambda: env.post(f"{E}/items/{created['items']}/variations/", {"value": {"en": "M"}}),
     ]
     for index, action in enumerate(actions):

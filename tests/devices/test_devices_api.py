@@ -137,7 +137,8 @@ async def test_patch_put_and_one_way_revocation(client, world: World):
     assert ignored.json()["unique_serial"] == device["unique_serial"]
     put = await client.put(url, json={"name": "Put"}, headers=auth(world.admin))
     assert put.status_code == 200
-    assert put.json()["all_events"] is False and put.json()["security_profile"] == "full"
+    # PUT keeps what it omits.
+    assert put.json()["all_events"] is True and put.json()["security_profile"] == "pretixscan"
     revoked = await client.patch(url, json={"revoked": True}, headers=auth(world.admin))
     assert revoked.json()["revoked"] is True
     again = await client.patch(url, json={"revoked": False}, headers=auth(world.admin))

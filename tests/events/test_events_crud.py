@@ -690,18 +690,29 @@ async def test_put_requires_the_full_object(client: httpx.AsyncClient, world: Wo
 
 
 @pytest.mark.usefixtures("meta_properties")
-async def test_put_resets_omitted_fields_to_defaults(client: httpx.AsyncClient, world: World):
+async def test_put_keeps_omitted_fields(client: httpx.AsyncClient, world: World):
     url = await _make_full(client, world)
+    before = (await client.get(url, headers=auth(world.admin))).json()
+    # Cross-field rules see the merged state: the kept end cannot precede the new start.
     body = {"name": "Reset", "slug": FULL["slug"], "date_from": "2031-05-01T10:00:00Z"}
+    r = await client.put(url, json=body, headers=auth(world.admin))
+    assert r.status_code == 400 and list(r.json()) == ["date_to"]
+    body["date_from"] = "2031-04-01T10:00:00Z"
     r = await client.put(url, json=body, headers=auth(world.admin))
     assert r.status_code == 200, r.text
     detail = (await client.get(url, headers=auth(world.admin))).json()
     assert r.json() == detail
     assert detail["name"] == {"en": "Reset"}
-    assert instant(detail["date_from"]) == dt.datetime(2031, 5, 1, 10, tzinfo=dt.UTC)
-    for key, value in DEFAULTS.items():
-        assert detail[key] == value, key
-    assert detail["sales_channels"] == list(SALES_CHANNELS)
+    assert instant(detail["date_from"]) == dt.datetime(2031, 4, 1, 10, tzinfo=dt.UTC)
+    assert {k: v for k, v in detail.items() if k not in ("name", "date_from")} == {
+        k: v for k, v in before.items() if k not in ("name", "date_from")
+    }
+    r = await client.put(url, json={"name": "Reset"}, headers=auth(world.admin))
+    assert r.status_code == 400
+    assert r.json() == {
+        "slug": ["This field is required."],
+        "date_from": ["This field is required."],
+    }
 
 
 @pytest.mark.usefixtures("meta_properties")

@@ -130,14 +130,14 @@ async def test_patch_value_is_recorded_as_a_transaction(client, world: World, fa
     assert [t["value"] for t in history.json()["results"]] == ["50.00", "30.00"]
 
 
-async def test_put_requires_value_and_resets_the_rest(client, world: World, factory):
+async def test_put_requires_value_and_keeps_the_rest(client, world: World, factory):
     gc = await card(factory, world.org, "10.00", conditions="Old", expires=in_days(30))
     url = cards_url(world.org, f"{gc.id}/")
     r = await client.put(url, json={"conditions": "New"}, headers=auth(world.admin))
     assert_field_errors(r, "value")
     r = await client.put(url, json={"value": "4.00"}, headers=auth(world.admin))
     assert r.status_code == 200, r.text
-    assert r.json()["conditions"] is None and r.json()["expires"] is None
+    assert r.json()["conditions"] == "Old" and r.json()["expires"] is not None
     assert await ledger(factory, gc.id) == (Decimal("4.00"), Decimal("4.00"), 2)
 
 

@@ -166,7 +166,9 @@ async def _seed(client: httpx.AsyncClient, h: dict[str, str]) -> dict[str, str]:
         },
     )
     variations = [v["id"] for v in ticket["variations"]]
-    poster = await _post(client, h, f"{E}/items/", {"name": {"en": "Poster"}, "active": False})
+    poster = await _post(
+        client, h, f"{E}/items/", {"name": {"en": "Poster"}, "default_price": "1", "active": False}
+    )
     bundles = f"{E}/items/{ticket['id']}/bundles/"
     await _post(client, h, bundles, {"bundled_item": shirt["id"]})
     await _post(
@@ -213,9 +215,13 @@ async def _seed(client: httpx.AsyncClient, h: dict[str, str]) -> dict[str, str]:
         {
             "question": {"en": "Meal?", "de": "Essen?"},
             "type": "C",
+            "identifier": "meal",
             "required": True,
             "items": [ticket["id"], shirt["id"]],
-            "options": [{"answer": {"en": "Fish"}}, {"answer": {"en": "Veg"}, "position": 2}],
+            "options": [
+                {"answer": {"en": "Fish"}, "identifier": "fish"},
+                {"answer": {"en": "Veg"}, "identifier": "veg", "position": 2},
+            ],
         },
     )
     await _post(
@@ -225,6 +231,7 @@ async def _seed(client: httpx.AsyncClient, h: dict[str, str]) -> dict[str, str]:
         {
             "question": {"en": "How many?"},
             "type": "N",
+            "identifier": "count",
             "valid_number_min": "1.5",
             "help_text": {"en": "A number"},
             "dependency_question": choice["id"],
@@ -235,13 +242,23 @@ async def _seed(client: httpx.AsyncClient, h: dict[str, str]) -> dict[str, str]:
         client,
         h,
         f"{E}/questions/",
-        {"question": {"en": "When?"}, "type": "D", "valid_date_min": "2030-01-02"},
+        {
+            "question": {"en": "When?"},
+            "type": "D",
+            "identifier": "when",
+            "valid_date_min": "2030-01-02",
+        },
     )
     await _post(
         client,
         h,
         f"{E}/questions/",
-        {"question": {"en": "Arrival"}, "type": "W", "valid_datetime_max": WHEN},
+        {
+            "question": {"en": "Arrival"},
+            "type": "W",
+            "identifier": "at",
+            "valid_datetime_max": WHEN,
+        },
     )
     vouchers = [
         {"code": "PLAIN-001"},

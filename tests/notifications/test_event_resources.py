@@ -62,7 +62,12 @@ async def test_item_life_cycle(client, world: World, factory):
     ev, org = world.event.id, world.org.id
     items = f"{E}/items/"
     created = await ok(
-        await client.post(items, json={"name": {"en": "Shirt"}}, headers=auth(world.admin)), 201
+        await client.post(
+            items,
+            json={"name": {"en": "Shirt"}, "default_price": "5.00"},
+            headers=auth(world.admin),
+        ),
+        201,
     )
     pk = created["id"]
     await out.expect(("service.event.item.added", ev, {"item": pk}), organizer_id=org)
@@ -73,7 +78,11 @@ async def test_item_life_cycle(client, world: World, factory):
     varied = await ok(
         await client.post(
             items,
-            json={"name": {"en": "Hoodie"}, "variations": [{"value": {"en": "S"}}]},
+            json={
+                "name": {"en": "Hoodie"},
+                "default_price": "5.00",
+                "variations": [{"value": {"en": "S"}}],
+            },
             headers=auth(world.admin),
         ),
         201,

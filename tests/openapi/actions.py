@@ -265,7 +265,12 @@ async def shredders(env: Env) -> None:
 async def uploads(env: Env) -> None:
     file_id = await upload_id(env.client, env.world.admin, image_bytes("PNG"),
                               content_type="image/png", filename="logo.png")  # fmt: skip
-    item = await ok(env, "POST", f"{E}/items/", {"name": {"en": "Pic"}, "picture": file_id})
+    item = await ok(
+        env,
+        "POST",
+        f"{E}/items/",
+        {"name": {"en": "Pic"}, "default_price": "1.00", "picture": file_id},
+    )
     picture = item["picture"]
     assert picture, item
     await env.client.get(picture.removeprefix("http://testserver"))

@@ -377,7 +377,7 @@ async def test_a_change_resets_the_counter_and_the_next_run(
     assert row.error_counter == 0
 
 
-async def test_put_resets_omitted_fields(client, world: World, factory, as_user):
+async def test_put_keeps_omitted_fields(client, world: World, factory, as_user):
     user = await member(factory, world)
     data = body(locale="de", mail_additional_recipients_cc="c@example.org")
     created = (await client.post(E, json=data, headers=as_user(user))).json()
@@ -394,8 +394,8 @@ async def test_put_resets_omitted_fields(client, world: World, factory, as_user)
     )
     assert response.status_code == 200, response.text
     put = response.json()
-    assert put["locale"] == "en" and put["mail_additional_recipients_cc"] == ""
-    assert put["export_form_data"] == {}
+    assert put["locale"] == "de" and put["mail_additional_recipients_cc"] == "c@example.org"
+    assert put["export_form_data"] == created["export_form_data"]
     next_run = dt.datetime.fromisoformat(put["schedule_next_run"])
     assert next_run.weekday() == 0 and next_run.time() == dt.time(6)  # Mondays, UTC event
     response = await client.put(

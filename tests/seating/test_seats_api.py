@@ -179,6 +179,28 @@ async def test_patch_changes_only_blocked(client, world, factory, seated):
     assert denied.status_code == 403
 
 
+async def test_put_is_the_same_update_as_patch(client, world, factory, seated):
+    """PUT on a seat (allowed on every update endpoint): only ``blocked`` is written, and an
+    omitted ``blocked`` keeps its value (nothing is required). The date variant is covered by
+    ``tests/kit/test_put_generated.py``."""
+    seat = await h.seat_by_guid(factory, world.event, "1-1")
+    url = h.seats_url(world, f"{seat.id}/")
+    response = await client.put(
+        url, json={"blocked": True, "seat_guid": "hacked"}, headers=auth(world.admin)
+    )
+    assert response.status_code == 200, response.text
+    assert response.json()["blocked"] is True and response.json()["seat_guid"] == "1-1"
+    kept = await client.put(url, json={}, headers=auth(world.admin))
+    assert kept.status_code == 200 and kept.json() == response.json()
+    assert (await _get(client, world, f"{seat.id}/")).json()["blocked"] is True
+    assert_field_errors(
+        await client.put(url, json={"blocked": None}, headers=auth(world.admin)), "blocked"
+    )
+    reader = await factory.token(await factory.team(world.org))
+    denied = await client.put(url, json={"blocked": False}, headers=auth(reader))
+    assert denied.status_code == 403
+
+
 async def test_bulk_block_and_unblock(client, world, factory, seated):
     seats = await h.seats(factory, world.event)
     ids = [s.id for s in seats[:2]]

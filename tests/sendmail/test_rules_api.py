@@ -90,7 +90,8 @@ async def test_create_defaults_read_update_delete(client, world: World, factory)
     assert put.status_code == 200, put.text
     body = put.json()
     assert body["subject"] == {"en": "Tomorrow: {event}"}
-    assert body["send_offset_time"] == "09:30:00" and body["send_date"] is None
+    # The absolute date is kept (PUT keeps what it omits), unused while the rule is relative.
+    assert body["send_offset_time"] == "09:30:00" and body["send_date"] == rule["send_date"]
     for key in ("limit_products", "restrict_to_status", "checked_in_status", "send_to"):
         assert body[key] == full[key]
     assert body["enabled"] is False and body["offset_is_after"] is True

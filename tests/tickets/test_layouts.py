@@ -78,13 +78,14 @@ async def test_one_default_per_event(client, world: World):
             "The default layout stays the default until another layout is made the default."
         ]
     }
-    # PUT resets omitted fields: on the default layout that needs "default": true.
+    # PUT keeps omitted fields: the default layout stays the default.
     response = await client.put(url, json={"name": "Renamed"}, headers=auth(world.admin))
-    assert response.status_code == 400 and "default" in response.json()
-    response = await client.put(
-        url, json={"name": "Renamed", "default": True}, headers=auth(world.admin)
-    )
     assert response.status_code == 200, response.text
+    assert response.json()["default"] is True
+    response = await client.put(
+        url, json={"name": "Renamed", "default": False}, headers=auth(world.admin)
+    )
+    assert response.status_code == 400 and "default" in response.json()
 
 
 async def test_defaults_are_per_event(client, world: World, factory):
@@ -97,7 +98,7 @@ async def test_defaults_are_per_event(client, world: World, factory):
     assert (await defaults(client, world))[mine["id"]] is True
 
 
-async def test_patch_changes_only_what_it_sends_and_put_resets(client, world: World, factory):
+async def test_patch_and_put_change_only_what_they_send(client, world: World, factory):
     item = await ticket(factory, world.event)
     created = await create(
         client, world, layout=[TEXT], item_assignments=[{"item": item.id}],
@@ -112,7 +113,9 @@ async def test_patch_changes_only_what_it_sends_and_put_resets(client, world: Wo
     response = await client.put(url, json=body, headers=auth(world.admin))
     assert response.status_code == 200, response.text
     data = response.json()
-    assert (data["name"], data["layout"], data["background"]) == ("Put", [QR], None)
+    # The background is kept: PUT keeps what it omits.
+    assert (data["name"], data["layout"]) == ("Put", [QR])
+    assert data["background"] == created["background"]
     # Assignments are written only when sent (the spec has them read-only).
     assert data["item_assignments"] == [{"sales_channel": "web", "item": item.id}]
 

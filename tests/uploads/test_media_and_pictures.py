@@ -60,7 +60,7 @@ async def test_picture_survives_patch_and_put_with_its_url_and_null_clears_it(cl
     response = await client.patch(url, json={"active": False}, headers=auth(world.admin))
     assert response.status_code == 200, response.text
     assert response.json()["picture"] == item["picture"]
-    body = {"name": {"en": "Ticket"}, "picture": item["picture"]}
+    body = {"name": {"en": "Ticket"}, "default_price": "10.00", "picture": item["picture"]}
     response = await client.put(url, json=body, headers=auth(world.admin))
     assert response.status_code == 200, response.text
     assert response.json()["picture"] == item["picture"]

@@ -61,7 +61,8 @@ async def test_create_read_list_update(client, world: World, factory):
 
     put = await client.put(f"{HOOKS}{created['id']}/", json=BODY, headers=auth(world.admin))
     assert put.status_code == 200, put.text
-    assert put.json()["comment"] is None and put.json()["limit_events"] == []
+    # PUT keeps what it omits.
+    assert put.json()["comment"] == "ERP" and put.json()["limit_events"] == ["gala", "summit"]
     assert other.id  # the event stayed
 
 

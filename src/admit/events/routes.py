@@ -203,11 +203,11 @@ async def _create(ctx: OrgContext, source: Event | None) -> Response:
 
 async def _update(ctx: EventContext, partial: bool) -> Response:
     raw = await read_object(ctx.request)
-    current = _serialize(ctx, ctx.event, EventDetailOut) if partial else {}
+    current = _serialize(ctx, ctx.event, EventDetailOut)
     data, supplied = parse_update(EventIn, current, raw, partial)
     assert isinstance(data, EventIn)
     organizer = await ctx.organizer()
-    check_meta = not partial or "meta_data" in supplied
+    check_meta = "meta_data" in supplied
     await service.validate_event(ctx.session, organizer, data, ctx.event, check_meta=check_meta)
     flags = {name: getattr(ctx.event, name) for name in FLAG_NOTICES}
     service.apply_event(ctx.event, data, supplied)

@@ -5,9 +5,12 @@ permissions for reading and writing, filters and ordering. ``mount_crud`` turns 
 that all go through the same access check, pagination, validation and error shapes. Resources
 with real behaviour override the hooks (``validate``, ``apply``, ``perform_*``) or add routes.
 
-PATCH validates the merged state (current values overlaid with the supplied ones), so rules
-spanning fields hold whichever of them a client sends; PUT and POST validate the body alone, so
-omitted fields fall back to their defaults.
+PATCH and PUT both validate the merged state (current values overlaid with the supplied ones),
+so rules spanning fields hold whichever of them a client sends. PUT differs only in that every
+*required* field of the write schema must be in the body (400 naming each missing one); an
+omitted optional field keeps its stored value, as the reference's PUT does. Resetting omitted
+fields to defaults would silently destroy what a client never meant to touch (a category, a tax
+rule) just because it sent the fields it knew. POST validates the body alone.
 
 A resource that declares a ``renderer`` (``kit/render.py``) answers its list and detail GETs
 from Core selects rendered straight to JSON (``kit/listing.py``), with the same filters,
@@ -29,7 +32,7 @@ from starlette.responses import Response
 
 from admit.kit.body import read_object
 from admit.kit.context import EventAccess, OrganizerAccess, OrgContext
-from admit.kit.errors import APIError, not_found, validation_error
+from admit.kit.errors import APIError, FieldErrors, not_found, validation_error
 from admit.kit.filtering import INT_MAX, FilterSet, Ordering
 from admit.kit.openapi import json_body
 from admit.kit.pagination import paginate
@@ -70,14 +73,37 @@ def validate_input(schema: type[BaseModel], data: dict[str, Any]) -> BaseModel:
         raise validation_error(exc) from None
 
 
+REQUIRED = "This field is required."
+
+
+def required_fields(schema: type[BaseModel]) -> list[str]:
+    """The body keys a PUT (and a POST) must carry: the schema's fields without a default."""
+    return [f.alias or name for name, f in schema.model_fields.items() if f.is_required()]
+
+
+def missing_required(schema: type[BaseModel], raw: dict[str, Any]) -> dict[str, list[str]]:
+    return {name: [REQUIRED] for name in required_fields(schema) if name not in raw}
+
+
 def parse_update(
     schema: type[BaseModel], current: dict[str, Any], raw: dict[str, Any], partial: bool
 ) -> tuple[BaseModel, set[str]]:
-    """Validated input for PUT (body alone) or PATCH (body over the current state)."""
+    """Validated input for PUT and PATCH: the body over ``current`` (the stored state, as the
+    read schema shows it), so an omitted field keeps its value in both. A PUT must also carry
+    every required field; the missing ones are reported with the body's other errors."""
     supplied = set(raw) & set(schema.model_fields)
-    if partial:
-        raw = {**{k: current[k] for k in schema.model_fields if k in current}, **raw}
-    return validate_input(schema, raw), supplied
+    merged = {**{k: current[k] for k in schema.model_fields if k in current}, **raw}
+    missing = {} if partial else missing_required(schema, raw)
+    try:
+        data = schema.model_validate(merged)
+    except ValidationError as exc:
+        errors = validation_error(exc).errors
+        if missing and isinstance(errors, dict):
+            errors = {**errors, **missing}
+        raise FieldErrors(errors) from None
+    if missing:
+        raise FieldErrors(missing)
+    return data, supplied
 
 
 class Resource(RenderedReads, Generic[M]):
@@ -141,6 +167,12 @@ class Resource(RenderedReads, Generic[M]):
 
     def serialize(self, ctx: OrgContext, obj: M) -> dict[str, Any]:
         return self.read_schema.model_validate(self.to_read(ctx, obj)).model_dump(mode="json")
+
+    def current_state(self, ctx: OrgContext, obj: M, raw: dict[str, Any]) -> dict[str, Any]:
+        """The stored state an update's body is laid over (PUT and PATCH): the read form.
+        A resource whose read form shows one value twice (a name and its parts) leaves out
+        what the body replaces, so the merged state does not hold both."""
+        return self.serialize(ctx, obj)
 
     def serialize_many(self, ctx: OrgContext, objs: Sequence[M]) -> list[dict[str, Any]]:
         return [self.serialize(ctx, o) for o in objs]
@@ -229,7 +261,7 @@ class Resource(RenderedReads, Generic[M]):
         assert self.write_schema is not None
         obj = await self.get_object(ctx, pk)
         raw = await read_object(ctx.request)
-        current = self.serialize(ctx, obj) if partial else {}
+        current = self.current_state(ctx, obj, raw)
         data, supplied = parse_update(self.write_schema, current, raw, partial)
         await self.validate(ctx, data, obj, supplied)
         await flush_guard(self.perform_update(ctx, obj, data, supplied))

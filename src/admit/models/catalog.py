@@ -145,6 +145,11 @@ class Item(Base):
     validity_dynamic_start_choice_day_limit: Mapped[int | None] = mapped_column(
         Integer, nullable=True
     )
+    # Time slots shown besides the event's times: [{"start": ..., "end": ...}], UTC ISO 8601
+    # as the API renders datetimes (written by ``item_parity.apply_parity`` only).
+    program_times: Mapped[list[dict[str, str]]] = mapped_column(
+        JSONType, default=list, server_default="[]"
+    )
 
     require_membership_types: Mapped[list[MembershipType]] = relationship(
         secondary=item_required_membership_types,

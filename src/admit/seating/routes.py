@@ -19,7 +19,7 @@ from starlette.responses import Response
 from admit.db import utcnow
 from admit.kit.body import read_object
 from admit.kit.context import EventAccess, EventContext
-from admit.kit.crud import Page, flush_guard, parse_pk, validate_input
+from admit.kit.crud import Page, flush_guard, parse_pk, parse_update, validate_input
 from admit.kit.errors import FieldErrors, not_found
 from admit.kit.filtering import Filter, FilterSet, parse_bool
 from admit.kit.listing import Listing, detail_body
@@ -130,14 +130,16 @@ async def retrieve_seat(ctx: EventContext, subevent_id: str | None, params: dict
     return Response(body, media_type="application/json")
 
 
-async def patch_seat(ctx: EventContext, subevent_id: str | None, params: dict) -> Response:
+async def update_seat(ctx: EventContext, subevent_id: str | None, params: dict) -> Response:
     """Update a seat
 
-    Blocks or unblocks one seat (`blocked` in the body). A blocked seat cannot be sold.
+    Blocks or unblocks one seat (`blocked` in the body). A blocked seat cannot be sold. Only
+    `blocked` is writable and it is not required, so PUT is the same update as PATCH: an omitted
+    `blocked` keeps its value; the other fields are read-only and ignored.
     """
     seat = await _seat(ctx, subevent_id, params["id"])
     raw = await read_object(ctx.request)
-    data = validate_input(SeatPatch, raw)
+    data, _supplied = parse_update(SeatPatch, {}, raw, partial=ctx.request.method == "PATCH")
     assert isinstance(data, SeatPatch)
     if data.blocked is not None and data.blocked != seat.blocked:
         seat.blocked = data.blocked
@@ -247,15 +249,17 @@ def _mount(target: APIRouter, prefix: str, with_subevent: bool) -> None:
         tags=tags,
         response_model=SeatOut,
     )
-    target.add_api_route(
-        f"{prefix}/{{id}}/",
-        _endpoint(patch_seat, write, with_subevent, ["id"]),
-        methods=["PATCH"],
-        name=f"seats-patch{suffix}",
-        tags=tags,
-        response_model=SeatOut,
-        openapi_extra=json_body(SeatPatch),
-    )
+    for method in ("PATCH", "PUT"):
+        target.add_api_route(
+            f"{prefix}/{{id}}/",
+            _endpoint(update_seat, write, with_subevent, ["id"]),
+            methods=[method],
+            name=f"seats-{method.lower()}{suffix}",
+            summary="Replace a seat" if method == "PUT" else "Update a seat",
+            tags=tags,
+            response_model=SeatOut,
+            openapi_extra=json_body(SeatPatch),
+        )
 
 
 for _prefix, _with_subevent in PREFIXES:

@@ -91,8 +91,7 @@ class TicketLayouts(Resource[TicketLayout]):
         if obj is None:
             data, supplied = validate_input(TicketLayoutIn, raw), set(raw)
         else:
-            current = self.serialize(ctx, obj) if partial else {}
-            data, supplied = parse_update(TicketLayoutIn, current, raw, partial)
+            data, supplied = parse_update(TicketLayoutIn, self.serialize(ctx, obj), raw, partial)
         assert isinstance(data, TicketLayoutIn)
         return await flush_guard(
             service.save_layout(
@@ -101,7 +100,6 @@ class TicketLayouts(Resource[TicketLayout]):
                 obj,
                 data,
                 supplied & set(TicketLayoutIn.model_fields),
-                partial=partial,
                 principal=ctx.principal,
                 base_url=public_base_url(ctx.request),
                 store=ctx.request.app.state.background.store,

@@ -7,8 +7,9 @@
   layout the default. Layout writes lock the event row (``FOR NO KEY UPDATE``, which orders
   and carts referencing the event do not wait for), so concurrent writes keep the rule.
 - **Layouts are validated** against the event's questions and the background's page sizes
-  (:mod:`admit.tickets.layout_format`) on creation, on PUT, and on PATCH when the layout or
-  the background changes; a name-only PATCH does not fail because a question went away.
+  (:mod:`admit.tickets.layout_format`) on creation, and on an update (PUT or PATCH) when the
+  layout or the background changes; a name-only update does not fail because a question went
+  away.
 - **background** takes ``file:<uuid>`` (a PDF upload of the caller), null, or its current URL
   (:mod:`admit.uploads.fields`) and reads back as an absolute URL.
 - **item_assignments** (``{item, sales_channel}``) are written only when sent: the given
@@ -180,7 +181,6 @@ async def save_layout(
     data: TicketLayoutIn,
     supplied: set[str],
     *,
-    partial: bool,
     principal: Principal,
     base_url: str,
     store: FileStore,
@@ -193,12 +193,10 @@ async def save_layout(
     if layout is not None and layout.background_id is not None:
         current = await session.get(UploadedFile, layout.background_id)
     choice = KEEP
-    if creating or not partial or "background" in supplied:
+    if creating or "background" in supplied:
         choice = await _background(session, principal, data, current, base_url, errors)
     background = {"keep": current, "clear": None, "set": choice.upload}[choice.action]
-    if "background" not in errors and (
-        creating or not partial or "layout" in supplied or choice is not KEEP
-    ):
+    if "background" not in errors and (creating or "layout" in supplied or choice is not KEEP):
         found = await _layout_errors(session, event_id, data.layout, background, store)
         if found is not None:
             errors[found[0]] = found[1]
@@ -219,7 +217,7 @@ async def save_layout(
         layout = TicketLayout(event_id=event_id, default=False)
         session.add(layout)
     layout.name = data.name
-    if creating or not partial or "layout" in supplied:
+    if creating or "layout" in supplied:
         layout.layout = list(data.layout)
     layout.background_id = background.id if background is not None else None
     make_default = data.default or not others

@@ -121,6 +121,17 @@ class WaitingListResource(Resource[WaitingListEntry]):
         await service.notify_entry(ctx.session, obj, service.DELETED, ctx.organizer_id)
         return await super().perform_delete(ctx, obj)
 
+    def current_state(
+        self, ctx: OrgContext, obj: WaitingListEntry, raw: dict[str, Any]
+    ) -> dict[str, Any]:
+        """``name`` is read from ``name_parts``: only the parts are kept, and neither when the
+        body names the entry anew (one of the two may be sent, not both)."""
+        current = self.serialize(ctx, obj)
+        current.pop("name", None)
+        if "name" in raw or "name_parts" in raw:
+            current.pop("name_parts", None)
+        return current
+
     async def handle_update(self, ctx: OrgContext, pk: str, partial: bool) -> Response:
         entry = await service.lock_entry(ctx.session, parse_pk(pk), ctx.event.id)  # type: ignore[attr-defined]
         if entry.voucher_id is not None:

@@ -9,15 +9,16 @@ and how they are read and written.
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, TypeAdapter
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.catalog.items.schemas import Count, Ref
 from admit.catalog.items.service import Errors, invalid_pk, load_by_id
 from admit.kit.errors import NON_FIELD
-from admit.kit.schema import DateTime, WriteModel
+from admit.kit.schema import DateTime, ReadModel, WriteModel
 from admit.models import Event, Item, MembershipType, Quota
 
 UnavailableMode = Literal["hide", "info"]
@@ -46,6 +47,19 @@ REFS = {
 }
 
 
+class ProgramTimeIn(WriteModel):
+    start: DateTime
+    end: DateTime
+
+
+class ProgramTimeOut(ReadModel):
+    start: dt.datetime
+    end: dt.datetime
+
+
+MAX_PROGRAM_TIMES = 1000
+
+
 class ItemParityIn(WriteModel):
     """Mixed into ``ItemIn``: defaults are the reference's."""
 
@@ -72,6 +86,7 @@ class ItemParityIn(WriteModel):
     validity_dynamic_duration_months: Count | None = None
     validity_dynamic_start_choice: bool = False
     validity_dynamic_start_choice_day_limit: Count | None = None
+    program_times: Annotated[list[ProgramTimeIn], Field(max_length=MAX_PROGRAM_TIMES)] = []
 
 
 def parity_to_read(item: Item) -> dict[str, Any]:
@@ -80,7 +95,26 @@ def parity_to_read(item: Item) -> dict[str, Any]:
     for name, column in REFS.items():
         data[name] = getattr(item, column)
     data["require_membership_types"] = [t.id for t in item.require_membership_types]
+    data["program_times"] = list(item.program_times or [])
     return data
+
+
+_DATETIME_JSON = TypeAdapter(dt.datetime)
+
+
+def _utc_text(value: dt.datetime) -> str:
+    """A datetime as the API renders one (UTC): stored so in JSON, it reads back unchanged."""
+    return str(_DATETIME_JSON.dump_python(value.astimezone(dt.UTC), mode="json"))
+
+
+def _program_time_errors(data: ItemParityIn) -> list[dict[str, list[str]]] | None:
+    found = [
+        {"end": ["The end of a program time must be after its start."]}
+        if slot.end <= slot.start
+        else {}
+        for slot in data.program_times
+    ]
+    return found if any(found) else None
 
 
 def _validity_errors(data: ItemParityIn, errors: Errors) -> None:
@@ -154,6 +188,9 @@ async def parity_errors(
     if data.grant_membership_type is not None and data.grant_membership_type not in types:
         errors["grant_membership_type"] = [invalid_pk(data.grant_membership_type)]
     _validity_errors(data, errors)
+    slots = _program_time_errors(data)
+    if slots:
+        errors["program_times"] = slots
     media = _media_errors(data, giftcard)
     if media:
         errors.setdefault(NON_FIELD, []).extend(media)
@@ -174,3 +211,6 @@ def apply_parity(item: Item, data: ItemParityIn, types: list[MembershipType]) ->
     for name, column in REFS.items():
         setattr(item, column, getattr(data, name))
     item.require_membership_types = types
+    item.program_times = [
+        {"start": _utc_text(slot.start), "end": _utc_text(slot.end)} for slot in data.program_times
+    ]

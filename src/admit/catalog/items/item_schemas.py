@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import datetime as dt
-from decimal import Decimal
 from typing import Annotated
 
 from pydantic import Field
 
-from admit.catalog.items.item_parity import ItemParityIn
+from admit.catalog.items.item_parity import ItemParityIn, ProgramTimeOut
 from admit.catalog.items.schemas import (
     AddOnIn,
     AddOnOut,
@@ -40,7 +39,7 @@ PerOrder = Annotated[int, Field(ge=1, le=PK_MAX)]
 class ItemOut(ReadModel):
     id: int
     name: dict[str, str]
-    internal_name: str
+    internal_name: str | None
     default_price: Money
     category: int | None
     tax_rule: int | None
@@ -100,12 +99,13 @@ class ItemOut(ReadModel):
     validity_dynamic_duration_months: int | None
     validity_dynamic_start_choice: bool
     validity_dynamic_start_choice_day_limit: int | None
+    program_times: list[ProgramTimeOut]
 
 
 class ItemIn(ItemParityIn, WriteModel):
     name: ProductName
-    internal_name: InternalName | None = ""
-    default_price: Money = Decimal("0.00")
+    internal_name: InternalName | None = None
+    default_price: Money  # required, as the reference has it
     category: Ref | None = None
     tax_rule: Ref | None = None
     active: bool = True

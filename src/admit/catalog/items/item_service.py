@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from decimal import ROUND_DOWN, Decimal
 from typing import Any
 
-from sqlalchemy import ColumnElement, false, func, or_, select
+from sqlalchemy import ColumnElement, exists, false, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.catalog.items.item_parity import (
@@ -55,6 +55,7 @@ from admit.models import (
     ItemCategory,
     ItemVariation,
     MembershipType,
+    OrderPosition,
     TaxRule,
 )
 
@@ -85,7 +86,7 @@ def item_to_read(
     rate = rates.get(item.tax_rule_id) if item.tax_rule_id is not None else None
     data.update(
         id=item.id,
-        internal_name=item.internal_name or "",
+        internal_name=item.internal_name or None,  # null when unset, as the reference
         category=item.category_id,
         tax_rule=item.tax_rule_id,
         tax_rate=rate if rate is not None else ZERO,
@@ -269,11 +270,35 @@ async def _nested_errors(
     return errors
 
 
+# -- deleting ---------------------------------------------------------------------------------
+
+ITEM_ORDERED = (
+    "This product cannot be deleted because it has already been ordered. Deactivate it "
+    "(set active to false) to stop selling it."
+)
+VARIATION_ORDERED = (
+    "This variation cannot be deleted because it has already been ordered. Deactivate it "
+    "(set active to false) to stop selling it."
+)
+
+
+async def ordered(session: AsyncSession, *, item_id: int, variation_id: int | None = None) -> bool:
+    """Whether an order position (of any status, canceled included) names the item or the
+    variation: orders keep what was sold, so it can be deactivated but never deleted. This is
+    a permanent refusal (403), not a conflict a retry could resolve."""
+    clause = (
+        OrderPosition.item_id == item_id
+        if variation_id is None
+        else OrderPosition.variation_id == variation_id
+    )
+    return bool(await session.scalar(select(exists().where(clause))))
+
+
 # -- writing ----------------------------------------------------------------------------------
 
 
 def apply_item(
-    item: Item, data: ItemIn, refs: ItemRefs, supplied: set[str], partial: bool, creating: bool
+    item: Item, data: ItemIn, refs: ItemRefs, supplied: set[str], creating: bool
 ) -> None:
     for key in _PLAIN:
         setattr(item, key, getattr(data, key))
@@ -284,13 +309,13 @@ def apply_item(
     # told otherwise (the reference's backwards-compatible default).
     if not data.admission:
         item.personalized = False
-    elif "personalized" in supplied or partial:
+    elif "personalized" in supplied or not creating:
         item.personalized = data.personalized
     else:
         item.personalized = True
     apply_channels(item, data, supplied)
     apply_parity(item, data, refs.membership_types)
-    if writes_meta(supplied, partial):
+    if writes_meta(supplied, creating):
         item.meta_data = dict(data.meta_data)
     if creating:
         _create_nested(item, data)
@@ -302,7 +327,7 @@ def _create_nested(item: Item, data: ItemIn) -> None:
     item.bundles = []
     for var_data in data.variations:
         variation = ItemVariation()
-        apply_variation(variation, var_data, set(var_data.model_fields_set), partial=False)
+        apply_variation(variation, var_data, set(var_data.model_fields_set), creating=True)
         item.variations.append(variation)
     for addon_data in data.addons:
         addon = ItemAddOn()

@@ -8,6 +8,7 @@ from pydantic import BaseModel
 from sqlalchemy import Select, func, select
 from starlette.responses import Response
 
+from admit.catalog.items import item_service
 from admit.catalog.items import nested_service as nested
 from admit.catalog.items.resource import EVENT_PATH, ItemChild
 from admit.catalog.items.rows import ADDON_ROWS, BUNDLE_ROWS, ITEM_ROWS, VARIATION_ROWS
@@ -95,9 +96,11 @@ class VariationResource(ItemChild):
         self, ctx: OrgContext, obj: ItemVariation, data: BaseModel, supplied: set[str]
     ) -> None:
         assert isinstance(data, VariationIn)
-        nested.apply_variation(obj, data, supplied, ctx.extra.get("partial", False))
+        nested.apply_variation(obj, data, supplied, creating=obj.id is None)
 
     async def perform_delete(self, ctx: OrgContext, obj: ItemVariation) -> Response:
+        if await item_service.ordered(ctx.session, item_id=obj.item_id, variation_id=obj.id):
+            raise APIError(403, item_service.VARIATION_ORDERED)
         if await _variation_count(ctx, obj.item_id) <= 1:
             raise APIError(
                 403,

@@ -88,12 +88,12 @@ def variation_errors(data: VariationIn, declared: Mapping[str, str] | None) -> E
 
 
 def apply_variation(
-    variation: ItemVariation, data: VariationIn, supplied: set[str], partial: bool
+    variation: ItemVariation, data: VariationIn, supplied: set[str], creating: bool
 ) -> None:
     for key in _VARIATION_COLUMNS[1:-1]:
         setattr(variation, key, getattr(data, key))
     apply_channels(variation, data, supplied)
-    if writes_meta(supplied, partial):
+    if writes_meta(supplied, creating):
         variation.meta_data = dict(data.meta_data)
 
 

@@ -1,8 +1,9 @@
 """The base of the catalog resources: event scoped, ``event.items:write`` to change anything.
 
-PATCH validates the merged state like every resource, but fields that are only written when
-sent (meta data) or never written through this endpoint (nested lists) are left out of the
-current state, so stale values there cannot fail an unrelated change.
+PUT and PATCH validate the merged state like every resource, but fields that are only written
+when sent (meta data) or never written through this endpoint (nested lists, ignored in the body
+of an update as the reference ignores them) are left out of the current state, so stale values
+there cannot fail an unrelated change.
 """
 
 from __future__ import annotations
@@ -29,22 +30,20 @@ class CatalogResource(Resource[Any]):
     scope = "event"
     write_permission = WRITE
     read_permission = None
-    # Left out of the current state on PATCH / out of the body on PUT and PATCH.
+    # Left out of the current state / out of the body on PUT and PATCH.
     current_exclude: ClassVar[frozenset[str]] = frozenset({"meta_data"})
     body_exclude: ClassVar[frozenset[str]] = frozenset()
+
+    def current_state(self, ctx: OrgContext, obj: Any, raw: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in self.serialize(ctx, obj).items() if k not in self.current_exclude}
 
     async def handle_update(self, ctx: OrgContext, pk: str, partial: bool) -> Response:
         assert self.write_schema is not None
         obj = await self.get_object(ctx, pk)
         raw = await read_object(ctx.request)
         raw = {k: v for k, v in raw.items() if k not in self.body_exclude}
-        current: dict[str, Any] = {}
-        if partial:
-            current = {
-                k: v for k, v in self.serialize(ctx, obj).items() if k not in self.current_exclude
-            }
+        current = self.current_state(ctx, obj, raw)
         data, supplied = parse_update(self.write_schema, current, raw, partial)
-        ctx.extra["partial"] = partial
         await self.validate(ctx, data, obj, supplied)
         await flush_guard(self.perform_update(ctx, obj, data, supplied))
         obj = await self.reload(ctx, obj)

@@ -17,6 +17,7 @@ from admit.catalog.items.schemas import CategoryIn, CategoryOut
 from admit.kit.changestamp import ModifiedSinceList
 from admit.kit.context import EventContext, OrgContext, public_base_url
 from admit.kit.crud import mount_crud
+from admit.kit.errors import APIError
 from admit.kit.filtering import Filter, FilterSet, Ordering, parse_int, parse_str
 from admit.kit.routing import api_router
 from admit.models import Item, ItemCategory
@@ -124,9 +125,7 @@ class ItemResource(ModifiedSinceList, CatalogResource):
 
     def apply(self, ctx: OrgContext, obj: Item, data: BaseModel, supplied: set[str]) -> None:
         assert isinstance(data, ItemIn)
-        partial = ctx.extra.get("partial", False)
-        creating = obj.id is None
-        item_service.apply_item(obj, data, ctx.extra["refs"], supplied, partial, creating)
+        item_service.apply_item(obj, data, ctx.extra["refs"], supplied, creating=obj.id is None)
         apply_picture(obj, ctx.extra["picture"])
 
     async def perform_create(self, ctx: OrgContext, data: BaseModel, supplied: set[str]) -> Item:
@@ -142,6 +141,8 @@ class ItemResource(ModifiedSinceList, CatalogResource):
 
     async def perform_delete(self, ctx: OrgContext, obj: Item) -> Response:
         item_id = obj.id
+        if await item_service.ordered(ctx.session, item_id=item_id):
+            raise APIError(403, item_service.ITEM_ORDERED)
         response = await super().perform_delete(ctx, obj)
         await notify_item(ctx, ITEM_DELETED, item_id)
         return response

@@ -39,7 +39,7 @@ def _finish_variation(
 
 
 def _finish_item(row: dict[str, Any], _parent: Any, extra: Mapping[str, Any]) -> None:
-    row["internal_name"] = row["internal_name"] or ""
+    row["internal_name"] = row["internal_name"] or None
     row["picture"] = media_url(extra["base_url"], row["picture"])
     _channels(row)
     row["meta_data"] = meta_out(extra.get("declared"), row["meta_data"])
@@ -79,7 +79,7 @@ ITEM_ROWS = Rows(
 
 
 def _finish_category(row: dict[str, Any], _parent: Any, _extra: Mapping[str, Any]) -> None:
-    row["internal_name"] = row["internal_name"] or ""
+    row["internal_name"] = row["internal_name"] or None
 
 
 CATEGORY_ROWS = Rows(

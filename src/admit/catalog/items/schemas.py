@@ -59,7 +59,7 @@ MetaData = dict[str, Annotated[str, Field(max_length=2000)]]
 class CategoryOut(ReadModel):
     id: int
     name: dict[str, str]
-    internal_name: str
+    internal_name: str | None
     description: dict[str, str] | None
     position: int
     is_addon: bool
@@ -70,7 +70,7 @@ class CategoryOut(ReadModel):
 
 class CategoryIn(WriteModel):
     name: ProductName
-    internal_name: InternalName | None = ""
+    internal_name: InternalName | None = None
     description: I18n | None = None
     position: Position = 0
     is_addon: bool = False

@@ -92,9 +92,10 @@ def window_error(start: dt.datetime | None, end: dt.datetime | None) -> str | No
     return None
 
 
-def writes_meta(supplied: set[str], partial: bool) -> bool:
-    """PATCH touches meta data only when sent; PUT and POST always set it (default: none)."""
-    return not partial or "meta_data" in supplied
+def writes_meta(supplied: set[str], creating: bool) -> bool:
+    """An update (PUT or PATCH) touches meta data only when sent; a create always sets it
+    (default: none). Meta data is left out of the merged state, so this decides alone."""
+    return creating or "meta_data" in supplied
 
 
 # -- categories -------------------------------------------------------------------------------
@@ -104,7 +105,7 @@ def category_to_read(category: ItemCategory) -> dict[str, Any]:
     return {
         "id": category.id,
         "name": category.name,
-        "internal_name": category.internal_name or "",
+        "internal_name": category.internal_name or None,  # null when unset, as the reference
         "description": category.description,
         "position": category.position,
         "is_addon": category.is_addon,

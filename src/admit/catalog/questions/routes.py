@@ -145,12 +145,7 @@ class OptionResource(Resource[QuestionOption]):
         assert isinstance(data, OptionIn)
         obj.position = data.position
         obj.answer = data.answer
-        if data.identifier is not None:
-            obj.identifier = data.identifier
-        elif obj.identifier is None:
-            # Omitted on create: generated. Omitted on update: kept (PUT included), since
-            # dependency values and integrations match on it.
-            obj.identifier = service.new_identifier({i.lower() for i in ctx.extra["taken"]})
+        obj.identifier = data.identifier
 
     async def perform_update(
         self, ctx: OrgContext, obj: QuestionOption, data: BaseModel, supplied: set[str]

@@ -22,10 +22,7 @@ DEPENDABLE_TYPES = frozenset({"B", "C", "M"})
 IDENTIFIER_RE = re.compile(r"^[a-zA-Z0-9.\-_]+$")
 
 
-def _check_identifier(value: str | None) -> str | None:
-    # Empty means "generate one", like an omitted identifier.
-    if value is None or value == "":
-        return None
+def _check_identifier(value: str) -> str:
     if not IDENTIFIER_RE.match(value):
         raise ValueError(
             "The identifier may only contain letters, numbers, dots, dashes, and underscores."
@@ -33,9 +30,9 @@ def _check_identifier(value: str | None) -> str | None:
     return value
 
 
-Identifier = Annotated[
-    Annotated[str, Field(max_length=190)] | None, AfterValidator(_check_identifier)
-]
+# Required on create (and PUT), as the reference has it: integrations and dependency values
+# match on it, so the client names it rather than receiving a random one.
+Identifier = Annotated[str, Field(min_length=1, max_length=190), AfterValidator(_check_identifier)]
 
 
 def _number_input(value: Any) -> Any:
@@ -81,7 +78,7 @@ Date = Annotated[dt.date, BeforeValidator(_date_text)]
 
 
 class OptionIn(WriteModel):
-    identifier: Identifier = None
+    identifier: Identifier
     position: int = Field(default=0, ge=-(2**31), le=2**31 - 1)
     answer: RequiredI18n
 
@@ -100,7 +97,7 @@ class QuestionIn(WriteModel):
     required: bool = False
     items: list[Pk] = []
     position: int = Field(default=0, ge=-(2**31), le=2**31 - 1)
-    identifier: Identifier = None
+    identifier: Identifier
     ask_during_checkin: bool = False
     show_during_checkin: bool = False
     hidden: bool = False

@@ -7,7 +7,6 @@ dependency chain is. Cross-field rules are checked on the merged state the route
 
 from __future__ import annotations
 
-import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,7 +20,6 @@ from admit.kit.errors import NON_FIELD, FieldErrors
 from admit.models import Item, Question, QuestionOption
 
 # Upper-case letters and digits without look-alikes (no I, O, 0, 1, 2, 4, 5, 6).
-IDENTIFIER_CHARSET = "ABCDEFGHJKLMNPQRSTUVWXYZ3789"
 
 OPTIONS_ON_UPDATE = (
     "Updating options via PATCH/PUT is not supported. Please use the dedicated nested endpoint."
@@ -50,15 +48,6 @@ _COPIED = (
 
 def invalid_pk(pk: Any) -> str:
     return f'Invalid pk "{pk}" - object does not exist.'
-
-
-def new_identifier(taken: set[str]) -> str:
-    """8 random characters not in ``taken`` (compared case-insensitively)."""
-    while True:
-        code = "".join(secrets.choice(IDENTIFIER_CHARSET) for _ in range(8))
-        if code.lower() not in taken:
-            taken.add(code.lower())
-            return code
 
 
 def question_to_read(q: Question) -> dict[str, Any]:
@@ -278,21 +267,10 @@ def apply_question(q: Question, data: QuestionIn, resolved: Resolved, creating: 
     q.dependency_question_id = data.dependency_question
     q.dependency_values = resolved.dependency_values
     q.items = resolved.items
-    if data.identifier is not None:
-        q.identifier = data.identifier
-    elif creating:
-        # On update an omitted identifier keeps the current one: a new random one would
-        # break every integration matching on it.
-        q.identifier = new_identifier(resolved.taken_identifiers)
+    q.identifier = data.identifier
     if creating:
-        given = {o.identifier for o in data.options or [] if o.identifier is not None}
-        taken = {i.lower() for i in given}
         q.options = [
-            QuestionOption(
-                identifier=o.identifier or new_identifier(taken),
-                position=o.position,
-                answer=o.answer,
-            )
+            QuestionOption(identifier=o.identifier, position=o.position, answer=o.answer)
             for o in data.options or []
         ]
 
