@@ -42,7 +42,7 @@ async def test_create_read_list_update(client, world: World, factory):
         "target_url": "https://example.org/hook",
         "all_events": False,
         "limit_events": ["gala", "summit"],
-        "action_types": ["service.event.order.paid", "service.event.item.*", "service.*"],
+        "action_types": ["pretix.event.order.paid", "service.event.item.*", "pretix.*"],
         "comment": "ERP",
     }
     detail = await client.get(f"{HOOKS}{created['id']}/", headers=auth(world.admin))
@@ -52,8 +52,16 @@ async def test_create_read_list_update(client, world: World, factory):
     listed = (await client.get(HOOKS, headers=auth(world.admin))).json()
     assert listed["count"] == 1 and listed["results"] == [created]
 
-    patched = await client.patch(
+    # all_events with limit_events kept is the reference's "either" error (the merged state).
+    either = await client.patch(
         f"{HOOKS}{created['id']}/", json={"all_events": True}, headers=auth(world.admin)
+    )
+    assert either.status_code == 400
+    assert either.json() == {"non_field_errors": ["You can set either limit_events or all_events."]}
+    patched = await client.patch(
+        f"{HOOKS}{created['id']}/",
+        json={"all_events": True, "limit_events": []},
+        headers=auth(world.admin),
     )
     assert patched.status_code == 200, patched.text
     assert patched.json()["all_events"] is True and "secret" not in patched.json()
@@ -116,6 +124,35 @@ async def test_validation(client, world: World):
     ]
     listed = (await client.get(HOOKS, headers=auth(world.admin))).json()
     assert listed["count"] == 0
+
+
+async def test_all_events_and_limit_events_together_is_refused(client, world: World):
+    """As the reference: both set is 400 with its words, all_events defaulting to true."""
+    expected = {"non_field_errors": ["You can set either limit_events or all_events."]}
+    for body in (
+        {**BODY, "all_events": True, "limit_events": ["summit"]},
+        {**BODY, "limit_events": ["summit"]},
+    ):
+        response = await client.post(HOOKS, json=body, headers=auth(world.admin))
+        assert response.status_code == 400 and response.json() == expected, response.text
+    assert (await client.get(HOOKS, headers=auth(world.admin))).json()["count"] == 0
+    limited = await client.post(
+        HOOKS,
+        json={**BODY, "all_events": False, "limit_events": ["summit"]},
+        headers=auth(world.admin),
+    )
+    assert limited.status_code == 201, limited.text
+    url = f"{HOOKS}{limited.json()['id']}/"
+    put = await client.put(
+        url,
+        json={**BODY, "all_events": True, "limit_events": ["summit"]},
+        headers=auth(world.admin),
+    )
+    assert put.status_code == 400 and put.json() == expected
+    ok = await client.put(
+        url, json={**BODY, "all_events": True, "limit_events": []}, headers=auth(world.admin)
+    )
+    assert ok.status_code == 200 and ok.json()["limit_events"] == [], ok.text
 
 
 async def test_tenancy_and_permissions(client, world: World):

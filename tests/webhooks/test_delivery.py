@@ -95,6 +95,49 @@ async def test_matching_by_action_and_event(
     assert len(await calls(app)) == 2
 
 
+async def test_deliveries_name_the_action_in_the_family_registered(
+    client, background, fast_retries, receiver: Receiver, world: World
+):
+    """A webhook registered with the reference's ``pretix.`` names keeps them, and its
+    receiver gets ``pretix.`` actions; one with ``service.`` names gets those; with both,
+    the entry that matched decides (an exact name before a ``.*`` family)."""
+    app = client._transport.app
+    pretix_names = ["pretix.event.orders.waitinglist.added", "pretix.customer.*"]
+    pretix = await create_hook(client, world, receiver.url + "?p", action_types=pretix_names)
+    assert pretix["action_types"] == pretix_names
+    detail = await client.get(f"{HOOKS}{pretix['id']}/", headers=auth(world.admin))
+    assert detail.json()["action_types"] == pretix_names
+    service = await create_hook(
+        client, world, receiver.url + "?s", action_types=[f"{WAITING}.added"]
+    )
+    await create_hook(
+        client,
+        world,
+        receiver.url + "?m",
+        action_types=["pretix.event.orders.waitinglist.*", f"{WAITING}.deleted"],
+    )
+    await notify(app, world.org.id, world.event.id, f"{WAITING}.added", waitinglistentry=1)
+    await notify(app, world.org.id, None, "service.customer.created", customer="ABC")
+    await notify(app, world.org.id, world.event.id, f"{WAITING}.deleted", waitinglistentry=1)
+    await pump(app, lambda: _count(receiver, 5))
+    got = {}
+    for request in receiver.requests:
+        got.setdefault(request.path, []).append(json.loads(request.body)["action"])
+    assert got == {
+        "/hook?p": ["pretix.event.orders.waitinglist.added", "pretix.customer.created"],
+        "/hook?s": [f"{WAITING}.added"],
+        "/hook?m": ["pretix.event.orders.waitinglist.added", f"{WAITING}.deleted"],
+    }
+    log = await client.get(f"{HOOKS}{pretix['id']}/calls/", headers=auth(world.admin))
+    entries = log.json()["results"]
+    assert [e["action"] for e in entries] == [
+        "pretix.customer.created",
+        "pretix.event.orders.waitinglist.added",
+    ]
+    assert all(e["payload"]["action"] == e["action"] for e in entries)
+    assert service["action_types"] == [f"{WAITING}.added"]
+
+
 async def test_two_failures_then_delivered_on_the_third_attempt(
     client, background, fast_retries, receiver: Receiver, world: World
 ):
@@ -218,7 +261,7 @@ async def test_checkins_are_announced_from_the_checkins_table(
         "organizer": "acme",
         "event": "summit",
         "code": the_order.code,
-        "action": "service.event.checkin",
+        "action": "pretix.event.checkin",  # the family the webhook was registered with
         "orderposition_id": position.id,
         "orderposition_positionid": 1,
         "checkin_list": lst.id,
@@ -260,5 +303,6 @@ async def test_notifications_of_real_operations(
         "code": None,
         "action": "service.event.deleted",
     }
-    assert created["action"] == "service.customer.created" and created["event"] is None
+    # Each in the family of the entry that matched it.
+    assert created["action"] == "pretix.customer.created" and created["event"] is None
     assert created["customer"] == customer.json()["identifier"]

@@ -47,8 +47,10 @@ async def test_public_and_allowed_private_addresses_pass():
     ("value", "stored"),
     [
         ("service.event.order.paid", "service.event.order.paid"),
-        ("pretix.event.order.paid", "service.event.order.paid"),
-        ("pretix.event.order.changed.*", "service.event.order.changed.*"),
+        ("pretix.event.order.paid", "pretix.event.order.paid"),
+        ("pretix.event.order.changed.*", "pretix.event.order.changed.*"),
+        (" pretix.event.checkin ", "pretix.event.checkin"),
+        ("pretix.*", "pretix.*"),
         ("service.event.order.changed.item", "service.event.order.changed.item"),
         ("service.event.*", "service.event.*"),
         ("service.giftcards.transaction.*", "service.giftcards.transaction.*"),

@@ -35,7 +35,8 @@ class Webhook(Base):
     enabled: Mapped[bool] = mapped_column(Boolean, default=True)
     target_url: Mapped[str] = mapped_column(String(1000))
     all_events: Mapped[bool] = mapped_column(Boolean, default=True)
-    # Canonical action types (``service.…``), exact or ending in ``.*``.
+    # Action types as the client sent them (``service.…`` or the reference's ``pretix.…``),
+    # exact or ending in ``.*``; deliveries name the action in the family of the entry matched.
     action_types: Mapped[list[str]] = mapped_column(JSONType, default=list)
     comment: Mapped[str | None] = mapped_column(Text, nullable=True)
     secret: Mapped[str] = mapped_column(String(64))
