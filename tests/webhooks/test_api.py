@@ -155,6 +155,55 @@ async def test_all_events_and_limit_events_together_is_refused(client, world: Wo
     assert ok.status_code == 200 and ok.json()["limit_events"] == [], ok.text
 
 
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1:8080/hook",
+        "https://10.0.0.7/hook",
+        "http://169.254.169.254/latest",
+        "http://[::1]/hook",
+        "http://[fe80::1]/hook",
+        "http://[64:ff9b::7f00:1]/hook",  # NAT64 of 127.0.0.1
+        "http://[2002:a00:7::1]/hook",  # 6to4 of 10.0.0.7
+        "http://[::ffff:10.0.0.7]/hook",
+        "http://[::a00:7]/hook",  # IPv4-compatible
+        "http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/hook",  # Teredo
+        "http://localhost:8080/hook",  # a name that resolves to loopback
+    ],
+)
+async def test_a_target_that_can_never_be_delivered_to_is_refused_when_saved(
+    client, world: World, url: str
+):
+    settings = client._transport.app.state.settings
+    assert settings.webhook_allow_private is False
+    response = await client.post(HOOKS, json={**BODY, "target_url": url}, headers=auth(world.admin))
+    body = assert_field_errors(response, "target_url")
+    [message] = body["target_url"]
+    assert "ADMIT_WEBHOOK_ALLOW_PRIVATE" in message and "not" in message
+    assert "127.0.0.1" not in message or "127.0.0.1" in url  # a name's address is not shown
+    assert (await client.get(HOOKS, headers=auth(world.admin))).json()["count"] == 0
+    # Changing a webhook's URL to one is refused too.
+    created = (await client.post(HOOKS, json=BODY, headers=auth(world.admin))).json()
+    patched = await client.patch(
+        f"{HOOKS}{created['id']}/", json={"target_url": url}, headers=auth(world.admin)
+    )
+    assert_field_errors(patched, "target_url")
+    settings.webhook_allow_private = True
+    try:
+        allowed = await client.post(
+            HOOKS, json={**BODY, "target_url": url}, headers=auth(world.admin)
+        )
+        assert allowed.status_code == 201, allowed.text
+    finally:
+        settings.webhook_allow_private = False
+    # Disabling it still works once private targets are off again; enabling checks again.
+    hook = f"{HOOKS}{allowed.json()['id']}/"
+    off = await client.patch(hook, json={"enabled": False}, headers=auth(world.admin))
+    assert off.status_code == 200, off.text
+    on = await client.patch(hook, json={"enabled": True}, headers=auth(world.admin))
+    assert_field_errors(on, "target_url")
+
+
 async def test_tenancy_and_permissions(client, world: World):
     theirs = await client.post(
         "/api/v1/organizers/rival/webhooks/", json=BODY, headers=auth(world.outsider)

@@ -193,18 +193,27 @@ async def test_redirects_are_not_followed(
 async def test_private_addresses_are_refused_unless_allowed(
     client, background, fast_retries, receiver: Receiver, world: World
 ):
+    """Checked again when sent (a name may point elsewhere by then, the setting may have
+    changed): a webhook saved while private targets were allowed is not sent to after."""
     app = client._transport.app
+    hook = await create_hook(client, world, receiver.url)
+    named = await create_hook(client, world, receiver.url.replace("127.0.0.1", "localhost"))
     fast_retries.webhook_allow_private = False
-    await create_hook(client, world, receiver.url)
     await notify(app, world.org.id, world.event.id, f"{WAITING}.added")
 
     async def attempted() -> bool:
-        return any(c.attempts for c in await calls(app))
+        return all(c.attempts for c in await calls(app))
 
     await pump(app, attempted)
-    [call] = await calls(app)
-    assert call.status == "pending" and call.response_status is None
-    assert "127.0.0.1" in call.error and "not a public address" in call.error
+    first, second = await calls(app)
+    assert first.webhook_id == hook["id"] and second.webhook_id == named["id"]
+    assert first.status == "pending" and first.response_status is None
+    assert "127.0.0.1" in first.error and "not a public address" in first.error
+    # What an internal name resolves to is not shown in the log.
+    assert "localhost" in second.error and "not public" in second.error
+    assert "127.0.0.1" not in second.error and "::1" not in second.error
+    log = await client.get(f"{HOOKS}{named['id']}/calls/", headers=auth(world.admin))
+    assert "127.0.0.1" not in log.text
     assert receiver.requests == []
 
 
