@@ -238,7 +238,7 @@ async def _drain(ctx: JobContext, webhook_id: int, hold: Hold) -> tuple[int, dt.
     deadline = time.monotonic() + RUN_SECONDS
     sent = 0
     addresses: dict[tuple[str, int], tuple[str, float]] = {}
-    async with http.client(settings.webhook_timeout_seconds) as client:
+    async with http.client(settings.webhook_timeout_seconds, settings.webhook_ca_file) as client:
         while time.monotonic() < deadline:
             hook, calls = await _load(ctx.db, webhook_id, utcnow())
             if hook is None or not hook.enabled or hook.lock_owner != owner or not hold.held:
