@@ -9,7 +9,11 @@ import json
 import time
 from typing import Any
 
+from sqlalchemy import update
+
+from admit.db import utcnow
 from admit.kit.jobs import JobContext
+from admit.models import Webhook, WebhookCall
 from admit.webhooks.delivery import deliver
 from tests.factories import World
 from tests.webhooks.conftest import (
@@ -18,6 +22,7 @@ from tests.webhooks.conftest import (
     create_hook,
     hook_row,
     notify,
+    pump,
     run_fan_out,
 )
 
@@ -115,3 +120,62 @@ async def test_two_runs_at_once_deliver_each_call_once_in_order(client, fast_ret
     log = await calls(app, hook["id"])
     assert [(c.status, c.attempts, c.claimed_by) for c in log] == [("delivered", 1, None)] * CALLS
     assert (await hook_row(app, hook["id"])).lock_owner is None  # released
+
+
+async def test_a_call_marked_by_a_stopped_run_counts_that_attempt(
+    client, background, fast_retries, receiver: Receiver, world: World
+):
+    """A mark left behind (its run's process died after sending, before recording) makes the
+    next run count the lost attempt: the log says the receiver may have got it twice."""
+    app = client._transport.app
+    hook = await create_hook(client, world, receiver.url)
+    await notify(app, world.org.id, world.event.id, f"{WAITING}.added")
+    await notify(app, world.org.id, world.event.id, f"{WAITING}.added")
+    await run_fan_out(app)  # the calls, and a delivery job handed to the engine
+    await app.state.background.engine.broker.wait_all()
+    assert len(receiver.requests) == 2
+    second_id = (await calls(app))[1].id
+    async with app.state.db.sessionmaker() as session:
+        await session.execute(
+            update(WebhookCall)
+            .where(WebhookCall.webhook_id == hook["id"])
+            .values(status="pending", attempts=0, next_retry=utcnow(), claimed_by="7:1:dead")
+        )
+        await session.execute(
+            update(WebhookCall).where(WebhookCall.id == second_id).values(claimed_by=None)
+        )
+        # Marked for a run, as the housekeeping does for calls nobody is sending.
+        await session.execute(
+            update(Webhook).where(Webhook.id == hook["id"]).values(wake_at=utcnow())
+        )
+        await session.commit()
+    await pump(app, lambda: _all_delivered(app))
+    first, second = await calls(app)
+    assert (first.attempts, first.claimed_by, first.error) == (2, None, None)
+    assert (second.attempts, second.claimed_by) == (1, None)
+
+
+async def test_calls_marked_but_left_unsent_are_not_counted(
+    client, background, fast_retries, receiver: Receiver, world: World
+):
+    """A run that stops early (two failures in a row block the webhook) takes its mark off
+    the calls it did not send: the next run counts no attempt for them."""
+    app = client._transport.app
+    receiver.statuses = [500, 500]
+    await create_hook(client, world, receiver.url)
+    for _ in range(5):
+        await notify(app, world.org.id, world.event.id, f"{WAITING}.added")
+    await pump(app, lambda: _all_delivered(app))
+    log = await calls(app)
+    assert [(c.status, c.attempts, c.claimed_by) for c in log] == [
+        ("delivered", 2, None),
+        ("delivered", 2, None),
+        ("delivered", 1, None),
+        ("delivered", 1, None),
+        ("delivered", 1, None),
+    ]
+    assert len(receiver.requests) == 7
+
+
+async def _all_delivered(app: Any) -> bool:
+    return all(c.status == "delivered" for c in await calls(app))
