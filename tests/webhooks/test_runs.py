@@ -28,8 +28,8 @@ from tests.webhooks.conftest import (
 
 WAITING = "service.event.orders.waitinglist"
 CALLS = 6
-STALL = 0.4  # seconds the receiver sits on each call
-LEASE = 0.6  # the job lease: the whole delivery lasts about four of them
+STALL = 1.2  # seconds the receiver sits on each call
+LEASE = 2.0  # the job lease: the whole delivery lasts more than three of them
 
 
 class Watching(Receiver):
@@ -112,7 +112,7 @@ async def test_two_runs_at_once_deliver_each_call_once_in_order(client, fast_ret
     assert winner[2] - winner[1] > 3 * LEASE
     assert others and all(s[3] == "Another run delivers to this webhook." for s in others)
     overlapping = [s for s in others if winner[1] <= s[1] < winner[2]]
-    assert len(overlapping) >= 5
+    assert len(overlapping) >= 8
     assert any(s[1] > winner[1] + 2 * LEASE for s in overlapping)
     # Each call arrived once, in order, one at a time.
     got = [json.loads(r.body)["notification_id"] for r in box.requests]
