@@ -3,8 +3,11 @@
 The target's host name is resolved here and every address it resolves to must be public
 (unless ``webhook_allow_private``); the request then goes to the first address itself (the
 name stays in the ``Host`` header and, for https, in SNI and the certificate check), so a
-second lookup cannot point the connection somewhere else. Redirects are not followed, the
-whole exchange is bounded by the timeout, and at most 1 KB of the answer is read.
+second lookup cannot point the connection somewhere else (which addresses pass:
+:mod:`admit.webhooks.addresses`). Certificates are checked against the public authorities and
+those of ``webhook_ca_file``. Redirects are not followed, the whole exchange is bounded by the
+timeout, at most 1 KB of the answer is read, and error texts never show the address a name
+resolved to.
 """
 
 from __future__ import annotations
