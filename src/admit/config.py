@@ -77,12 +77,15 @@ class Settings(BaseSettings):
     # unless allowed here (a receiver on the same network). A delivery waits this long for an
     # answer; failures are retried with exponential backoff from the base (with jitter) until
     # the notification is this many hours old. Deliveries to one host run at most this many
-    # at once per process, so a slow receiver cannot take every job slot.
+    # at once per process, so a slow receiver cannot take every job slot. ``webhook_ca_file``:
+    # a PEM file of certificate authorities trusted for https targets besides the usual ones
+    # (a receiver with a certificate of an internal CA).
     webhook_allow_private: bool = False
     webhook_timeout_seconds: float = Field(default=30.0, gt=0, le=300)
     webhook_retry_base_seconds: float = Field(default=60.0, gt=0, le=24 * 3600)
     webhook_max_age_hours: float = Field(default=72.0, gt=0, le=24 * 30)
     webhook_host_concurrency: int = Field(default=2, ge=1, le=100)
+    webhook_ca_file: str | None = None
     log_format: str = Field(default="text", pattern="^(text|json)$")
     log_level: str = Field(default="WARNING", pattern="(?i)^(debug|info|warning|error)$")
     access_log: bool = True

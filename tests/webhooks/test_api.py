@@ -42,7 +42,7 @@ async def test_create_read_list_update(client, world: World, factory):
         "target_url": "https://example.org/hook",
         "all_events": False,
         "limit_events": ["gala", "summit"],
-        "action_types": ["service.event.order.paid", "service.event.item.*", "service.*"],
+        "action_types": ["pretix.event.order.paid", "service.event.item.*", "pretix.*"],
         "comment": "ERP",
     }
     detail = await client.get(f"{HOOKS}{created['id']}/", headers=auth(world.admin))
@@ -52,8 +52,16 @@ async def test_create_read_list_update(client, world: World, factory):
     listed = (await client.get(HOOKS, headers=auth(world.admin))).json()
     assert listed["count"] == 1 and listed["results"] == [created]
 
-    patched = await client.patch(
+    # all_events with limit_events kept is the reference's "either" error (the merged state).
+    either = await client.patch(
         f"{HOOKS}{created['id']}/", json={"all_events": True}, headers=auth(world.admin)
+    )
+    assert either.status_code == 400
+    assert either.json() == {"non_field_errors": ["You can set either limit_events or all_events."]}
+    patched = await client.patch(
+        f"{HOOKS}{created['id']}/",
+        json={"all_events": True, "limit_events": []},
+        headers=auth(world.admin),
     )
     assert patched.status_code == 200, patched.text
     assert patched.json()["all_events"] is True and "secret" not in patched.json()
@@ -117,6 +125,84 @@ async def test_validation(client, world: World):
     ]
     listed = (await client.get(HOOKS, headers=auth(world.admin))).json()
     assert listed["count"] == 0
+
+
+async def test_all_events_and_limit_events_together_is_refused(client, world: World):
+    """As the reference: both set is 400 with its words, all_events defaulting to true."""
+    expected = {"non_field_errors": ["You can set either limit_events or all_events."]}
+    for body in (
+        {**BODY, "all_events": True, "limit_events": ["summit"]},
+        {**BODY, "limit_events": ["summit"]},
+    ):
+        response = await client.post(HOOKS, json=body, headers=auth(world.admin))
+        assert response.status_code == 400 and response.json() == expected, response.text
+    assert (await client.get(HOOKS, headers=auth(world.admin))).json()["count"] == 0
+    limited = await client.post(
+        HOOKS,
+        json={**BODY, "all_events": False, "limit_events": ["summit"]},
+        headers=auth(world.admin),
+    )
+    assert limited.status_code == 201, limited.text
+    url = f"{HOOKS}{limited.json()['id']}/"
+    put = await client.put(
+        url,
+        json={**BODY, "all_events": True, "limit_events": ["summit"]},
+        headers=auth(world.admin),
+    )
+    assert put.status_code == 400 and put.json() == expected
+    ok = await client.put(
+        url, json={**BODY, "all_events": True, "limit_events": []}, headers=auth(world.admin)
+    )
+    assert ok.status_code == 200 and ok.json()["limit_events"] == [], ok.text
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1:8080/hook",
+        "https://10.0.0.7/hook",
+        "http://169.254.169.254/latest",
+        "http://[::1]/hook",
+        "http://[fe80::1]/hook",
+        "http://[64:ff9b::7f00:1]/hook",  # NAT64 of 127.0.0.1
+        "http://[2002:a00:7::1]/hook",  # 6to4 of 10.0.0.7
+        "http://[::ffff:10.0.0.7]/hook",
+        "http://[::a00:7]/hook",  # IPv4-compatible
+        "http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/hook",  # Teredo
+        "http://localhost:8080/hook",  # a name that resolves to loopback
+    ],
+)
+async def test_a_target_that_can_never_be_delivered_to_is_refused_when_saved(
+    client, world: World, url: str
+):
+    settings = client._transport.app.state.settings
+    assert settings.webhook_allow_private is False
+    response = await client.post(HOOKS, json={**BODY, "target_url": url}, headers=auth(world.admin))
+    body = assert_field_errors(response, "target_url")
+    [message] = body["target_url"]
+    assert "ADMIT_WEBHOOK_ALLOW_PRIVATE" in message and "not" in message
+    assert "127.0.0.1" not in message or "127.0.0.1" in url  # a name's address is not shown
+    assert (await client.get(HOOKS, headers=auth(world.admin))).json()["count"] == 0
+    # Changing a webhook's URL to one is refused too.
+    created = (await client.post(HOOKS, json=BODY, headers=auth(world.admin))).json()
+    patched = await client.patch(
+        f"{HOOKS}{created['id']}/", json={"target_url": url}, headers=auth(world.admin)
+    )
+    assert_field_errors(patched, "target_url")
+    settings.webhook_allow_private = True
+    try:
+        allowed = await client.post(
+            HOOKS, json={**BODY, "target_url": url}, headers=auth(world.admin)
+        )
+        assert allowed.status_code == 201, allowed.text
+    finally:
+        settings.webhook_allow_private = False
+    # Disabling it still works once private targets are off again; enabling checks again.
+    hook = f"{HOOKS}{allowed.json()['id']}/"
+    off = await client.patch(hook, json={"enabled": False}, headers=auth(world.admin))
+    assert off.status_code == 200, off.text
+    on = await client.patch(hook, json={"enabled": True}, headers=auth(world.admin))
+    assert_field_errors(on, "target_url")
 
 
 async def test_tenancy_and_permissions(client, world: World):

@@ -55,7 +55,7 @@ async def test_an_order_life_cycle_check_in_and_annul_arrive_signed_and_in_order
         client, world, secret, [clist.id], headers=checkin.device_auth(token), nonce="gate-1"
     )
     assert scanned.status_code == 201, scanned.text
-    await step(["service.event.checkin"])
+    await step(["pretix.event.checkin"])  # registered under the reference's name
 
     annulled = await client.post(
         checkin.rpc_url(world, "annul"),
@@ -74,7 +74,7 @@ async def test_an_order_life_cycle_check_in_and_annul_arrive_signed_and_in_order
     bodies = [json.loads(r.body) for r in receiver.requests]
     assert all(b["code"] == code and b["organizer"] == "acme" for b in bodies)
     assert all(verify(hook["secret"], r) == [True] for r in receiver.requests)
-    ids = [b["notification_id"] for b in bodies if b["action"] != "service.event.checkin"]
+    ids = [b["notification_id"] for b in bodies if b["action"] != "pretix.event.checkin"]
     assert ids == sorted(ids)  # the outbox's own order
 
 

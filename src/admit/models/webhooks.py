@@ -35,7 +35,8 @@ class Webhook(Base):
     enabled: Mapped[bool] = mapped_column(Boolean, default=True)
     target_url: Mapped[str] = mapped_column(String(1000))
     all_events: Mapped[bool] = mapped_column(Boolean, default=True)
-    # Canonical action types (``service.…``), exact or ending in ``.*``.
+    # Action types as the client sent them (``service.…`` or the reference's ``pretix.…``),
+    # exact or ending in ``.*``; deliveries name the action in the family of the entry matched.
     action_types: Mapped[list[str]] = mapped_column(JSONType, default=list)
     comment: Mapped[str | None] = mapped_column(Text, nullable=True)
     secret: Mapped[str] = mapped_column(String(64))
@@ -88,6 +89,9 @@ class WebhookCall(Base):
     duration_ms: Mapped[int | None] = mapped_column(Integer, nullable=True)
     next_retry: Mapped[dt.datetime | None] = mapped_column(UTCDateTime(), nullable=True)
     last_attempt: Mapped[dt.datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    # The delivery run sending this call (marked before it is sent, cleared when its answer is
+    # recorded); a mark of a run that stopped means the call may have been sent already.
+    claimed_by: Mapped[str | None] = mapped_column(String(64), nullable=True)
     # Set on a copy made by ``redeliver``: the call it repeats.
     redelivery_of: Mapped[int | None] = mapped_column(Integer, nullable=True)
     created: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow, index=True)

@@ -1,7 +1,9 @@
 """The webhook action types Admit emits (the spec's core types), in canonical form.
 
-Integrations written for the reference send ``pretix.`` where Admit says ``service.``: input
-accepts both (:func:`canonical`), storage and payloads use ``service.``.
+Integrations written for the reference say ``pretix.`` where Admit says ``service.``: both
+families are accepted (:func:`canonical` maps one to the other for matching). A webhook keeps
+the names as its client sent them, and its deliveries carry ``action`` in the family it was
+registered with (:func:`in_family`), so a receiver written for the reference sees its names.
 """
 
 from __future__ import annotations
@@ -79,9 +81,26 @@ ACTION_TYPES: tuple[str, ...] = (
 PREFIXES: tuple[str, ...] = (ORDER_CHANGED_PREFIX, ITEM_PREFIX, GIFTCARD_TRANSACTION_PREFIX)
 
 
+SERVICE = "service."
+PRETIX = "pretix."
+FAMILIES = (SERVICE, PRETIX)
+
+
 def canonical(action: str) -> str:
     """``pretix.…`` is accepted as an alias of ``service.…``."""
-    return "service." + action.removeprefix("pretix.") if action.startswith("pretix.") else action
+    return SERVICE + action.removeprefix(PRETIX) if action.startswith(PRETIX) else action
+
+
+def family(action: str) -> str:
+    """The family (``pretix.`` or ``service.``) a name as a client sent it is written in."""
+    return PRETIX if action.startswith(PRETIX) else SERVICE
+
+
+def in_family(action: str, prefix: str) -> str:
+    """A canonical ``service.…`` name written in ``prefix``'s family."""
+    if prefix == PRETIX and action.startswith(SERVICE):
+        return PRETIX + action.removeprefix(SERVICE)
+    return action
 
 
 def is_known(action: str) -> bool:

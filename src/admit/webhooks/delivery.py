@@ -2,23 +2,33 @@
 in id order, so a receiver gets notifications in order as far as retries allow (what an
 attempt's answer means: :mod:`admit.webhooks.outcomes`).
 
-A run holds the webhook's lock, a lease it extends while it sends, and never holds a database
-connection while it waits for a receiver; a batch of calls costs one read and one write. A run
-ends after a time budget, when its calls are sent, when the receiver failed twice in a row, or
-when its host already has as many requests in flight as allowed; the webhook is then marked
-for the fan-out to wake again when its next call is due.
+A run holds the webhook's lock for the job lease (``job_lease_seconds``), extended by a
+heartbeat every third of it while the run lasts, so a run whose process died frees the webhook
+about when its job's lease runs out, and the job's next attempt goes on from there. A run never
+holds a database connection while it waits for a receiver. It marks ``RECORD_EVERY`` calls
+before sending them and records answers at least every ``RECORD_EVERY`` calls or
+``RECORD_SECONDS``, in one transaction with the next mark: a process that dies repeats at most
+the calls it had marked, and the log counts those attempts. A run ends after a time budget,
+when its calls are sent, when the receiver failed twice in a row, or when its host already has
+as many requests in flight as allowed; the webhook is then marked for the fan-out to wake
+again when its next call is due.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import datetime as dt
+import logging
 import secrets
 import time
 from collections import defaultdict
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 import orjson
 from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy.exc import SQLAlchemyError
 
 from admit.db import Database, utcnow
 from admit.kit.jobs import JobContext, JobFailed, job_kind
@@ -33,10 +43,15 @@ if TYPE_CHECKING:
     from admit.webhooks import http
 
 DELIVER_KIND = "webhook.deliver"
-LOCK_MARGIN_SECONDS = 30.0
 RUN_SECONDS = 20.0
 FETCH = 100
 HOST_BUSY_SECONDS = 1.0
+# Calls marked before they are sent (a dead run repeats at most these), and how often answers
+# are written at the latest: a write per RECORD_EVERY calls, not one per call.
+RECORD_EVERY = 10
+RECORD_SECONDS = 0.5
+
+log = logging.getLogger("admit.webhooks")
 
 # Requests in flight per target host in this process (see webhook_host_concurrency).
 _in_flight: dict[str, int] = defaultdict(int)
@@ -48,14 +63,16 @@ async def deliver(ctx: JobContext) -> str:
     if not isinstance(webhook_id, int) or isinstance(webhook_id, bool):
         raise JobFailed("The job names no webhook.")
     owner = f"{ctx.id}:{ctx.attempt}:{secrets.token_hex(4)}"
-    won, until = await _acquire(ctx.db, webhook_id, owner, ctx.settings)
+    seconds = float(ctx.settings.job_lease_seconds)
+    won, until = await _acquire(ctx.db, webhook_id, owner, seconds)
     if not won:
         # Another run has it; should that run have died, look again when its lease ends.
         await _rearm(ctx.db, webhook_id, not_before=until)
         return "Another run delivers to this webhook."
     not_before = None
     try:
-        sent, not_before = await _drain(ctx, webhook_id, owner, until)
+        async with Hold(ctx.db, webhook_id, owner, seconds, until).kept() as hold:
+            sent, not_before = await _drain(ctx, webhook_id, hold)
     finally:
         await _release(ctx.db, webhook_id, owner)
         # Calls left (retries, or ones that came in meanwhile): the fan-out wakes it again.
@@ -63,17 +80,17 @@ async def deliver(ctx: JobContext) -> str:
     return f"{sent} call(s) sent."
 
 
-def _lease(settings: Any) -> dt.datetime:
-    return utcnow() + dt.timedelta(seconds=settings.webhook_timeout_seconds + LOCK_MARGIN_SECONDS)
+def _lease(seconds: float) -> dt.datetime:
+    return utcnow() + dt.timedelta(seconds=seconds)
 
 
 async def _acquire(
-    db: Database, webhook_id: int, owner: str, settings: Any
+    db: Database, webhook_id: int, owner: str, seconds: float
 ) -> tuple[bool, dt.datetime]:
     """(True, the lease's end) when this run now holds the webhook; else (False, when the
     holder's lease ends)."""
     now = utcnow()
-    lease = _lease(settings)
+    lease = _lease(seconds)
     async with db.sessionmaker() as session:
         won = (
             await session.execute(
@@ -99,9 +116,9 @@ async def _acquire(
     return False, held or now  # a disabled or deleted webhook: nothing to wait for
 
 
-async def _extend(db: Database, webhook_id: int, owner: str, settings: Any) -> dt.datetime | None:
+async def _extend(db: Database, webhook_id: int, owner: str, seconds: float) -> dt.datetime | None:
     """A longer lease; None when the webhook is no longer the run's (or was disabled)."""
-    lease = _lease(settings)
+    lease = _lease(seconds)
     async with db.sessionmaker() as session:
         result = await session.execute(
             update(Webhook)
@@ -110,6 +127,49 @@ async def _extend(db: Database, webhook_id: int, owner: str, settings: Any) -> d
         )
         await session.commit()
     return lease if result.rowcount == 1 else None  # type: ignore[attr-defined]
+
+
+class Hold:
+    """This run's hold on the webhook: a heartbeat extends the lock every third of the lease
+    (also while a slow receiver keeps a call in flight). ``held`` turns false for good once
+    the lock was taken away (the webhook disabled, another run after a lapse) or the lease
+    ran out without an extension (the database unreachable): the run then sends no more."""
+
+    def __init__(
+        self, db: Database, webhook_id: int, owner: str, seconds: float, until: dt.datetime
+    ) -> None:
+        self.db, self.webhook_id, self.owner = db, webhook_id, owner
+        self.seconds, self.until = seconds, until
+        self.lost = False
+
+    @property
+    def held(self) -> bool:
+        if not self.lost and utcnow() >= self.until:
+            self.lost = True
+        return not self.lost
+
+    async def _beat(self) -> None:
+        while not self.lost:
+            await asyncio.sleep(self.seconds / 3)
+            try:
+                until = await _extend(self.db, self.webhook_id, self.owner, self.seconds)
+            except (SQLAlchemyError, OSError):
+                log.warning("webhook %s: lock heartbeat failed", self.webhook_id, exc_info=True)
+                continue  # ``held`` turns false when the lease runs out meanwhile
+            if until is None:
+                self.lost = True
+            else:
+                self.until = until
+
+    @contextlib.asynccontextmanager
+    async def kept(self) -> AsyncIterator[Hold]:
+        beat = asyncio.create_task(self._beat())
+        try:
+            yield self
+        finally:
+            beat.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await beat
 
 
 async def _release(db: Database, webhook_id: int, owner: str) -> None:
@@ -165,9 +225,7 @@ async def _load(db: Database, webhook_id: int, now: dt.datetime) -> tuple[Any, l
         return hook, list((await session.execute(query)).scalars().all())
 
 
-async def _drain(
-    ctx: JobContext, webhook_id: int, owner: str, lease: dt.datetime
-) -> tuple[int, dt.datetime | None]:
+async def _drain(ctx: JobContext, webhook_id: int, hold: Hold) -> tuple[int, dt.datetime | None]:
     """Sends due calls in order; returns how many, and a time before which not to wake."""
     # httpx loads in the process that delivers, not in every API process that registers
     # this job kind.
@@ -176,14 +234,14 @@ async def _drain(
     from admit.webhooks import http
 
     settings = ctx.settings
-    margin = dt.timedelta(seconds=settings.webhook_timeout_seconds + 5)
+    owner = hold.owner
     deadline = time.monotonic() + RUN_SECONDS
     sent = 0
     addresses: dict[tuple[str, int], tuple[str, float]] = {}
-    async with http.client(settings.webhook_timeout_seconds) as client:
+    async with http.client(settings.webhook_timeout_seconds, settings.webhook_ca_file) as client:
         while time.monotonic() < deadline:
             hook, calls = await _load(ctx.db, webhook_id, utcnow())
-            if hook is None or not hook.enabled or hook.lock_owner != owner:
+            if hook is None or not hook.enabled or hook.lock_owner != owner or not hold.held:
                 return sent, None
             if not calls:
                 return sent, hook.blocked_until
@@ -191,29 +249,37 @@ async def _drain(
             state = HookState(hook.failure_streak)
             outcomes: list[dict[str, Any]] = []
             go_on, wait = True, None
+            done = marked = 0  # calls[:done] answered; calls[:marked] marked for sending
+            written = time.monotonic()
             try:
-                for call in calls:
+                while done < len(calls):
                     if _in_flight[host] >= settings.webhook_host_concurrency:
                         go_on, wait = False, utcnow() + dt.timedelta(seconds=HOST_BUSY_SECONDS)
                         break
-                    if lease - utcnow() < margin:
-                        extended = await _extend(ctx.db, webhook_id, owner, settings)
-                        if extended is None:
-                            go_on = False
-                            break
-                        lease = extended
+                    if not hold.held:
+                        go_on = False
+                        break
+                    if done == marked or time.monotonic() - written >= RECORD_SECONDS:
+                        # The answers so far and the mark on the next few, in one write.
+                        upto = min(len(calls), done + RECORD_EVERY)
+                        claim, marked = calls[marked:upto], max(marked, upto)
+                        await write(ctx.db, webhook_id, owner, outcomes, state, claim=claim)
+                        outcomes, written = [], time.monotonic()
+                    call = calls[done]
                     _in_flight[host] += 1
                     try:
                         answer = await _send(settings, client, hook, call, addresses)
                     finally:
                         _in_flight[host] -= 1
+                    done += 1
                     sent += answer is not None
                     values, go_on = outcome(call, answer, state, settings, utcnow())
                     outcomes.append(values)
                     if not go_on or time.monotonic() >= deadline:
                         break
             finally:
-                await write(ctx.db, webhook_id, owner, outcomes, state)
+                # Answers not yet written, and the mark off the calls left unsent.
+                await write(ctx.db, webhook_id, owner, outcomes, state, release=calls[done:marked])
             if not go_on:
                 return sent, wait
     return sent, None

@@ -14,12 +14,14 @@ from __future__ import annotations
 import datetime as dt
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.kit.jobs import enqueue
 from admit.models import Webhook, WebhookCall, WebhookCursor, webhook_limit_events
+from admit.notifications.types import canonical, family, in_family
 from admit.webhooks.sources import SOURCES, Row, Source
 
 INTERVAL_SECONDS = 1.0
@@ -32,19 +34,42 @@ CHUNK = 500
 
 @dataclass(frozen=True)
 class Target:
-    """An enabled webhook, as matching needs it."""
+    """An enabled webhook, as matching needs it: its action types in canonical form, each
+    with the family (``service.`` or ``pretix.``) the client wrote it in."""
 
     id: int
     organizer_id: int
     all_events: bool
     events: frozenset[int]
-    exact: frozenset[str]
-    families: tuple[str, ...]
+    exact: dict[str, str]
+    families: tuple[tuple[str, str], ...]
 
-    def wants(self, row: Row) -> bool:
+    def wants(self, row: Row) -> str | None:
+        """The family to announce ``row`` in, or None when the webhook does not want it.
+        An exact type wins over a ``.*`` entry; among ``.*`` entries the first listed."""
         if row.event_id is not None and not self.all_events and row.event_id not in self.events:
-            return False
-        return row.action in self.exact or row.action.startswith(self.families)
+            return None
+        found = self.exact.get(row.action)
+        if found is not None:
+            return found
+        for prefix, written in self.families:
+            if row.action.startswith(prefix):
+                return written
+        return None
+
+
+def target(
+    webhook_id: int, organizer_id: int, all_events: bool, events: frozenset[int], types: list[str]
+) -> Target:
+    exact: dict[str, str] = {}
+    families: list[tuple[str, str]] = []
+    for sent in types:
+        action = canonical(sent)
+        if action.endswith(".*"):
+            families.append((action[:-1], family(sent)))
+        else:
+            exact.setdefault(action, family(sent))
+    return Target(webhook_id, organizer_id, all_events, events, exact, tuple(families))
 
 
 async def load_targets(session: AsyncSession) -> dict[int, list[Target]]:
@@ -72,14 +97,7 @@ async def load_targets(session: AsyncSession) -> dict[int, list[Target]]:
     for h in hooks:
         types = [t for t in (h.action_types or []) if isinstance(t, str)]
         targets[h.organizer_id].append(
-            Target(
-                id=h.id,
-                organizer_id=h.organizer_id,
-                all_events=h.all_events,
-                events=frozenset(limits[h.id]),
-                exact=frozenset(t for t in types if not t.endswith(".*")),
-                families=tuple(t[:-1] for t in types if t.endswith(".*")),
-            )
+            target(h.id, h.organizer_id, h.all_events, frozenset(limits[h.id]), types)
         )
     return targets
 
@@ -128,6 +146,12 @@ async def _advance(
     return sorted(found, key=lambda r: r.id)
 
 
+def _written_in(payload: dict[str, Any], prefix: str) -> dict[str, Any]:
+    """The payload with its ``action`` in the webhook's family (shared when unchanged)."""
+    action = in_family(payload["action"], prefix)
+    return payload if action == payload["action"] else {**payload, "action": action}
+
+
 async def fan_out(session: AsyncSession, now: dt.datetime) -> int:
     """One run: new outbox rows to calls, then delivery jobs for the webhooks due."""
     targets = await load_targets(session)
@@ -140,16 +164,16 @@ async def fan_out(session: AsyncSession, now: dt.datetime) -> int:
             if (position, {}) != (cursor.position, cursor.gaps):
                 cursor.position, cursor.gaps, cursor.updated = position, {}, now
             continue
-        pairs = [
-            (row.id, target.id)
+        triples = [
+            (row.id, hook.id, prefix)
             for row in await _advance(session, source, cursor, now)
             if row.wanted
-            for target in targets.get(row.organizer_id, ())
-            if target.wants(row)
+            for hook in targets.get(row.organizer_id, ())
+            if (prefix := hook.wants(row)) is not None
         ]
-        if not pairs:
+        if not triples:
             continue
-        wanted = sorted({row_id for row_id, _ in pairs})
+        wanted = sorted({row_id for row_id, _, _ in triples})
         payloads = {}
         for start in range(0, len(wanted), CHUNK):
             payloads.update(await source.payloads(session, wanted[start : start + CHUNK]))
@@ -158,15 +182,16 @@ async def fan_out(session: AsyncSession, now: dt.datetime) -> int:
                 "webhook_id": webhook_id,
                 "source": source.name,
                 "source_id": row_id,
-                "action": payloads[row_id]["action"],
-                "payload": payloads[row_id],
+                "action": body["action"],
+                "payload": body,
                 "status": "pending",
                 "attempts": 0,
                 "next_retry": now,
                 "created": now,
             }
-            for row_id, webhook_id in pairs
+            for row_id, webhook_id, prefix in triples
             if row_id in payloads  # gone meanwhile (e.g. its ticket was deleted)
+            for body in (_written_in(payloads[row_id], prefix),)
         ]
         if values:
             await session.execute(insert(WebhookCall), values)

@@ -3,21 +3,27 @@
 The target's host name is resolved here and every address it resolves to must be public
 (unless ``webhook_allow_private``); the request then goes to the first address itself (the
 name stays in the ``Host`` header and, for https, in SNI and the certificate check), so a
-second lookup cannot point the connection somewhere else. Redirects are not followed, the
-whole exchange is bounded by the timeout, and at most 1 KB of the answer is read.
+second lookup cannot point the connection somewhere else (which addresses pass:
+:mod:`admit.webhooks.addresses`). Certificates are checked against the public authorities and
+those of ``webhook_ca_file``. Redirects are not followed, the whole exchange is bounded by the
+timeout, at most 1 KB of the answer is read, and error texts never show the address a name
+resolved to.
 """
 
 from __future__ import annotations
 
 import asyncio
-import ipaddress
-import socket
+import functools
+import ssl
 import time
 from dataclasses import dataclass
 
 import httpx
 
 from admit import __version__
+from admit.webhooks.addresses import Refused, literal, resolve
+
+__all__ = ["Answer", "Refused", "client", "post", "resolve"]
 
 BODY_LIMIT = 1024
 RESOLVED_SECONDS = 30.0
@@ -38,55 +44,34 @@ class Answer:
         return self.status is not None and 200 <= self.status < 300
 
 
-class Refused(Exception):
-    """The target may not be called (a non-public address, a name that does not resolve)."""
+@functools.cache
+def tls_context(ca_file: str | None) -> ssl.SSLContext:
+    """Certificates are checked against the usual authorities (certifi's bundle) and those in
+    ``ca_file`` (``ADMIT_WEBHOOK_CA_FILE``), for the URL's host name (sent as SNI) although
+    the connection goes to the checked address. Built once per process (loading is slow)."""
+    context = httpx.create_ssl_context(trust_env=False)
+    if ca_file:
+        context.load_verify_locations(cafile=ca_file)
+    return context
 
 
-def client(timeout: float) -> httpx.AsyncClient:
+def client(timeout: float, ca_file: str | None = None) -> httpx.AsyncClient:
     """A client for one delivery run: no redirects, no proxies from the environment."""
     return httpx.AsyncClient(
         follow_redirects=False,
         trust_env=False,
         timeout=timeout,
+        verify=tls_context(ca_file),
         headers={"User-Agent": USER_AGENT},
     )
 
 
-def is_public(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
-    return address.is_global and not address.is_multicast
-
-
-async def resolve(host: str, port: int, *, allow_private: bool) -> str:
-    """The address to connect to; Refused when it (or any other address of the name) is
-    not public and private targets are not allowed."""
-    try:
-        candidates = [(str(ipaddress.ip_address(host)), ipaddress.ip_address(host))]
-    except ValueError:
-        try:
-            infos = await asyncio.get_running_loop().getaddrinfo(
-                host, port, type=socket.SOCK_STREAM
-            )
-        except (OSError, UnicodeError) as exc:
-            raise Refused(f"The host {host} could not be resolved ({exc}).") from None
-        candidates = []
-        for info in infos:
-            raw = str(info[4][0])
-            try:
-                candidates.append((raw, ipaddress.ip_address(raw.split("%")[0])))
-            except ValueError:
-                continue
-    if not candidates:
-        raise Refused(f"The host {host} has no usable address.")
-    if not allow_private:
-        for _, address in candidates:
-            if not is_public(address):
-                raise Refused(
-                    f"The host {host} resolves to {address}, which is not a public address; "
-                    "refused (ADMIT_WEBHOOK_ALLOW_PRIVATE allows it)."
-                )
-    return candidates[0][0]
+def _scrubbed(message: str, host: str, address: str) -> str:
+    """An error message without the address a host *name* resolved to (the log must not show
+    where internal names point); the name stands in its place."""
+    if address and host and literal(host) is None:
+        message = message.replace(address, host)
+    return message
 
 
 def _text(data: bytes) -> str:
@@ -107,6 +92,7 @@ async def post(
     """POSTs ``body`` to ``url``; never raises for anything the receiver or network does.
     ``addresses`` keeps checked addresses for ``RESOLVED_SECONDS`` (one delivery run)."""
     started = time.monotonic()
+    host, address = "", ""
 
     def answer(status: int | None, text: str | None, error: str | None) -> Answer:
         return Answer(status, text, error, int((time.monotonic() - started) * 1000))
@@ -144,5 +130,5 @@ async def post(
     except TimeoutError:
         return answer(None, None, f"No answer within {timeout:g} s.")
     except (httpx.HTTPError, httpx.InvalidURL, OSError, UnicodeError, ValueError) as exc:
-        return answer(None, None, f"{type(exc).__name__}: {exc}"[:500])
+        return answer(None, None, _scrubbed(f"{type(exc).__name__}: {exc}", host, address)[:500])
     return answer(response.status_code, _text(bytes(data)), None)

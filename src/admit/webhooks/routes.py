@@ -40,6 +40,10 @@ def _check_status(raw: str) -> str:
     return raw
 
 
+def _allow_private(ctx: OrgContext) -> bool:
+    return bool(ctx.request.app.state.settings.webhook_allow_private)
+
+
 class WebhookResource(Resource[Webhook]):
     name = "webhooks"
     path = "/organizers/{organizer}/webhooks"
@@ -66,7 +70,9 @@ class WebhookResource(Resource[Webhook]):
 
     async def perform_create(self, ctx: OrgContext, data: BaseModel, supplied: set[str]) -> Any:
         assert isinstance(data, WebhookIn)
-        webhook = await service.create_webhook(ctx.session, ctx.organizer_id, data)
+        webhook = await service.create_webhook(
+            ctx.session, ctx.organizer_id, data, allow_private=_allow_private(ctx)
+        )
         ctx.extra["secret_of"] = webhook.id
         return webhook
 
@@ -74,7 +80,9 @@ class WebhookResource(Resource[Webhook]):
         self, ctx: OrgContext, obj: Webhook, data: BaseModel, supplied: set[str]
     ) -> None:
         assert isinstance(data, WebhookIn)
-        await service.update_webhook(ctx.session, ctx.organizer_id, obj, data)
+        await service.update_webhook(
+            ctx.session, ctx.organizer_id, obj, data, allow_private=_allow_private(ctx)
+        )
 
     async def perform_delete(self, ctx: OrgContext, obj: Webhook) -> Response:
         await service.disable_webhook(ctx.session, obj)

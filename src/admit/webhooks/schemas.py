@@ -6,12 +6,13 @@ import datetime as dt
 from typing import Annotated, Any
 from urllib.parse import urlsplit
 
-from pydantic import AfterValidator, Field
+from pydantic import AfterValidator, Field, model_validator
 
 from admit.kit.schema import ReadModel, WriteModel
 from admit.notifications.types import ACTION_TYPES, PREFIXES, canonical, is_known
 
 MAX_URL_LENGTH = 1000
+EITHER_EVENTS = "You can set either limit_events or all_events."
 
 
 def check_target_url(value: str) -> str:
@@ -42,12 +43,14 @@ def _family_named(prefix: str) -> bool:
 
 
 def check_action_type(value: str) -> str:
-    """A known action type or a family ending in ``.*``; ``pretix.`` stored as ``service.``."""
-    action = canonical(value.strip())
+    """A known action type or a family ending in ``.*``, in either family (``service.`` or
+    ``pretix.``); kept as the client wrote it (the deliveries answer in its family)."""
+    sent = value.strip()
+    action = canonical(sent)
     if action.endswith(".*") and len(action) > 2 and _family_named(action[:-1]):
-        return action
+        return sent
     if is_known(action):
-        return action
+        return sent
     raise ValueError(f'"{value}" is not a valid choice.')
 
 
@@ -83,6 +86,13 @@ class WebhookIn(WriteModel):
     limit_events: Annotated[list[Slug], AfterValidator(_unique)] = []
     action_types: Annotated[list[ActionType], AfterValidator(_unique)]
     comment: Annotated[str, Field(max_length=2000)] | None = None
+
+    @model_validator(mode="after")
+    def _events_or_all(self) -> WebhookIn:
+        # The reference's rule and words (a non-field error), on the merged state of a PATCH.
+        if self.all_events and self.limit_events:
+            raise ValueError(EITHER_EVENTS)
+        return self
 
 
 class CallOut(ReadModel):

@@ -14,11 +14,15 @@ from admit.db import utcnow
 from admit.kit.errors import FieldErrors
 from admit.models import Webhook, WebhookCall
 from admit.teams.service import resolve_events
+from admit.webhooks.addresses import Refused, check_on_save
 from admit.webhooks.schemas import WebhookIn
 from admit.webhooks.signing import new_secret
 
 # How long a rotated-out secret keeps signing deliveries next to the new one.
 PREVIOUS_SECRET_HOURS = 24
+# How long saving a webhook waits for its host name to resolve (a name that does not resolve
+# in time passes: every call is checked again when it is sent).
+SAVE_LOOKUP_SECONDS = 3.0
 
 WEBHOOK_LOAD = (selectinload(Webhook.limit_events),)
 
@@ -54,7 +58,24 @@ def call_to_read(call: WebhookCall) -> dict[str, Any]:
     }
 
 
-async def create_webhook(session: AsyncSession, organizer_id: int, data: WebhookIn) -> Webhook:
+async def check_target(url: str, *, allow_private: bool) -> None:
+    """400 on ``target_url`` for a URL that can never be delivered to: its host is, or
+    resolves to, an address that is not public (while ``webhook_allow_private`` is off)."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    port = parts.port or (443 if parts.scheme.lower() == "https" else 80)
+    try:
+        await check_on_save(host, port, allow_private=allow_private, seconds=SAVE_LOOKUP_SECONDS)
+    except Refused as exc:
+        raise FieldErrors.single("target_url", str(exc)) from None
+
+
+async def create_webhook(
+    session: AsyncSession, organizer_id: int, data: WebhookIn, *, allow_private: bool
+) -> Webhook:
+    await check_target(data.target_url, allow_private=allow_private)
     events = await resolve_events(session, organizer_id, data.limit_events)
     webhook = Webhook(
         organizer_id=organizer_id,
@@ -74,10 +95,19 @@ async def create_webhook(session: AsyncSession, organizer_id: int, data: Webhook
 
 
 async def update_webhook(
-    session: AsyncSession, organizer_id: int, webhook: Webhook, data: WebhookIn
+    session: AsyncSession,
+    organizer_id: int,
+    webhook: Webhook,
+    data: WebhookIn,
+    *,
+    allow_private: bool,
 ) -> None:
-    events = await resolve_events(session, organizer_id, data.limit_events)
     reenabled = data.enabled and not webhook.enabled
+    if data.enabled and (reenabled or data.target_url != webhook.target_url):
+        # A disabled webhook may keep a target it could not be sent to (turning it off must
+        # always work); enabling it or changing its URL checks the target again.
+        await check_target(data.target_url, allow_private=allow_private)
+    events = await resolve_events(session, organizer_id, data.limit_events)
     webhook.enabled = data.enabled
     webhook.target_url = data.target_url
     webhook.all_events = data.all_events
