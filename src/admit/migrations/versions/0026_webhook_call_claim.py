@@ -5,8 +5,8 @@ answers; a mark left by a run that stopped (a process killed mid-send) tells the
 the call may already have reached the receiver, and that attempt is counted. Existing rows
 get NULL (nobody is sending them).
 
-Revision ID: 0022_webhooks
-Revises: 0021
+Revision ID: 0026
+Revises: 0025
 """
 
 from collections.abc import Sequence
@@ -14,8 +14,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0022_webhooks"
-down_revision: str | None = "0021"
+revision: str = "0026"
+down_revision: str | None = "0025"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
