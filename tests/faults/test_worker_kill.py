@@ -77,6 +77,13 @@ async def test_worker_killed_during_cart_rush_is_replaced_and_nothing_oversells(
 
         before = site.server.workers()
         assert len(before) == 2
+        # Both workers listen before the clients connect, so their connections (kept alive
+        # for the whole rush) are spread over both: the killed one has work in flight.
+        for _ in range(300):
+            if site.server.listeners() == 2:
+                break
+            await asyncio.sleep(0.1)
+        assert site.server.listeners() == 2, site.server.log[-2000:]
         killed: dict[str, float] = {}
 
         async def kill_one() -> None:
