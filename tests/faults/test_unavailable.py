@@ -25,7 +25,7 @@ from admit.config import Settings
 from admit.kit.errors import database_error
 from tests.factories import Factory, auth, build_world
 from tests.faults.cluster import free_port
-from tests.faults.site import PG_URL
+from tests.faults.site import NOT_ON_PG, PG_URL
 
 ORG = "/api/v1/organizers/acme"
 EVENT = f"{ORG}/events/summit"
@@ -122,7 +122,7 @@ async def test_an_unreachable_database_is_503_with_retry_after_at_once(
     assert int(response.headers["retry-after"]) > 0
 
 
-@pytest.mark.skipif(not PG_URL, reason="a pool to exhaust needs PostgreSQL")
+@pytest.mark.skipif(not PG_URL, reason=NOT_ON_PG)
 async def test_a_full_pool_answers_503_after_the_pool_timeout(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_database: str
 ) -> None:
