@@ -11,6 +11,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from hypothesis import settings as hypothesis_settings
 from sqlalchemy import inspect, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import create_async_engine
@@ -23,6 +24,11 @@ from tests.factories import Factory, World, build_world
 from tests.live import live_database, live_process, live_server  # noqa: F401
 
 PG_URL = os.environ.get("ADMIT_TEST_DATABASE_URL")
+
+# Property tests bound their work by what they count, never by the wall clock: hypothesis's
+# per-example deadline (200 ms) fails on a loaded machine, not on slow code.
+hypothesis_settings.register_profile("admit", deadline=None)
+hypothesis_settings.load_profile("admit")
 BACKENDS = ["sqlite"] + (["postgresql"] if PG_URL else [])
 
 

@@ -26,6 +26,7 @@ from sqlalchemy import text
 
 from admit.db import Base, Database, create_database
 from tests.factories import Factory, World, build_world
+from tests.parts import missing
 
 PG_URL = os.environ.get("ADMIT_TEST_DATABASE_URL")
 # Every Admit process a test starts gets small pools and a patient pool wait: a worker then
@@ -88,7 +89,9 @@ def _wait_until_serving(url: str, process: subprocess.Popen[bytes], seconds: flo
 @pytest.fixture(scope="session")
 async def live_database(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[str]:
     if not PG_URL:
-        pytest.skip("concurrency against a server process runs on PostgreSQL only")
+        pytest.skip(
+            missing("PostgreSQL", "tests against a server process need ADMIT_TEST_DATABASE_URL")
+        )
     from admit.migrate import upgrade
     from tests.conftest import _create_pg_database, _drop_pg_database
 

@@ -25,6 +25,7 @@ from tests.carts import helpers as carts
 from tests.checkin import helpers as checkin
 from tests.edge.helpers import LaneSpy, client_for, edge_app
 from tests.factories import Factory, World, auth
+from tests.parts import missing
 
 REDIS_URL = os.environ.get("ADMIT_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 
@@ -235,7 +236,7 @@ def _redis_or_skip() -> None:
     try:
         redis.Redis.from_url(REDIS_URL, socket_connect_timeout=1).ping()
     except (redis.RedisError, OSError):
-        pytest.skip(f"Redis is not reachable at {REDIS_URL} (ADMIT_TEST_REDIS_URL)")
+        pytest.skip(missing("Redis", f"not reachable at {REDIS_URL} (ADMIT_TEST_REDIS_URL)"))
 
 
 async def test_redis_window_is_shared_by_two_app_instances(

@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.parts import missing
+
 
 def _bin_dir() -> Path | None:
     found = sorted(glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"), key=_version, reverse=True)
@@ -61,7 +63,7 @@ class PrivateCluster:
     def __init__(self) -> None:
         reason = missing_reason()
         if reason:
-            pytest.skip(reason)
+            pytest.skip(missing("private PostgreSQL cluster", reason))
         self.bin = _bin_dir()
         self.port = free_port()
         # Not under pytest's tmp dir: that one is private to root, PostgreSQL runs as postgres.

@@ -27,9 +27,12 @@ from admit.quotas import ledger
 from tests.factories import Factory, World, build_world
 from tests.faults.cluster import free_port
 from tests.live import SERVER_POOL_ENV
+from tests.parts import missing
 
 PG_URL = os.environ.get("ADMIT_TEST_DATABASE_URL")
-NOT_ON_PG = "fault tests run against a real PostgreSQL (set ADMIT_TEST_DATABASE_URL)"
+NOT_ON_PG = missing(
+    "PostgreSQL", "fault tests run against a real PostgreSQL: set ADMIT_TEST_DATABASE_URL"
+)
 
 
 class AdmitProcess:

@@ -1,6 +1,9 @@
 """A server worker killed with ``kill -9`` in the middle of a cart and order rush.
 
-The supervisor (``admit serve``) starts another worker at once; the rush goes on against the
+The kill comes once the first few requests are answered (not after a fixed time, which a fast
+machine outruns), and the test checks that it hit work in flight: requests were sent and not
+yet answered at that moment, and some of them never got an answer (the killed worker's). The
+supervisor (``admit serve``) starts another worker at once; the rush goes on against the
 same port; the quota sells exactly out, never over; and the sales ledger equals a recount.
 Requests the killed worker was answering get no answer (their connection closes); what they
 wrote is either committed whole or not at all.
@@ -27,6 +30,9 @@ QUOTA = 80
 REQUESTS = 300
 CLIENTS = 24
 ORDER_SIZE = 2
+# Answers before the kill: at most 2 * 12 units sold, and the 24 requests in flight hold at
+# most 2 * 24 more, so the quota (80) is not sold out yet and sales go on after the kill.
+KILL_AFTER = 12
 
 
 async def _product(factory: Factory, world: World) -> tuple:
@@ -43,26 +49,47 @@ async def test_worker_killed_during_cart_rush_is_replaced_and_nothing_oversells(
         remaining = itertools.count(REQUESTS, -1)
         emails = (f"rush{n}@example.org" for n in itertools.count())
         load = Load()
+        sent, done = itertools.count(1), itertools.count(1)
+        calls = {"sent": 0}
+        under_way = asyncio.Event()  # KILL_AFTER requests answered
+
+        def counted(url: str, body: dict):
+            async def call(c):
+                try:
+                    return await c.post(url, json=body, headers=headers)
+                finally:
+                    if next(done) >= KILL_AFTER:
+                        under_way.set()
+
+            return call
 
         def next_call():
             n = next(remaining)
             if n <= 0:
                 return None
+            calls["sent"] = next(sent)  # the request goes out right after this returns
             if n % 2:
                 body = {"item": item.id, "price": "10.00"}
-                return "cart", lambda c: c.post(site.event_url("cartpositions/"), json=body,
-                                                headers=headers), None  # fmt: skip
+                return "cart", counted(site.event_url("cartpositions/"), body), None
             email = next(emails)
             body = {"email": email, "positions": [{"item": item.id}] * ORDER_SIZE}
-            return "order", lambda c: c.post(site.event_url("orders/"), json=body,
-                                             headers=headers), email  # fmt: skip
+            return "order", counted(site.event_url("orders/"), body), email
 
         before = site.server.workers()
         assert len(before) == 2
+        # Both workers listen before the clients connect, so their connections (kept alive
+        # for the whole rush) are spread over both: the killed one has work in flight.
+        for _ in range(300):
+            if site.server.listeners() == 2:
+                break
+            await asyncio.sleep(0.1)
+        assert site.server.listeners() == 2, site.server.log[-2000:]
         killed: dict[str, float] = {}
 
         async def kill_one() -> None:
-            await asyncio.sleep(1.0)  # the rush is under way
+            # Counted, not timed: the kill comes while the rush is under way on any machine.
+            await under_way.wait()
+            killed["in_flight"] = calls["sent"] - len(load.answers)
             killed["at"] = time.monotonic()
             os.kill(before[0], signal.SIGKILL)
 
@@ -76,9 +103,14 @@ async def test_worker_killed_during_cart_rush_is_replaced_and_nothing_oversells(
         answers = load.answers
         counts = statuses(answers)
         assert {a.status for a in answers} <= {201, 400, None}, counts
+        # The kill hit work in flight: requests sent and not answered yet at that moment,
+        # some of which (the killed worker's) never got an answer; and the rush went on.
+        assert killed["in_flight"] > 0, killed
+        lost = [a for a in answers if a.status is None]
+        assert lost, f"no request was in flight on the killed worker: {counts}"
+        assert any(a.started > killed["at"] and a.status == 201 for a in answers), counts
         # Only requests in flight on the killed worker, and at most one more per connection
         # the client had open to it (sent before the client saw it closed), go unanswered.
-        lost = [a for a in answers if a.status is None]
         assert all(a.started < killed["at"] + 1.0 for a in lost), lost[:3]
         assert len(lost) <= 2 * CLIENTS
         units = {"cart": 1, "order": ORDER_SIZE}

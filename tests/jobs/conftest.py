@@ -20,6 +20,7 @@ from admit.config import Settings
 from admit.db import Database, create_database
 from admit.jobs.runtime import Background
 from tests.live import SERVER_POOL_ENV
+from tests.parts import missing
 
 PG_URL = os.environ.get("ADMIT_TEST_DATABASE_URL")
 REDIS_URL = os.environ.get("ADMIT_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
@@ -85,9 +86,9 @@ class LiveJobs:
 async def jobs_database() -> AsyncIterator[str]:
     """A database of its own: the live API server of other tests runs its own scheduler."""
     if not PG_URL:
-        pytest.skip("workers and schedulers as processes are tested on PostgreSQL only")
+        pytest.skip(missing("PostgreSQL", "job processes need ADMIT_TEST_DATABASE_URL"))
     if not redis_available():
-        pytest.skip(f"Redis is not reachable at {REDIS_URL}")
+        pytest.skip(missing("Redis", f"not reachable at {REDIS_URL}"))
     from admit.migrate import upgrade
     from tests.conftest import _create_pg_database, _drop_pg_database
 

@@ -23,6 +23,7 @@ from admit.mail.outbox import queue_mail
 from admit.models import OutgoingMail
 from tests.jobs.conftest import LiveJobs
 from tests.mail.conftest import Mailbox, _free_port
+from tests.parts import missing
 
 
 async def _enqueue(live: LiveJobs, kind: str, input: dict) -> int:
@@ -183,7 +184,7 @@ def _amqp_reachable() -> bool:
 
 async def test_rabbitmq_carries_jobs_to_workers(live_jobs: LiveJobs):
     if not _amqp_reachable():
-        pytest.skip(f"RabbitMQ is not reachable at {AMQP_URL}")
+        pytest.skip(missing("RabbitMQ", f"not reachable at {AMQP_URL}"))
     live = live_jobs
     live.processes.env["ADMIT_BROKER_URL"] = AMQP_URL
     live.processes.start("worker", name="worker-amqp")

@@ -21,6 +21,7 @@ import pytest
 
 from admit.auth.permissions import EVENT_PERMISSIONS, ORGANIZER_PERMISSIONS
 from tests.oauth.helpers import PASSWORD, make_app, make_totp, pkce
+from tests.parts import missing
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
@@ -28,13 +29,13 @@ CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
 
 def _browser():
     if not (os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)):
-        pytest.skip("headless Chromium is not installed (apt-get install chromium chromium-driver)")
+        pytest.skip(missing("Chromium", "apt-get install chromium chromium-driver"))
     try:
         from selenium import webdriver
         from selenium.webdriver.chrome.options import Options
         from selenium.webdriver.chrome.service import Service
     except ImportError:
-        pytest.skip("selenium is not installed (pip install -e '.[test]')")
+        pytest.skip(missing("Chromium", "selenium is not installed: pip install -e '.[test]'"))
     options = Options()
     options.binary_location = CHROMIUM
     for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"):
