@@ -120,6 +120,21 @@ def _check_timezone(value: str) -> str:
 
 TimeZoneName = Annotated[str, AfterValidator(_check_timezone)]
 
+# The languages the reference offers (event locales, export headers, texts).
+LOCALES: frozenset[str] = frozenset(
+    "ar ca cs da de de-informal el en es et eu fi fr gl he hu id it ja ko lt lv nb-no nl "
+    "nl-be nl-informal pl pt-br pt-pt ro ru sk sl sq sv th tr uk zh-hans zh-hant".split()
+)
+
+
+def _check_locale(value: str) -> str:
+    if value not in LOCALES:
+        raise ValueError(f'"{value}" is not a valid choice.')
+    return value
+
+
+LocaleCode = Annotated[str, AfterValidator(_check_locale)]
+
 
 def _money_str(value: Decimal) -> str:
     return f"{value:.2f}"
