@@ -13,14 +13,13 @@ Write permissions follow the reference's split: general keys need
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Field
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from admit.kit.schema import I18n, LocaleCode, TimeZoneName, email_type
+from admit.kit.schema import Date, I18n, LocaleCode, TimeZoneName, email_type
 from admit.kit.settings import Binding, Setting, SettingsRegistry
 from admit.models import Event
 
@@ -140,7 +139,7 @@ EVENT_SETTINGS.register(
     # Payment terms: orders expire at the end of the day this many days after they are
     # placed (in the event's time zone), never after ``payment_term_last``.
     _setting("payment_term_days", Days, 14, "Payment term in days", PAYMENT),
-    _setting("payment_term_last", dt.date | None, None, "Last date of payments", PAYMENT),
+    _setting("payment_term_last", Date | None, None, "Last date of payments", PAYMENT),
     _setting("payment_term_weekdays", bool, False, "Only end payment terms on weekdays", PAYMENT),
     _setting(
         "payment_term_expire_automatically",
