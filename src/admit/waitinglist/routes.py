@@ -66,6 +66,7 @@ ORDERING = Ordering(
         "created": WaitingListEntry.created,
         "email": WaitingListEntry.email,
         "item": WaitingListEntry.item_id,
+        "priority": WaitingListEntry.priority,
     },
     default=("created",),
     pk=WaitingListEntry.id,
