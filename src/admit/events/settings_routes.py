@@ -45,14 +45,15 @@ def _answer(values: dict[str, Any], explain: bool) -> Response:
 
 
 def _explain(raw: str | None) -> bool:
-    return raw is not None and raw.lower() not in ("false", "0", "")
+    # The reference looks only at the parameter's presence (``?explain`` does it too).
+    return raw is not None
 
 
 @router.get(PATH, name="event-settings", response_model=dict[str, Any])
 async def get_settings(
     ctx: Annotated[EventContext, Depends(EventAccess())],
     explain: Annotated[
-        str | None, Query(description="With true, each key as {value, label, help_text}.")
+        str | None, Query(description="Present: each key as {value, label, help_text, readonly}.")
     ] = None,
 ) -> Response:
     values = await event_settings.load(ctx.session, ctx.event)
