@@ -70,7 +70,9 @@ def test_commands_on_an_unmigrated_database_fail_cleanly(tmp_path: Path):
     assert "Traceback" not in result.stderr
 
 
-async def test_demo_is_idempotent_and_prints_a_new_working_token_each_run(data_dir: Path):
+async def test_demo_is_idempotent_and_reuses_its_token(data_dir: Path):
+    """Issue 28: ``make run`` (``admit demo``) printed a new never-expiring admin token on
+    every start; it prints the demo's token again while that token exists."""
     tokens = []
     for _ in range(2):
         result = run(data_dir, "demo", "--json")
@@ -88,7 +90,11 @@ async def test_demo_is_idempotent_and_prints_a_new_working_token_each_run(data_d
         assert info["event"] == "democon"
         assert info["base_url"].startswith("http")
         tokens.append(info["token"])
-    assert tokens[0] != tokens[1]
+    assert tokens[0] == tokens[1]
+    assert scalar(data_dir, DEMO_TOKENS) == 1
+    token_file = data_dir / "demo_token"
+    assert token_file.read_text().strip() == tokens[0]
+    assert token_file.stat().st_mode & 0o777 == 0o600
     assert scalar(data_dir, "SELECT count(*) FROM organizers WHERE slug = 'demo'") == 1
     assert scalar(data_dir, "SELECT count(*) FROM events WHERE slug = 'democon'") == 1
     assert scalar(data_dir, "SELECT count(*) FROM teams") == 1
@@ -119,6 +125,71 @@ async def test_demo_is_idempotent_and_prints_a_new_working_token_each_run(data_d
                 "/api/v1/organizers/demo/events/", headers={"Authorization": "Token nope"}
             )
             assert wrong.status_code == 401
+    finally:
+        await app.state.db.dispose()
+
+
+DEMO_TOKENS = (
+    "SELECT count(*) FROM team_api_tokens t JOIN teams m ON m.id = t.team_id "
+    "JOIN organizers o ON o.id = m.organizer_id WHERE o.slug = 'demo'"
+)
+
+
+def _demo(data_dir: Path) -> dict:
+    result = run(data_dir, "demo", "--json")
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+async def test_a_revoked_demo_token_is_replaced_and_a_scanner_finds_the_live_demo(
+    data_dir: Path,
+):
+    first = _demo(data_dir)["token"]
+    conn = sqlite3.connect(data_dir / "admit.sqlite3")
+    try:
+        conn.execute("UPDATE team_api_tokens SET active = 0")
+        conn.commit()
+    finally:
+        conn.close()
+    second = _demo(data_dir)["token"]
+    assert second != first
+    assert (data_dir / "demo_token").read_text().strip() == second
+    assert _demo(data_dir)["token"] == second
+
+    # The demo event is live: a scanner paired with the organizer is offered it.
+    url = f"sqlite+aiosqlite:///{data_dir / 'admit.sqlite3'}"
+    app = create_app(Settings(data_dir=data_dir, database_url=url))
+    try:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+            headers = {"Authorization": f"Token {second}"}
+            event = await client.get("/api/v1/organizers/demo/events/democon/", headers=headers)
+            assert event.json()["live"] is True
+            device = await client.post(
+                "/api/v1/organizers/demo/devices/",
+                json={"name": "Entrance scanner", "all_events": True},
+                headers=headers,
+            )
+            assert device.status_code == 201, device.text
+            paired = await client.post(
+                "/api/v1/device/initialize",
+                json={
+                    "token": device.json()["initialization_token"],
+                    "hardware_brand": "Zebra",
+                    "hardware_model": "TC25",
+                    "os_name": "Android",
+                    "os_version": "8.1.0",
+                    "software_brand": "pretixSCAN",
+                    "software_version": "1.5.1",
+                },
+            )
+            assert paired.status_code == 200, paired.text
+            selection = await client.get(
+                "/api/v1/device/eventselection",
+                headers={"Authorization": f"Device {paired.json()['api_token']}"},
+            )
+            assert selection.status_code == 200, selection.text
+            assert selection.json()["event"]["slug"] == "democon"
     finally:
         await app.state.db.dispose()
 

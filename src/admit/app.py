@@ -27,6 +27,7 @@ from admit.db import create_database
 from admit.devices.eventselection import router as eventselection_router
 from admit.devices.routes import router as devices_router
 from admit.events.routes import router as events_router
+from admit.events.settings_routes import router as event_settings_router
 from admit.exports.routes import router as exporters_router
 from admit.giftcards.routes import router as giftcards_router
 from admit.jobs.routes import router as jobs_router
@@ -75,6 +76,7 @@ API_ROUTERS = (
     saleschannels_router,
     teams_router,
     events_router,
+    event_settings_router,
     subevents_router,
     taxes_router,
     categories_items_router,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -105,9 +106,12 @@ async def create_organizer(
     return result
 
 
-async def _administrators_token(session: AsyncSession, org: Organizer, member: User | None) -> str:
+async def _administrators_token(
+    session: AsyncSession, org: Organizer, member: User | None, reuse: str | None = None
+) -> str:
     """The organizer's "Administrators" team (made with every permission when missing),
-    ``member`` added to it, and a new API token of that team."""
+    ``member`` added to it, and a new API token of that team; or ``reuse``, when that is
+    still an active token of the team."""
     team = (
         await session.execute(
             select(Team).where(Team.organizer_id == org.id, Team.name == "Administrators")
@@ -133,10 +137,46 @@ async def _administrators_token(session: AsyncSession, org: Organizer, member: U
         )
         if joined is None:
             await session.execute(insert(team_members).values(team_id=team.id, user_id=member.id))
+    if reuse:
+        alive = await session.scalar(
+            select(TeamAPIToken.id).where(
+                TeamAPIToken.team_id == team.id,
+                TeamAPIToken.token_hash == hash_token(reuse),
+                TeamAPIToken.active.is_(True),
+            )
+        )
+        if alive is not None:
+            return reuse
     token = generate_token()
     stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
-    session.add(TeamAPIToken(team_id=team.id, name=f"cli {stamp}", token_hash=hash_token(token)))
+    name = f"demo {stamp}" if reuse is not None else f"cli {stamp}"
+    session.add(TeamAPIToken(team_id=team.id, name=name, token_hash=hash_token(token)))
     return token
+
+
+# The demo's API token in plain text, so that ``admit demo`` (each ``make run``) prints the
+# same token instead of minting another that never expires. Tokens are stored hashed; this
+# file (owner-only, 0600) is the one place the plain value is kept.
+DEMO_TOKEN_FILE = "demo_token"
+
+
+def _read_demo_token(settings: Settings) -> str:
+    try:
+        return (settings.data_dir / DEMO_TOKEN_FILE).read_text().strip()
+    except OSError:
+        return ""
+
+
+def _write_demo_token(settings: Settings, token: str) -> None:
+    """Written owner-only from the start, then moved into place (never world-readable)."""
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    path = settings.data_dir / DEMO_TOKEN_FILE
+    temporary = path.with_suffix(".tmp")
+    temporary.unlink(missing_ok=True)
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(token + "\n")
+    os.replace(temporary, path)
 
 
 async def _demo_catalog(session: AsyncSession, event: Event) -> None:
@@ -261,9 +301,13 @@ async def load_demo(settings: Settings) -> DemoResult:
             start = (dt.datetime.now(dt.UTC) + dt.timedelta(days=60)).replace(
                 hour=9, minute=0, second=0, microsecond=0
             )
+            # Live (it has quotas, and bank transfer is switched on): a scanner paired with
+            # the demo finds it in ``device/eventselection``.
             event = Event(
                 organizer_id=org.id,
                 slug="democon",
+                live=True,
+                settings={"payment_banktransfer__enabled": True},
                 name={"en": "DemoCon", "de": "DemoCon"},
                 currency="EUR",
                 date_from=start,
@@ -282,7 +326,7 @@ async def load_demo(settings: Settings) -> DemoResult:
                         password_hash=hash_password(DEMO_PASSWORD))  # fmt: skip
             session.add(user)
             await session.flush()
-        token = await _administrators_token(session, org, user)
+        token = await _administrators_token(session, org, user, reuse=_read_demo_token(settings))
         ticket = await session.scalar(
             select(Item.id).where(Item.event_id == event.id).order_by(Item.position, Item.id)
         )
@@ -295,4 +339,6 @@ async def load_demo(settings: Settings) -> DemoResult:
 
     result = await _in_session(settings, work)
     assert isinstance(result, DemoResult)
+    if result.token != _read_demo_token(settings):
+        _write_demo_token(settings, result.token)
     return result

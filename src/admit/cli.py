@@ -163,7 +163,8 @@ def organizer_create(
 def demo(
     as_json: Annotated[bool, typer.Option("--json", help="End with one JSON line.")] = False,
 ) -> None:
-    """Load the demo organizer and event (idempotent) and print a fresh API token."""
+    """Load the demo organizer and event (idempotent) and print its API token: the same one
+    on every run while it exists (kept in the data dir's ``demo_token``, mode 0600)."""
     from admit.bootstrap import load_demo
 
     settings = Settings()

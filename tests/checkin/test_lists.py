@@ -173,3 +173,34 @@ async def test_deleting_a_list_deletes_its_checkins(client, world: World, factor
     assert response.status_code == 204
     async with factory.sessionmaker() as s:
         assert await s.scalar(select(func.count()).select_from(Checkin)) == 0
+
+
+async def test_list_positions_carry_the_order_fields(client, world: World, factory):
+    """Issue 28: the reference's check-in list positions carry ``order__status``,
+    ``order__locale``, ``order__require_approval`` and ``order__valid_if_pending`` (a scanner
+    judges pending tickets offline with them); list, detail and search alike."""
+    ticket = await h.ticket(factory, world.event)
+    clist = await h.checkin_list(factory, world.event, include_pending=True)
+    _, (paid,) = await h.order(factory, world.event, ticket, locale="de")
+    _, (pending,) = await h.order(factory, world.event, ticket, status="n", valid_if_pending=True)
+    base = lists_url(world, f"{clist.id}/positions/")
+    listed = await client.get(base, headers=auth(world.admin))
+    assert listed.status_code == 200, listed.text
+    fields = {
+        r["id"]: {k: r[k] for k in r if k.startswith("order__")} for r in listed.json()["results"]
+    }
+    assert fields[paid.id] == {
+        "order__status": "p",
+        "order__locale": "de",
+        "order__require_approval": False,
+        "order__valid_if_pending": False,
+    }
+    assert fields[pending.id]["order__status"] == "n"
+    assert fields[pending.id]["order__valid_if_pending"] is True
+    one = await client.get(f"{base}{paid.id}/", headers=auth(world.admin))
+    assert one.json()["order__locale"] == "de" and one.json()["order__status"] == "p"
+    search = await client.get(
+        f"/api/v1/organizers/{world.org.slug}/checkinrpc/search/?list={clist.id}&search=Guest",
+        headers=auth(world.admin),
+    )
+    assert all("order__status" in r for r in search.json()["results"])

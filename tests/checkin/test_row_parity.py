@@ -39,7 +39,7 @@ async def _flags(factory: Factory, codes: list[str]) -> dict[int, dict[str, Any]
     async with factory.sessionmaker() as s:
         rows = (
             await s.execute(
-                select(OrderPosition, Order.code, Order.invoice_address)
+                select(OrderPosition, Order.code, Order.invoice_address, Order)
                 .join(Order, Order.id == OrderPosition.order_id)
                 .order_by(OrderPosition.id)
             )
@@ -54,13 +54,28 @@ async def _flags(factory: Factory, codes: list[str]) -> dict[int, dict[str, Any]
         await s.commit()
         names = {p.id: p.attendee_name_cached for p, *_ in rows}
         expected = {}
-        for p, code, address in rows:
+        for p, code, address, order in rows:
             name = p.attendee_name_cached
             if not name:
                 name = names.get(p.addon_to_id) or (address or {}).get("name")
             attention = code in codes[:2] or p.item_id == shirt or p.variation_id == vip
-            expected[p.id] = {"attendee_name": name, "require_attention": attention}
+            expected[p.id] = {
+                "attendee_name": name,
+                "require_attention": attention,
+                "order__status": order.status,
+                "order__valid_if_pending": order.valid_if_pending,
+                "order__require_approval": order.require_approval,
+                "order__locale": order.locale,
+            }
         return expected
+
+
+ORDER_FIELDS = (
+    "order__status",
+    "order__valid_if_pending",
+    "order__require_approval",
+    "order__locale",
+)
 
 
 def _ticket(position: dict[str, Any], list_id: int, known: dict[str, Any]) -> dict[str, Any]:
@@ -72,6 +87,8 @@ def _ticket(position: dict[str, Any], list_id: int, known: dict[str, Any]) -> di
     out["downloads"] = []
     out["print_logs"] = []
     out["require_attention"] = known["require_attention"]
+    for name in ORDER_FIELDS:  # the order's, as the reference's list positions carry them
+        out[name] = known[name]
     return out
 
 

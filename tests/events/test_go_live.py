@@ -69,15 +69,50 @@ async def test_a_paid_variation_counts_as_paid(client, world: World, factory):
     assert response.json() == {"live": [NO_PAYMENT]}
 
 
+METHOD_SETTING = {
+    "banktransfer": "payment_banktransfer__enabled",
+    "manualpayment": "payment_manual__enabled",
+    "pretix.plugins.banktransfer": "payment_banktransfer__enabled",
+}
+
+
+async def _enable_method(client, world: World, plugin: str) -> None:
+    response = await client.patch(
+        f"{SUMMIT}settings/", json={METHOD_SETTING[plugin]: True}, headers=auth(world.admin)
+    )
+    assert response.status_code == 200, response.text
+
+
 @pytest.mark.parametrize("plugin", ["banktransfer", "manualpayment", "pretix.plugins.banktransfer"])
 async def test_a_payment_plugin_enabled_in_the_same_request_counts(
     client, world: World, factory, plugin
 ):
     item = await _item(factory, world.event, "10.00")
     await factory.quota(world.event, items=[item])
+    await _enable_method(client, world, plugin)
     response = await _live(client, world, {"plugins": [plugin]})
     assert response.status_code == 200, response.text
     assert response.json()["live"] is True
+
+
+@pytest.mark.parametrize("plugin", ["banktransfer", "manualpayment"])
+async def test_a_payment_plugin_whose_method_is_off_is_no_payment_method(
+    client, world: World, factory, plugin
+):
+    """The reference: the plugin alone does not switch its payment method on; going live
+    with a paid product is 400 until ``payment_<method>__enabled`` is set (issue 28)."""
+    item = await _item(factory, world.event, "10.00")
+    await factory.quota(world.event, items=[item])
+    response = await _live(client, world, {"plugins": [plugin]})
+    assert response.status_code == 400, response.text
+    assert response.json() == {"live": [NO_PAYMENT]}
+    assert await _is_live(client, world) is False
+    # A method switched on without its plugin does not count either.
+    await _enable_method(client, world, plugin)
+    response = await _live(client, world, {"plugins": ["sendmail"]})
+    assert response.json() == {"live": [NO_PAYMENT]}
+    response = await _live(client, world, {"plugins": [plugin]})
+    assert response.status_code == 200, response.text
 
 
 async def test_free_products_need_no_payment_method(client, world: World, factory):

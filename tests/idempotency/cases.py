@@ -614,13 +614,21 @@ _subevent_one("DELETE", None)
 
 
 async def _question_create(s: Scene) -> dict:
-    return {"question": {"en": "Size?"}, "type": "S", "items": [(await s.item())["id"]],
-            "identifier": "SIZE"}
+    return {
+        "question": {"en": "Size?"},
+        "type": "S",
+        "items": [(await s.item())["id"]],
+        "identifier": "SIZE",
+    }
 
 
 async def _question_put(s: Scene) -> dict:
-    return {"question": {"en": "Diet!"}, "type": "C", "items": [(await s.item())["id"]],
-            "identifier": "DIET"}
+    return {
+        "question": {"en": "Diet!"},
+        "type": "C",
+        "items": [(await s.item())["id"]],
+        "identifier": "DIET",
+    }
 
 
 crud(f"{E}/questions", Scene.question, _question_create, _question_put,

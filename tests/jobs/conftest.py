@@ -113,6 +113,8 @@ async def live_jobs(jobs_database: str, tmp_path: Path) -> AsyncIterator[LiveJob
         "ADMIT_JOB_SWEEP_SECONDS": "0.5",
         "ADMIT_JOB_REDELIVER_SECONDS": "3",
         "ADMIT_DB_POOL_SIZE": "4",
+        # The tests read which periodic task ran where from the processes' INFO lines.
+        "ADMIT_LOG_LEVEL": "info",
     }
     settings = Settings(
         database_url=live_database,

@@ -159,6 +159,8 @@ async def waiting_list(env: Env) -> None:
     await ok(env, "PATCH", f"{E}/waitinglist_settings/", {})
     current = await ok(env, "GET", f"{E}/waitinglist_settings/")
     await ok(env, "PUT", f"{E}/waitinglist_settings/", current)
+    await ok(env, "GET", f"{E}/settings/")
+    await ok(env, "PATCH", f"{E}/settings/", {"waiting_list_hours": 24, "locale": "en"})
     await env.sql(text("UPDATE quotas SET size = 5"))
     await ok(env, "POST", f"{E}/waitinglistentries/{entry['id']}/send_voucher/")
 

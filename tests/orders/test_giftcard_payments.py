@@ -138,9 +138,10 @@ async def test_a_created_card_payment_is_debited_when_confirmed(client, world, f
     r = await call(client, world, "POST", code, "payments/", pay(gc.id, "20.00", "created"))
     assert r.status_code == 201 and r.json()["state"] == "created"
     assert await ledger(factory, gc.id) == (Decimal("50.00"), Decimal("50.00"), 1)
-    # mark_paid books money by hand: it does not pretend the card was charged.
+    # mark_paid books money by hand: it does not pretend the card was charged; as in the
+    # reference, the open card payment is canceled (the card keeps its value).
     r = await call(client, world, "POST", code, "mark_paid/")
-    assert [p["state"] for p in r.json()["payments"]] == ["canceled", "created", "confirmed"]
+    assert [p["state"] for p in r.json()["payments"]] == ["canceled", "canceled", "confirmed"]
     assert await ledger(factory, gc.id) == (Decimal("50.00"), Decimal("50.00"), 1)
     # Another order: the same card confirmed later, after its value dropped.
     code2 = await pending(client, world, factory)

@@ -147,7 +147,46 @@ async def test_mark_paid_after_a_partial_payment_books_only_what_is_owed(client,
     r = await call(client, world, "POST", code, "mark_paid/")
     assert r.status_code == 200 and r.json()["status"] == "p"
     amounts = {p["local_id"]: (p["state"], p["amount"]) for p in r.json()["payments"]}
-    assert amounts == {1: ("confirmed", "6.00"), 2: ("confirmed", "4.00")}
+    # The reference: the open payment (10.00, not what is owed) is canceled and a confirmed
+    # manual payment of the 6.00 still owed is added.
+    assert amounts == {
+        1: ("canceled", "10.00"),
+        2: ("confirmed", "4.00"),
+        3: ("confirmed", "6.00"),
+    }
+
+
+async def test_mark_paid_books_a_manual_payment_as_the_reference(client, world, factory):
+    """Issue 28: the order's open bank transfer payment is canceled, a confirmed ``manual``
+    payment is added, and ``payment_provider`` says ``manual``."""
+    item = await h.item(factory, world.event, "10.00")
+    order = await place(client, world, item.id, payment_provider="banktransfer")
+    assert [(p["provider"], p["state"]) for p in order["payments"]] == [("banktransfer", "created")]
+    r = await call(client, world, "POST", order["code"], "mark_paid/")
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["status"] == "p" and body["payment_provider"] == "manual"
+    assert [(p["local_id"], p["provider"], p["state"], p["amount"]) for p in body["payments"]] == [
+        (1, "banktransfer", "canceled", "10.00"),
+        (2, "manual", "confirmed", "10.00"),
+    ]
+    assert body["payment_date"] is not None
+
+
+async def test_mark_paid_confirms_an_open_manual_payment_of_the_owed_amount(client, world, factory):
+    item = await h.item(factory, world.event, "10.00")
+    code = (await place(client, world, item.id, payment_provider="banktransfer"))["code"]
+    r = await call(
+        client, world, "POST", code, "payments/", {"amount": "10.00", "provider": "manual"}
+    )
+    assert r.status_code == 201, r.text
+    manual = r.json()["local_id"]
+    before = len((await get_order(client, world, code))["payments"])
+    r = await call(client, world, "POST", code, "mark_paid/")
+    payments = {p["local_id"]: p for p in r.json()["payments"]}
+    assert len(payments) == before  # nothing added: the open manual payment was confirmed
+    assert (payments[manual]["provider"], payments[manual]["state"]) == ("manual", "confirmed")
+    assert r.json()["payment_provider"] == "manual"
 
 
 async def test_bad_payment_input(client, world, factory):

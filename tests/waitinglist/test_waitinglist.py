@@ -199,3 +199,39 @@ async def test_entry_can_change_after_its_product_became_available(client, world
     )
     assert r.status_code == 200, r.text
     assert r.json()["locale"] == "fr"
+
+
+async def test_priority_is_stored_ordered_by_and_served_first(
+    client, world: World, factory, clean_app
+):
+    """Issue 28: entries carry the reference's writable ``priority`` (0 by default); the list
+    orders by it on request, and vouchers go to the highest priority first, then the oldest."""
+    ticket, q = await _sold_out(factory, world)
+    first = (await _entry(client, world, ticket.id, "first@example.org")).json()
+    assert first["priority"] == 0
+    urgent = (await _entry(client, world, ticket.id, "urgent@example.org", priority=5)).json()
+    assert urgent["priority"] == 5
+    low = (await _entry(client, world, ticket.id, "low@example.org")).json()
+    r = await client.patch(
+        f"{h.ENTRIES}{low['id']}/", json={"priority": -3}, headers=auth(world.admin)
+    )
+    assert r.status_code == 200 and r.json()["priority"] == -3
+    for bad in ("high", True, 2**31, 1.5):
+        r = await client.patch(
+            f"{h.ENTRIES}{low['id']}/", json={"priority": bad}, headers=auth(world.admin)
+        )
+        assert_field_errors(r, "priority")
+    listed = await client.get(f"{h.ENTRIES}?ordering=-priority", headers=auth(world.admin))
+    assert [e["id"] for e in listed.json()["results"]] == [urgent["id"], first["id"], low["id"]]
+    listed = await client.get(f"{h.ENTRIES}?ordering=priority", headers=auth(world.admin))
+    assert [e["id"] for e in listed.json()["results"]] == [low["id"], first["id"], urgent["id"]]
+    default = await client.get(h.ENTRIES, headers=auth(world.admin))  # the reference: created
+    assert [e["id"] for e in default.json()["results"]] == [first["id"], urgent["id"], low["id"]]
+
+    await client.patch(h.SETTINGS, json={"auto_assign": True}, headers=auth(world.admin))
+    await client.patch(f"{h.QUOTAS}{q.id}/", json={"size": 1}, headers=auth(world.admin))
+    async with clean_app.state.db.sessionmaker() as session:
+        assert await assign_all(session, utcnow()) == 1
+    async with clean_app.state.db.sessionmaker() as session:
+        sent = {e.id for e in await session.scalars(select(WaitingListEntry)) if e.voucher_id}
+    assert sent == {urgent["id"]}  # not the oldest: the one with the highest priority

@@ -55,7 +55,16 @@ def _finish(row: dict[str, Any], _parent: Any, extra: Mapping[str, Any]) -> None
 CHECKIN_POSITION_ROWS = Rows(
     CheckinPositionOut,
     OrderPosition,
-    columns={"attendee_name": OrderPosition.attendee_name_cached, "order": Order.code},
+    columns={
+        "attendee_name": OrderPosition.attendee_name_cached,
+        "order": Order.code,
+        # The reference's check-in list positions carry these (a scanner decides offline
+        # whether a pending order's ticket is valid, and in which language to greet).
+        "order__status": Order.status,
+        "order__valid_if_pending": Order.valid_if_pending,
+        "order__require_approval": Order.require_approval,
+        "order__locale": Order.locale,
+    },
     computed=("seat", "downloads", "print_logs", "require_attention"),
     children=(CHECKINS, ANSWERS),
     hidden={
@@ -70,12 +79,6 @@ CHECKIN_POSITION_ROWS = Rows(
             ItemVariation.checkin_attention, ItemVariation.id, OrderPosition.variation_id
         ),
     },
-    omit=(
-        "pdf_data",
-        "order__status",
-        "order__valid_if_pending",
-        "order__require_approval",
-        "order__locale",
-    ),
+    omit=("pdf_data",),
     finish=_finish,
 )

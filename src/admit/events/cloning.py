@@ -1,11 +1,12 @@
 """Copying an event's configuration into a new event, with every internal reference remapped.
 
 Copied: tax rules, categories (with cross-selling products), items with variations, add-ons and
-bundles, questions with options and dependencies, discounts, and the event-level configuration
-(plugins, time zone, meta data, sales channels, item meta properties). Not copied: subevents,
-orders and everything that hangs off orders. Nothing in the copy points back into the source:
-each id is translated through a map built while copying, and a reference whose target was not
-copied is an error rather than a silent link to the source.
+bundles, questions with options and dependencies, discounts, the settings (``E/settings/``) and
+the event-level configuration (plugins, time zone, meta data, sales channels, item meta
+properties). Not copied: subevents, orders and everything that hangs off orders. Nothing in
+the copy points back into the source: each id is translated through a map built while
+copying, and a reference whose target was not copied is an error rather than a silent link
+to the source.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import selectinload
 
 from admit.events import item_links
+from admit.events import settings as event_settings
 from admit.models import (
     Discount,
     Event,
@@ -47,6 +49,16 @@ INHERITED_FIELDS = (
     "all_sales_channels",
     "limit_sales_channels",
 )
+
+
+async def _clone_settings(session: AsyncSession, source: Event, target: Event) -> None:
+    """Every setting (``E/settings/``) as the source has it; the time zone is an event field
+    (copied above unless the body names one)."""
+    target.settings = dict(source.settings or {})
+    for setting in event_settings.EVENT_SETTINGS:
+        if setting.binding is not None and setting.key not in INHERITED_FIELDS:
+            copied = await setting.binding.load(session, source)
+            await setting.binding.store(session, target, copied)
 
 
 def _columns(obj: Any, skip: Iterable[str] = ()) -> dict[str, Any]:
@@ -90,7 +102,8 @@ extra_copiers: list[Copier] = []
 
 
 async def clone_event_data(session: AsyncSession, source: Event, target: Event) -> None:
-    """Copies the catalog of ``source`` into the flushed ``target``."""
+    """Copies the catalog and the settings of ``source`` into the flushed ``target``."""
+    await _clone_settings(session, source, target)
     tax_rules = IdMap("tax rule")
     for rule in await _all(session, TaxRule, source.id):
         copy = _copy(rule, event_id=target.id)

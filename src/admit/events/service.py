@@ -11,6 +11,7 @@ from sqlalchemy import ColumnElement, String, and_, cast, false, func, insert, n
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.db import utcnow
+from admit.events import settings as event_settings
 from admit.events.plugins import PLUGINS, SALES_CHANNELS
 from admit.events.schemas import EventIn
 from admit.kit.errors import APIError, FieldErrors
@@ -122,8 +123,9 @@ async def validate_event(
         await seating_sync.sync_event(session, event, data.seating_plan, data.seat_category_mapping)
 
 
-# The plugins that let a customer pay; free, gift card and box office payments need none.
-PAYMENT_PLUGINS = frozenset({"banktransfer", "manualpayment"})
+# The plugins that let a customer pay (free, gift card and box office payments need none);
+# the method is on only with its setting too (``events/settings.py``), as in the reference.
+PAYMENT_PLUGINS = frozenset(event_settings.PAYMENT_METHODS)
 PAID_WITHOUT_PAYMENT = (
     "You have configured at least one paid product but have not enabled any payment methods."
 )
@@ -132,9 +134,11 @@ NO_QUOTA = "You need to configure at least one quota to sell anything."
 
 async def live_issues(session: AsyncSession, event: Event, data: EventIn) -> list[str]:
     """Why ``event`` cannot go live yet (the reference's rule): nothing sells without a quota,
-    and paid products need a payment method. Plugins enabled in the same request count."""
+    and paid products need a payment method: a payment plugin enabled (in the same request
+    counts) with its method switched on in the settings (``payment_banktransfer__enabled``,
+    ``payment_manual__enabled``)."""
     issues = []
-    if not PAYMENT_PLUGINS.intersection(data.plugins):
+    if not event_settings.enabled_payment_methods(event, data.plugins):
         paid_item = select(Item.id).where(Item.event_id == event.id, Item.default_price > 0)
         paid_variation = (
             select(ItemVariation.id)

@@ -27,8 +27,17 @@ def _cli() -> Any:
     return admit.cli
 
 
-def configure_logging() -> None:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+# Start and stop lines of ``admit worker`` / ``admit scheduler``: a few a run, always logged
+# (as ``admit.serving`` is for the server); everything else at ``ADMIT_LOG_LEVEL``.
+LIFECYCLE = "admit.jobs.lifecycle"
+
+
+def configure_logging(settings: Settings) -> None:
+    """The server's logging (``ADMIT_LOG_LEVEL``, ``ADMIT_LOG_FORMAT``, secrets scrubbed)."""
+    from admit.kit.logs import configure_logging as configure
+
+    configure(settings)
+    logging.getLogger(LIFECYCLE).setLevel(logging.INFO)
 
 
 async def _until_signalled(work: Callable[[], Awaitable[None]]) -> None:
@@ -52,7 +61,7 @@ def worker(concurrency: int | None) -> None:
             "one, jobs run inside `admit serve` and no worker is needed."
         )
         raise typer.Exit(1)
-    configure_logging()
+    configure_logging(settings)
 
     async def work() -> None:
         # A connection for every job in flight and its heartbeat: a smaller pool would open
@@ -64,7 +73,7 @@ def worker(concurrency: int | None) -> None:
         parts = Background(
             settings, db, broker_url=settings.resolved_broker_url, concurrency=concurrency
         )
-        logging.getLogger("admit.jobs").info(
+        logging.getLogger(LIFECYCLE).info(
             "worker %s: %d jobs at once", parts.engine.worker, parts.engine.concurrency
         )
         try:
@@ -79,7 +88,7 @@ def scheduler() -> None:
     from admit.jobs.runtime import Background
 
     settings = Settings()
-    configure_logging()
+    configure_logging(settings)
 
     async def work() -> None:
         db = create_database(settings.resolved_database_url, pool_size=2)
@@ -89,6 +98,7 @@ def scheduler() -> None:
                 "no broker configured: jobs this scheduler sends wait for a server or worker "
                 "of this database to pick them up"
             )
+        logging.getLogger(LIFECYCLE).info("scheduler started")
         try:
             async with parts.serving(scheduler=True):
                 await asyncio.Event().wait()

@@ -115,6 +115,13 @@ def shaping() -> list[tuple[str, re.Pattern[str], list[dict[str, Any]]]]:
                          r"(change|extend|mark_[a-z]+|reactivate|approve|deny|"
                          r"regenerate_secrets)/|"
                          rf"orderpositions/({{id}}/(printlog/)?)?)$"), order_flags),
+        ("GET", re.compile(rf"^({event}/(orders|orderpositions)/({{(code|id)}}/)?|{org}/orders/)$"),
+         [_param(name, {"type": "array", "items": {"type": "string"}}, text, style="form",
+                 explode=True) for name, text in (
+             ("include", "Only these fields (dots reach into nested objects, e.g. "
+                         "positions.secret; repeatable)."),
+             ("exclude", "Leave these fields out (e.g. positions.downloads; repeatable; "
+                         "applied after include)."))]),
         ("*", re.compile(rf"^{event}/checkinlists/({{id}}/)?$"),
          [_param("exclude", {"type": "array", "items": {"type": "string"}},
                  "Leave these fields out of each list (repeatable).", style="form",

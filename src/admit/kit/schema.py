@@ -120,6 +120,21 @@ def _check_timezone(value: str) -> str:
 
 TimeZoneName = Annotated[str, AfterValidator(_check_timezone)]
 
+# The languages the reference offers (event locales, export headers, texts).
+LOCALES: frozenset[str] = frozenset(
+    "ar ca cs da de de-informal el en es et eu fi fr gl he hu id it ja ko lt lv nb-no nl "
+    "nl-be nl-informal pl pt-br pt-pt ro ru sk sl sq sv th tr uk zh-hans zh-hant".split()
+)
+
+
+def _check_locale(value: str) -> str:
+    if value not in LOCALES:
+        raise ValueError(f'"{value}" is not a valid choice.')
+    return value
+
+
+LocaleCode = Annotated[str, AfterValidator(_check_locale)]
+
 
 def _money_str(value: Decimal) -> str:
     return f"{value:.2f}"
@@ -155,13 +170,50 @@ Percent = Annotated[
 ]
 
 
+# Every datetime and date the API accepts lies in these years. Stored values are shifted
+# into any time zone (UTC+14 and -12), validity windows and payment terms add up to a century
+# (``+ timedelta(days=…)``), reminders go back days: year 1 and 9999 overflow in those
+# computations (a 500 at render time, long after the write), years 1900 to 9000 never do.
+MIN_YEAR = 1900
+MAX_YEAR = 9000
+OUT_OF_RANGE = f"Enter a date between the years {MIN_YEAR} and {MAX_YEAR}."
+
+
 def _assume_utc(value: dt.datetime) -> dt.datetime:
     value = value if value.tzinfo is not None else value.replace(tzinfo=dt.UTC)
     try:
-        value.astimezone(dt.UTC)  # stored as UTC: year 1 / 9999 with an offset overflows
+        utc = value.astimezone(dt.UTC)  # stored as UTC: year 1 / 9999 with an offset overflows
     except OverflowError:
-        raise ValueError("Datetime is out of the supported range.") from None
+        raise ValueError(OUT_OF_RANGE) from None
+    if not MIN_YEAR <= utc.year <= MAX_YEAR:
+        raise ValueError(OUT_OF_RANGE)
     return value
+
+
+def check_datetime_range(value: dt.datetime) -> dt.datetime:
+    """The shared bound for datetimes parsed outside a schema (e.g. answers): an aware value
+    (naive ones are taken as UTC) within :data:`MIN_YEAR`..:data:`MAX_YEAR`."""
+    return _assume_utc(value)
+
+
+def check_date_range(value: dt.date) -> dt.date:
+    """The shared bound (:data:`MIN_YEAR`..:data:`MAX_YEAR`) for date-only inputs."""
+    if not MIN_YEAR <= value.year <= MAX_YEAR:
+        raise ValueError(OUT_OF_RANGE)
+    return value
+
+
+def _require_date_text(value: Any) -> Any:
+    """ISO 8601 date text (``YYYY-MM-DD``), or a date."""
+    if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
+        return value
+    if not isinstance(value, str) or len(value) != 10:
+        raise ValueError("Date has wrong format. Use one of these formats instead: YYYY-MM-DD.")
+    return value
+
+
+# A calendar date (``YYYY-MM-DD``) within the supported years.
+Date = Annotated[dt.date, BeforeValidator(_require_date_text), AfterValidator(check_date_range)]
 
 
 _DATETIME_FORMAT = (

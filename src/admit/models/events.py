@@ -38,6 +38,9 @@ class Event(Base):
     item_meta_properties: Mapped[dict[str, str]] = mapped_column(JSONType, default=dict)
     all_sales_channels: Mapped[bool] = mapped_column(Boolean, default=True)
     limit_sales_channels: Mapped[list[str]] = mapped_column(JSONType, default=list)
+    # The event's settings that were set (key -> JSON value); unset keys show the default of
+    # their definition (``events/settings.py``). Writing them moves the catalog stamp.
+    settings: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict)
     created: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)
     last_modified: Mapped[dt.datetime] = mapped_column(
         UTCDateTime(), default=utcnow, onupdate=utcnow

@@ -52,6 +52,8 @@ class WaitingListEntry(Base):
         ForeignKey("item_variations.id", ondelete="CASCADE"), nullable=True, index=True
     )
     locale: Mapped[str] = mapped_column(String(32), default="en")
+    # Higher first when vouchers are handed out (the reference's ``priority``), then oldest.
+    priority: Mapped[int] = mapped_column(Integer, default=0)
 
 
 class WaitingListSettings(Base):

@@ -62,26 +62,28 @@ def net_paid(order: Order) -> Decimal:
 
 
 def _confirm_payment(session: AsyncSession, order: Order, now: dt.datetime) -> None:
-    """Confirms the open payment, or records a manual one for what is still owed. A gift
-    card payment is left alone: only its own confirmation debits the card."""
-    open_payment = next(
-        (p for p in order.payments if p.state == "created" and p.provider != "giftcard"), None
-    )
-    if open_payment is not None:
-        open_payment.amount = max(order.total - net_paid(order), ZERO)  # what is still owed
-        open_payment.state = "confirmed"
-        open_payment.payment_date = now
+    """Books the money as the reference's ``mark_paid`` does: an open (created or pending)
+    ``manual`` payment of exactly what is still owed is confirmed; otherwise every open
+    payment is canceled (the buyer's bank transfer, card or gift card payment will not be
+    what paid this order) and a confirmed ``manual`` payment of what is owed is added. So
+    ``payment_provider`` shows ``manual`` after it. A gift card is debited only by its own
+    confirmation, so canceling its open payment takes nothing from the card."""
+    owed = max(order.total - net_paid(order), ZERO)
+    open_payments = [p for p in order.payments if p.state in ("created", "pending")]
+    match = next((p for p in open_payments if p.provider == "manual" and p.amount == owed), None)
+    if match is not None:
+        match.state = "confirmed"
+        match.payment_date = now
         return
-    owed = order.total - net_paid(order)
-    if owed <= 0 and order.payments:
-        return
+    for payment in open_payments:
+        payment.state = "canceled"
     local_id = max((p.local_id for p in order.payments), default=0) + 1
     payment = OrderPayment(
         order_id=order.id,
         local_id=local_id,
         state="confirmed",
-        amount=max(owed, ZERO),
-        provider="manual" if order.total > 0 else "free",
+        amount=owed,
+        provider="manual",
         created=now,
         payment_date=now,
         info={},

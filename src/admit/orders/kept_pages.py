@@ -19,11 +19,15 @@ from __future__ import annotations
 from admit.checkin.access import READ as CHECKIN_READ
 from admit.kit.changestamp import event_pages
 from admit.kit.context import AnyEventPermission, EventAccess
+from admit.kit.fields import EXCLUDE, INCLUDE
 from admit.kit.routing import API_PREFIX
 from admit.models import Order
 from admit.orders.routes import READ as ORDERS_READ
 
 ORDER_PAGES = event_pages(Order.last_modified)
+# ``include=`` / ``exclude=`` narrow what a page shows, not which rows: such pages are kept
+# too, each selection as its own page (the key holds the whole query string).
+SHAPING = (INCLUDE, EXCLUDE)
 
 
 _E = f"{API_PREFIX}/organizers/{{organizer}}/events/{{event}}"
@@ -34,8 +38,8 @@ KEPT_LISTS: tuple[tuple[str, EventAccess, tuple[str, ...]], ...] = (
     (
         f"{_E}/orders/",
         EventAccess(ORDERS_READ),
-        ("status", "testmode", "include_canceled_positions", "include_canceled_fees"),
+        ("status", "testmode", "include_canceled_positions", "include_canceled_fees", *SHAPING),
     ),
-    (f"{_E}/orderpositions/", EventAccess(ORDERS_READ), ()),
+    (f"{_E}/orderpositions/", EventAccess(ORDERS_READ), SHAPING),
     (f"{_E}/checkinlists/{{id}}/positions/", AnyEventPermission(*CHECKIN_READ), ()),
 )

@@ -5,7 +5,8 @@ of child, the JSON written once by orjson.
 The same filters, orderings and flags as ever select the rows (``filters.py``). A list
 narrowed by nothing but its event (no filter, flag or search asked) is served by a statement
 built once per ordering; any other by one built from the filtered query. ``pdf_data`` (event
-endpoints only, as in the reference) is added to a rendered page in one ticket batch.
+endpoints only, as in the reference) is added to a rendered page in one ticket batch;
+``include=`` / ``exclude=`` (``kit/fields.py``) then narrow the rendered rows.
 
 Writes (create, PATCH, actions) still answer through ``serialize.py`` and ``downloads_field.py``
 on ORM objects; ``tests/orders/test_row_parity.py`` holds both to the same bytes.
@@ -23,6 +24,7 @@ from admit.kit.context import EventContext, OrgContext, public_base_url
 from admit.kit.crud import parse_pk
 from admit.kit.errors import FieldErrors, not_found
 from admit.kit.fastread import FastReader
+from admit.kit.fields import FieldSelection
 from admit.kit.listing import Complete, Listing, detail_body, page_body, page_window
 from admit.kit.page_stamp import header_value, page_generated
 from admit.models import Event, Order, OrderPosition
@@ -119,6 +121,21 @@ def _pdf_data(ctx: OrgContext, event: Event | None, view: View) -> Complete | No
     return complete
 
 
+def _shaped(ctx: OrgContext, after: Complete | None) -> Complete | None:
+    """``after`` followed by the request's ``include=`` / ``exclude=`` (``kit/fields.py``),
+    on the rendered rows before they are written."""
+    selection = FieldSelection.from_query(ctx.request.query_params)
+    if selection is None:
+        return after
+
+    async def complete(rows: list[dict[str, Any]]) -> None:
+        if after is not None:
+            await after(rows)
+        selection.apply(rows)
+
+    return complete
+
+
 def _narrowed(params: Mapping[str, str], names: list[str]) -> bool:
     return any(name in params for name in names)
 
@@ -181,7 +198,7 @@ async def order_list(
         stmt = ORDERS.page_of(query, size, offset, _reader(ctx).native, variant)
         static, bind = False, {}
     extra = order_extra(ctx, slugs, view)
-    after = _pdf_data(ctx, event, view)
+    after = _shaped(ctx, _pdf_data(ctx, event, view))
     headers = {"X-Page-Generated": generated}
     return await _answer(ctx, ORDERS, stmt, bind, static, page, extra, after, headers)
 
@@ -202,7 +219,7 @@ async def order_detail(ctx: EventContext, code: str) -> Response:
         {"tenant": event.id, "code": code},
         static=True,
         extra=order_extra(ctx, {event.id: event.slug}, view or View()),
-        after=_pdf_data(ctx, event, view or View()),
+        after=_shaped(ctx, _pdf_data(ctx, event, view or View())),
     )
     if body is None:
         raise not_found()
@@ -234,7 +251,7 @@ async def position_list(ctx: EventContext, base: Select[Any]) -> Response:
         listing = POSITIONS[view.canceled_positions]
         stmt, static, bind = listing.page_of(query, size, offset, _reader(ctx).native), False, {}
     extra = _position_extra(ctx, view)
-    after = _pdf_data(ctx, ctx.event, view)
+    after = _shaped(ctx, _pdf_data(ctx, ctx.event, view))
     return await _answer(ctx, listing, stmt, bind, static, page, extra, after)
 
 
@@ -249,7 +266,7 @@ async def position_detail(ctx: EventContext, raw_pk: str) -> Response:
         {"tenant": ctx.event.id, "pk": pk},
         static=True,
         extra=_position_extra(ctx, view),
-        after=_pdf_data(ctx, ctx.event, view),
+        after=_shaped(ctx, _pdf_data(ctx, ctx.event, view)),
     )
     if body is None:
         raise not_found()

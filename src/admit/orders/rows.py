@@ -20,6 +20,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.catalog.questions.answers import CheckedAnswer
+from admit.events.settings import value as setting_value
 from admit.models import Answer, Item, Order, OrderFee, OrderPayment, OrderPosition, answer_options
 from admit.orders import codes
 from admit.orders.drafts import Draft, ProductKey, key_of
@@ -30,6 +31,8 @@ from admit.orders.validity import Window
 from admit.vouchers import redeem
 
 PAYMENT_TERM_DAYS = 14  # the reference's default payment term
+# A longer term would run past the calendar (year 9999); nobody waits 100 years for a payment.
+_MAX_TERM_DAYS = 36_500
 
 PLACED = "service.event.order.placed"
 PLACED_REQUIRE_APPROVAL = "service.event.order.placed.require_approval"
@@ -207,9 +210,15 @@ def placed_actions(order: Mapping[str, Any]) -> list[str]:
 
 
 def default_expires(event: Any, now: dt.datetime) -> dt.datetime:
-    """End of the day, in the event's time zone, ``PAYMENT_TERM_DAYS`` from now."""
+    """End of the day, in the event's time zone, ``payment_term_days`` (the event setting,
+    the reference's 14 by default) from now, and no later than the day
+    ``payment_term_last``."""
     tz = zoneinfo.ZoneInfo(event.timezone or "UTC")
-    day = (now + dt.timedelta(days=PAYMENT_TERM_DAYS)).astimezone(tz).date()
+    days = setting_value(event, "payment_term_days")
+    day = (now.astimezone(tz) + dt.timedelta(days=min(days, _MAX_TERM_DAYS))).date()
+    last = setting_value(event, "payment_term_last")
+    if last:
+        day = min(day, dt.date.fromisoformat(last))
     return dt.datetime.combine(day, dt.time(23, 59, 59), tzinfo=tz).astimezone(dt.UTC)
 
 

@@ -8,14 +8,10 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BeforeValidator, Field
 
-from admit.kit.schema import ReadModel, TimeZoneName, WriteModel, email_address
+from admit.kit.schema import LOCALES, ReadModel, TimeZoneName, WriteModel, email_address
 
 # The languages an export can be written in (column headers, fixed texts; a text without a
-# translation stays English): the languages the reference offers.
-LOCALES: frozenset[str] = frozenset(
-    "ar ca cs da de de-informal el en es et eu fi fr gl he hu id it ja ko lt lv nb-no nl "
-    "nl-be nl-informal pl pt-br pt-pt ro ru sk sl sq sv th tr uk zh-hans zh-hant".split()
-)
+# translation stays English): ``LOCALES``, the languages the reference offers.
 MAX_RECIPIENTS = 50  # per field
 
 

@@ -49,15 +49,16 @@ async def assign_all(session: AsyncSession, now: dt.datetime | None = None) -> i
 
 
 async def assign_event(session: AsyncSession, event_id: int, now: dt.datetime) -> int:
-    """Sends vouchers to the oldest waiting entries of one event while their products have
-    room; a product found without room is skipped for the rest of the run."""
+    """Sends vouchers to the waiting entries of one event, highest ``priority`` first, then
+    the oldest (the reference's order), while their products have room; a product found
+    without room is skipped for the rest of the run."""
     event = await session.get(Event, event_id)
     if event is None:
         return 0
     query = (
         select(WaitingListEntry)
         .where(WaitingListEntry.event_id == event_id, WaitingListEntry.voucher_id.is_(None))
-        .order_by(WaitingListEntry.created, WaitingListEntry.id)
+        .order_by(WaitingListEntry.priority.desc(), WaitingListEntry.created, WaitingListEntry.id)
         .limit(BATCH)
     )
     if session.bind.dialect.name == "postgresql":  # type: ignore[union-attr]

@@ -25,7 +25,7 @@ from admit.kit.openapi import json_body
 from admit.kit.responses import JSONResponse, no_content
 from admit.kit.routing import api_router
 from admit.models import WaitingListEntry, WaitingListSettings
-from admit.waitinglist import service
+from admit.waitinglist import service, settings_keys
 from admit.waitinglist.schemas import (
     WaitingListEntryIn,
     WaitingListEntryOut,
@@ -66,6 +66,7 @@ ORDERING = Ordering(
         "created": WaitingListEntry.created,
         "email": WaitingListEntry.email,
         "item": WaitingListEntry.item_id,
+        "priority": WaitingListEntry.priority,
     },
     default=("created",),
     pk=WaitingListEntry.id,
@@ -232,3 +233,4 @@ async def put_settings(
 
 
 service.register()
+settings_keys.register()

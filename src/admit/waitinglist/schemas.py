@@ -31,6 +31,8 @@ class WaitingListEntryIn(WriteModel):
     variation: Pk | None = None
     locale: Annotated[str, Field(min_length=1, max_length=32)] = "en"
     subevent: Pk | None = None
+    # Higher first when vouchers are handed out (the reference's field; a 32-bit integer).
+    priority: Annotated[int, BeforeValidator(_int_input), Field(ge=-(2**31), le=2**31 - 1)] = 0
 
     @model_validator(mode="after")
     def _one_name(self) -> WaitingListEntryIn:
@@ -58,6 +60,7 @@ class WaitingListEntryOut(ReadModel):
     variation: int | None
     locale: str
     subevent: int | None
+    priority: int
 
 
 class WaitingListSettingsIn(WriteModel):

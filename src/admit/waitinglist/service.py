@@ -176,6 +176,7 @@ def apply(entry: WaitingListEntry, data: WaitingListEntryIn) -> None:
     entry.variation_id = data.variation
     entry.locale = data.locale
     entry.subevent_id = data.subevent
+    entry.priority = data.priority
 
 
 def to_read(entry: WaitingListEntry) -> dict[str, Any]:
@@ -191,6 +192,7 @@ def to_read(entry: WaitingListEntry) -> dict[str, Any]:
         "variation": entry.variation_id,
         "locale": entry.locale,
         "subevent": entry.subevent_id,
+        "priority": entry.priority,
     }
 
 

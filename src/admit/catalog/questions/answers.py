@@ -21,7 +21,14 @@ from sqlalchemy.orm import selectinload
 
 from admit.catalog.taxes.countries import COUNTRIES
 from admit.kit.crud import PK_MAX
-from admit.kit.schema import PHONE_RE, LongText, Pk, WriteModel
+from admit.kit.schema import (
+    PHONE_RE,
+    LongText,
+    Pk,
+    WriteModel,
+    check_date_range,
+    check_datetime_range,
+)
 from admit.models import Answer, Question, QuestionOption, question_items
 
 
@@ -161,6 +168,7 @@ def _check_text(question: Question, text: str) -> str:
             raise ValueError(
                 "Date has wrong format. Use one of these formats instead: YYYY-MM-DD."
             ) from None
+        check_date_range(day)
         if question.valid_date_min and day < question.valid_date_min:
             raise ValueError(f"Please enter a date no earlier than {question.valid_date_min}.")
         if question.valid_date_max and day > question.valid_date_max:
@@ -183,6 +191,7 @@ def _check_text(question: Question, text: str) -> str:
                 "Datetime has wrong format. Use one of these formats instead: "
                 "YYYY-MM-DDThh:mm[:ss[.uuuuuu]][+HH:MM|-HH:MM|Z]."
             ) from None
+        check_datetime_range(moment)
         low, high = question.valid_datetime_min, question.valid_datetime_max
         if low is not None and moment < low:
             raise ValueError(f"Please enter a date and time no earlier than {low.isoformat()}.")

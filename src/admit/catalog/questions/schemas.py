@@ -13,7 +13,14 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Field, PlainSerializer
 
-from admit.kit.schema import DateTime, I18n, ReadModel, RequiredI18n, WriteModel
+from admit.kit.schema import (
+    DateTime,
+    I18n,
+    ReadModel,
+    RequiredI18n,
+    WriteModel,
+    check_date_range,
+)
 
 QuestionType = Literal["N", "S", "T", "B", "C", "M", "F", "D", "H", "W", "CC", "TEL"]
 CHOICE_TYPES = frozenset({"C", "M"})
@@ -74,7 +81,7 @@ def _date_text(value: Any) -> Any:
     raise ValueError("Date has wrong format. Use one of these formats instead: YYYY-MM-DD.")
 
 
-Date = Annotated[dt.date, BeforeValidator(_date_text)]
+Date = Annotated[dt.date, BeforeValidator(_date_text), AfterValidator(check_date_range)]
 
 
 class OptionIn(WriteModel):

@@ -1,0 +1,84 @@
+"""``E/settings/``: the event's settings as one object (the reference's endpoint).
+
+GET answers every registered key with its value (the default where unset) to anyone who may
+see the event, as the reference does; ``?explain=true`` adds each key's label. PATCH
+changes the keys it names (``null`` resets one to its default) and answers like GET; it needs
+``event.settings.general:write`` and, per key, the permission its definition names (payment
+keys ``event.settings.payment:write``, invoice keys ``event.settings.invoicing:write``).
+Unknown keys are ignored, as the reference's serializer ignores them.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import Depends, Query
+from starlette.responses import Response
+
+from admit.events import settings as event_settings
+from admit.kit.body import read_object
+from admit.kit.context import EventAccess, EventContext
+from admit.kit.crud import flush_guard
+from admit.kit.errors import APIError
+from admit.kit.responses import JSONResponse
+from admit.kit.routing import api_router
+
+router = api_router(tags=["events"])
+
+PATH = "/organizers/{organizer}/events/{event}/settings/"
+
+
+def _answer(values: dict[str, Any], explain: bool) -> Response:
+    if not explain:
+        return JSONResponse(values)
+    return JSONResponse(
+        {
+            s.key: {
+                "value": values[s.key],
+                "label": s.label,
+                "help_text": s.help_text,
+                "readonly": False,
+            }
+            for s in event_settings.EVENT_SETTINGS
+        }
+    )
+
+
+def _explain(raw: str | None) -> bool:
+    # The reference looks only at the parameter's presence (``?explain`` does it too).
+    return raw is not None
+
+
+@router.get(PATH, name="event-settings", response_model=dict[str, Any])
+async def get_settings(
+    ctx: Annotated[EventContext, Depends(EventAccess())],
+    explain: Annotated[
+        str | None, Query(description="Present: each key as {value, label, help_text, readonly}.")
+    ] = None,
+) -> Response:
+    values = await event_settings.load(ctx.session, ctx.event)
+    return _answer(values, _explain(explain))
+
+
+@router.patch(PATH, name="event-settings-patch", response_model=dict[str, Any])
+async def patch_settings(
+    ctx: Annotated[EventContext, Depends(EventAccess(event_settings.GENERAL))],
+) -> Response:
+    raw = await read_object(ctx.request)
+    registry = event_settings.EVENT_SETTINGS
+    current = await event_settings.load(ctx.session, ctx.event)
+    changes, _merged = registry.parse(raw, current)
+    missing = [
+        key
+        for permission, keys in registry.permissions_for(changes).items()
+        if not ctx.has_event_permission(ctx.event.id, permission)
+        for key in keys
+    ]
+    if missing:
+        raise APIError(
+            403,
+            "You do not have permission to change these settings: " + ", ".join(missing) + ".",
+        )
+    await event_settings.save(ctx.session, ctx.event, changes)
+    await flush_guard(ctx.session.flush())
+    return _answer(await event_settings.load(ctx.session, ctx.event), False)
