@@ -3,16 +3,19 @@ real objects in it and a valid body. The objects are made through the API itself
 all-powerful token), each only when a case asks for it.
 
 Every route the routers declare must be in :data:`CASES`, in :data:`CANNOT_REPLAY` (with the
-reason it cannot succeed twice or refuses keys) or in :data:`NOT_YET` (a case still to write);
+reason it cannot succeed twice or refuses keys);
 ``tests/idempotency/test_generated.py`` fails for a route in none of them.
 """
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from tests.factories import Factory, World, auth
+from tests.seating.helpers import layout
 
 O = "/api/v1/organizers/{organizer}"  # noqa: E741
 E = f"{O}/events/{{event}}"
@@ -427,6 +430,90 @@ class Scene:
             lambda: self.call("POST", f"{self.e}/ticketlayouts/", {"name": "Plain", "layout": []}),
         )
 
+    # -- seating --------------------------------------------------------------------------
+    async def seating_plan(self) -> dict:
+        return await self._once(
+            "seating_plan",
+            lambda: self.call("POST", f"{self.o}/seatingplans/", {"name": "Hall",
+                                                                  "layout": layout()}),
+        )  # fmt: skip
+
+    async def seats(self, subevent: bool = False) -> tuple[str, list[dict]]:
+        """The seats URL of the event (or of a date of the series) given the plan; its seats."""
+
+        async def make() -> tuple[str, list[dict]]:
+            plan = await self.seating_plan()
+            if subevent:
+                sub = await self.subevent()
+                owner = f"{self.o}/events/series/subevents/{sub['id']}/"
+                await self.call("PATCH", owner, {"seating_plan": plan["id"]})
+                base = f"{owner}seats/"
+            else:
+                item = await self.item()
+                mapping = {"Stalls": item["id"], "Balcony": None}
+                await self.call(
+                    "PATCH", f"{self.e}/", {"seating_plan": plan["id"],
+                                            "seat_category_mapping": mapping},
+                )  # fmt: skip
+                base = f"{self.e}/seats/"
+            listed = await self.call("GET", base)
+            assert listed["count"] == 5, listed
+            return base, listed["results"]
+
+        return await self._once(f"seats-{subevent}", make)
+
+    async def blocked_seats(self, subevent: bool = False) -> tuple[str, list[dict]]:
+        """The seats of :meth:`seats`, all blocked (so that unblocking changes them)."""
+        base, seats = await self.seats(subevent)
+        await self.call("POST", f"{base}bulk_block/", {"ids": [s["id"] for s in seats]})
+        return base, seats
+
+    # -- a recorded webhook call, a finished shredder export ------------------------------
+    async def webhook_call(self) -> tuple[dict, int]:
+        """The webhook and a call of it that failed (written to the log as delivery would)."""
+        from admit.db import utcnow
+        from admit.models import WebhookCall
+
+        hook = await self.webhook()
+
+        async def make() -> int:
+            async with self.factory.sessionmaker() as session:
+                call = WebhookCall(
+                    webhook_id=hook["id"], source="notification", source_id=1,
+                    action="pretix.event.order.placed",
+                    payload={"organizer": self.world.org.slug, "code": "ABC12"},
+                    status="failed", attempts=3, response_status=500, error="HTTP 500",
+                    last_attempt=utcnow(),
+                )  # fmt: skip
+                session.add(call)
+                await session.commit()
+                return call.id
+
+        return hook, await self._once("webhook_call", make)
+
+    async def shredder_export(self) -> str:
+        """The shred URL of a finished export (run by the app's job engine, here)."""
+
+        async def make() -> str:
+            await self.call("PATCH", f"{self.e}/", {"date_from": "2020-01-01T10:00:00Z"})
+            await self.order()
+            app = self.client._transport.app
+            async with app.state.background.serving(scheduler=False):
+                links = await self.call(
+                    "POST", f"{self.e}/shredders/export/", {"shredders": ["order_emails"]}
+                )
+                download = links["download"].removeprefix("http://testserver")
+                deadline = time.monotonic() + 20
+                while (
+                    answer := await self.client.get(download, headers=self.headers)
+                ).status_code == 409:
+                    assert time.monotonic() < deadline, answer.text
+                    await asyncio.sleep(0.05)
+                assert answer.status_code == 200, answer.text
+            return links["shred"].removeprefix("http://testserver")
+
+        return await self._once("shredder_export", make)
+
 
 # A case gives the URL and the body (and the headers, when not the team token's).
 Case = Callable[[Scene], Awaitable[tuple[Any, ...]]]
@@ -715,6 +802,11 @@ async def _event_delete(s: Scene) -> tuple[str, Any]:
     return s.real(f"{E}/"), None
 
 
+@case("PATCH", f"{E}/settings/")
+async def _settings_patch(s: Scene) -> tuple[str, Any]:
+    return s.real(f"{E}/settings/"), {"payment_term_days": 2, "waiting_list_hours": 5}
+
+
 @case("PATCH", f"{E}/waitinglist_settings/")
 async def _wl_patch(s: Scene) -> tuple[str, Any]:
     return s.real(f"{E}/waitinglist_settings/"), {"waiting_list_enabled": True}
@@ -995,28 +1087,6 @@ CANNOT_REPLAY: dict[tuple[str, str], str] = {
     ("DELETE", f"{O}/giftcards/{{id}}/"): "always refused: gift cards cannot be deleted",
 }
 
-# Routes whose case is still to be written (issue 28): each needs more scene than above.
-NOT_YET: dict[tuple[str, str], str] = {
-    ("POST", f"{O}/webhooks/{{id}}/calls/{{call}}/redeliver/"): "needs a recorded webhook call",
-    ("POST", f"{E}/shredders/shred/{{id1}}/{{id2}}/"): "needs a finished shredder export",
-    ("POST", f"{O}/seatingplans/"): "needs a seating plan layout",
-    ("PUT", f"{O}/seatingplans/{{id}}/"): "needs a seating plan layout",
-    ("PATCH", f"{O}/seatingplans/{{id}}/"): "needs a seating plan layout",
-    ("DELETE", f"{O}/seatingplans/{{id}}/"): "needs a seating plan layout",
-    ("POST", f"{E}/seats/bulk_block/"): "needs seats",
-    ("PATCH", f"{E}/seats/bulk_block/"): "needs seats",
-    ("POST", f"{E}/seats/bulk_unblock/"): "needs seats",
-    ("PATCH", f"{E}/seats/bulk_unblock/"): "needs seats",
-    ("PATCH", f"{E}/seats/{{id}}/"): "needs seats",
-    ("PUT", f"{E}/seats/{{id}}/"): "needs seats",
-    ("POST", f"{E}/subevents/{{subevent_id}}/seats/bulk_block/"): "needs seats",
-    ("PATCH", f"{E}/subevents/{{subevent_id}}/seats/bulk_block/"): "needs seats",
-    ("POST", f"{E}/subevents/{{subevent_id}}/seats/bulk_unblock/"): "needs seats",
-    ("PATCH", f"{E}/subevents/{{subevent_id}}/seats/bulk_unblock/"): "needs seats",
-    ("PATCH", f"{E}/subevents/{{subevent_id}}/seats/{{id}}/"): "needs seats",
-    ("PUT", f"{E}/subevents/{{subevent_id}}/seats/{{id}}/"): "needs seats",
-}
-
 
 # -- scheduled exports (owned by users: an OAuth Bearer token) -----------------------------------
 def export_body(level: str, subject: str = "Quotas") -> dict:
@@ -1057,3 +1127,49 @@ async def _member_delete(s: Scene) -> tuple[str, Any]:
     user = await s.factory.user("member@example.org")
     team = await s.factory.team(s.world.org, members=[user])
     return s.real(f"{O}/teams/{team.id}/members/{user.id}/"), None
+
+
+# -- seating plans and seats --------------------------------------------------------------------
+crud(f"{O}/seatingplans", Scene.seating_plan, const({"name": "Arena", "layout": layout()}),
+     const({"name": "Hall 2", "layout": layout(name="Hall 2")}),
+     const({"name": "Big hall"}))  # fmt: skip
+
+
+def _seats(prefix: str, subevent: bool) -> None:
+    """The seat routes under ``prefix`` (the event's, or a date's of the series)."""
+
+    def bulk(method: str, action: str) -> None:
+        async def run(s: Scene) -> tuple[str, Any]:
+            make = s.blocked_seats if action == "bulk_unblock" else s.seats
+            base, seats = await make(subevent)
+            return base + f"{action}/", {"ids": [seat["id"] for seat in seats[:3]]}
+
+        CASES[(method, f"{prefix}/{action}/")] = run
+
+    def one(method: str) -> None:
+        async def run(s: Scene) -> tuple[str, Any]:
+            base, seats = await s.seats(subevent)
+            return base + f"{seats[0]['id']}/", {"blocked": True}
+
+        CASES[(method, f"{prefix}/{{id}}/")] = run
+
+    for method in ("POST", "PATCH"):
+        bulk(method, "bulk_block")
+        bulk(method, "bulk_unblock")
+    one("PATCH")
+    one("PUT")
+
+
+_seats(f"{E}/seats", subevent=False)
+_seats(f"{E}/subevents/{{subevent_id}}/seats", subevent=True)
+
+
+@case("POST", f"{O}/webhooks/{{id}}/calls/{{call}}/redeliver/")
+async def _redeliver(s: Scene) -> tuple[str, Any]:
+    hook, call = await s.webhook_call()
+    return s.real(f"{O}/webhooks/{hook['id']}/calls/{call}/redeliver/"), None
+
+
+@case("POST", f"{E}/shredders/shred/{{id1}}/{{id2}}/")
+async def _shred(s: Scene) -> tuple[str, Any]:
+    return await s.shredder_export(), None
