@@ -2,9 +2,9 @@
 real objects in it and a valid body. The objects are made through the API itself (by the
 all-powerful token), each only when a case asks for it.
 
-Every route the routers declare must be in :data:`CASES`, in :data:`CANNOT_REPLAY` (with the
-reason it cannot succeed twice or refuses keys);
-``tests/idempotency/test_generated.py`` fails for a route in none of them.
+Every route the routers declare must be in :data:`CASES` or in :data:`CANNOT_REPLAY` (with the
+reason it cannot succeed twice or refuses keys); ``tests/idempotency/test_generated.py`` fails
+for a route in neither.
 """
 
 from __future__ import annotations
