@@ -161,7 +161,9 @@ async def test_a_revoked_demo_token_is_replaced_and_a_scanner_finds_the_live_dem
     app = create_app(Settings(data_dir=data_dir, database_url=url))
     try:
         transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+        async with httpx.AsyncClient(
+            transport=transport, base_url="http://127.0.0.1:8000"
+        ) as client:
             headers = {"Authorization": f"Token {second}"}
             event = await client.get("/api/v1/organizers/demo/events/democon/", headers=headers)
             assert event.json()["live"] is True

@@ -36,7 +36,9 @@ async def browser(clean_app):
 
 async def mails(factory) -> list[OutgoingMail]:
     async with factory.sessionmaker() as session:
-        return list((await session.execute(select(OutgoingMail))).scalars())
+        return list(
+            (await session.execute(select(OutgoingMail).order_by(OutgoingMail.id))).scalars()
+        )
 
 
 async def test_a_forged_host_gets_no_reset_link(browser, factory):

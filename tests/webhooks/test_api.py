@@ -69,8 +69,9 @@ async def test_create_read_list_update(client, world: World, factory):
 
     put = await client.put(f"{HOOKS}{created['id']}/", json=BODY, headers=auth(world.admin))
     assert put.status_code == 200, put.text
-    # PUT keeps what it omits.
-    assert put.json()["comment"] == "ERP" and put.json()["limit_events"] == ["gala", "summit"]
+    # PUT keeps what it omits (all_events and the emptied limit_events of the PATCH above).
+    assert put.json()["comment"] == "ERP" and put.json()["all_events"] is True
+    assert put.json()["limit_events"] == []
     assert other.id  # the event stayed
 
 

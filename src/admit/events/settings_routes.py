@@ -20,6 +20,7 @@ from admit.kit.body import read_object
 from admit.kit.context import EventAccess, EventContext
 from admit.kit.crud import flush_guard
 from admit.kit.errors import APIError
+from admit.kit.openapi import json_body
 from admit.kit.responses import JSONResponse
 from admit.kit.routing import api_router
 
@@ -56,14 +57,35 @@ async def get_settings(
         str | None, Query(description="Present: each key as {value, label, help_text, readonly}.")
     ] = None,
 ) -> Response:
+    """Get the event's settings
+
+    Answers every event setting Admit knows under the reference's key names (payment terms and
+    methods, bank details, attendee data asked, ticket downloads, cancellation, waiting list,
+    texts, locales, time zone, contact, invoices) with its value, or its default where none was
+    set. With `explain` present, each key is an object with `value`, `label`, `help_text` and
+    `readonly`.
+    """
     values = await event_settings.load(ctx.session, ctx.event)
     return _answer(values, _explain(explain))
 
 
-@router.patch(PATH, name="event-settings-patch", response_model=dict[str, Any])
+@router.patch(
+    PATH,
+    name="event-settings-patch",
+    response_model=dict[str, Any],
+    openapi_extra=json_body(event_settings.EVENT_SETTINGS.model()),
+)
 async def patch_settings(
     ctx: Annotated[EventContext, Depends(EventAccess(event_settings.GENERAL))],
 ) -> Response:
+    """Change event settings
+
+    Changes the keys the body names and answers with all settings, as the GET does. `null`
+    resets a key to its default; keys Admit does not know are ignored, as the reference ignores
+    them. Values are validated (400 naming each bad key, rules across keys on the merged state).
+    Payment keys also need `event.settings.payment:write`, invoice keys
+    `event.settings.invoicing:write` (403 naming the keys otherwise).
+    """
     raw = await read_object(ctx.request)
     registry = event_settings.EVENT_SETTINGS
     current = await event_settings.load(ctx.session, ctx.event)
