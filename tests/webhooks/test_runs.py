@@ -9,6 +9,7 @@ import json
 import time
 from typing import Any
 
+import pytest
 from sqlalchemy import update
 
 from admit.db import utcnow
@@ -70,6 +71,10 @@ def _context(app: Any, job_id: int, webhook_id: int, settings: Any) -> JobContex
 
 async def test_two_runs_at_once_deliver_each_call_once_in_order(client, fast_retries, world: World):
     app = client._transport.app
+    if app.state.db.is_sqlite:
+        # A rival's claim waits for SQLite's one writer, so whether runs overlap depends on the
+        # machine's timing there; the race this test shows is PostgreSQL's (a serving setup).
+        pytest.skip("SQLite writers are serial: runs overlap only by chance")
     box = Watching(stall=STALL)
     server = await asyncio.start_server(box.handle, "127.0.0.1", 0)
     box.url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/hook"
