@@ -6,9 +6,13 @@ from __future__ import annotations
 import datetime as dt
 import zoneinfo
 from decimal import Decimal
+from types import SimpleNamespace
+
+import pytest
 
 from admit.events.settings import EVENT_SETTINGS
 from admit.models import Item
+from admit.orders.rows import default_expires
 from tests.factories import Factory, World, auth
 
 EVENTS = "/api/v1/organizers/acme/events/"
@@ -168,7 +172,8 @@ async def test_payment_term_days_sets_when_new_orders_expire(client, world: Worl
         Item(event_id=world.event.id, name={"en": "Ticket"}, default_price=Decimal("10.00"))
     )
     await factory.quota(world.event, items=[item])
-    await _patch(client, world.admin, {"payment_term_days": 2, "timezone": "Europe/Berlin"})
+    plain_days = {"payment_term_days": 2, "payment_term_weekdays": False}
+    await _patch(client, world.admin, {**plain_days, "timezone": "Europe/Berlin"})
     r = await client.post(
         f"{SUMMIT}orders/",
         json={"email": "a@example.org", "positions": [{"item": item.id}]},
@@ -189,3 +194,34 @@ async def test_payment_term_days_sets_when_new_orders_expire(client, world: Worl
     )
     expires = dt.datetime.fromisoformat(r.json()["expires"])
     assert expires.astimezone(berlin).date().isoformat() == last
+
+
+@pytest.mark.parametrize(
+    ("placed", "settings", "ends"),
+    [
+        # 2026-12-01 is a Tuesday: 4 days later is Saturday the 5th, moved to Monday the 7th.
+        ("2026-12-01", {"payment_term_days": 4}, "2026-12-07"),
+        ("2026-12-01", {"payment_term_days": 5}, "2026-12-07"),  # Sunday -> Monday
+        ("2026-12-01", {"payment_term_days": 3}, "2026-12-04"),  # Friday stays
+        ("2026-12-01", {"payment_term_days": 4, "payment_term_weekdays": False}, "2026-12-05"),
+        # The last date of payments is kept even when it falls on a weekend.
+        ("2026-12-01", {"payment_term_days": 4, "payment_term_last": "2026-12-05"}, "2026-12-05"),
+    ],
+)
+def test_payment_terms_end_on_weekdays_unless_switched_off(
+    placed: str, settings: dict, ends: str
+) -> None:
+    event = SimpleNamespace(timezone="Europe/Berlin", settings=settings)
+    now = dt.datetime.fromisoformat(f"{placed}T10:00:00+01:00")
+    expires = default_expires(event, now).astimezone(zoneinfo.ZoneInfo("Europe/Berlin"))
+    assert expires.date().isoformat() == ends and expires.time() == dt.time(23, 59, 59)
+
+
+async def test_percentages_read_as_decimal_text(client, world: World):
+    r = await client.get(SETTINGS, headers=auth(world.admin))
+    assert r.json()["cancel_allow_user_paid_keep_percentage"] == "0.00"
+    r = await _patch(client, world.admin, {"cancel_allow_user_paid_keep_percentage": 12.5})
+    assert r.status_code == 200 and r.json()["cancel_allow_user_paid_keep_percentage"] == "12.50"
+    for bad in ["lots", 101, True, "NaN"]:
+        r = await _patch(client, world.admin, {"cancel_allow_user_paid_keep_percentage": bad})
+        assert r.status_code == 400 and "cancel_allow_user_paid_keep_percentage" in r.json()

@@ -14,6 +14,7 @@ Write permissions follow the reference's split: general keys need
 from __future__ import annotations
 
 import re
+from decimal import Decimal, InvalidOperation
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Field
@@ -79,7 +80,25 @@ Short = Annotated[str, Field(max_length=200)]
 Url = Annotated[str, Field(max_length=200), AfterValidator(_check_url)]
 Iban = Annotated[str, Field(max_length=64), AfterValidator(_check_iban)]
 Bic = Annotated[str, Field(max_length=16), AfterValidator(_check_bic)]
-Percent = Annotated[float, Field(ge=0, le=100)]
+
+
+def _percent_text(raw: Any) -> Any:
+    """A percentage as the reference shows it: decimal text with two places ("12.50"),
+    from a number or text; anything else fails with the reference's sentence."""
+    if isinstance(raw, bool) or not isinstance(raw, int | float | str):
+        raise ValueError("A valid number is required.")
+    try:
+        number = Decimal(str(raw).strip())
+    except InvalidOperation:
+        raise ValueError("A valid number is required.") from None
+    if not number.is_finite():
+        raise ValueError("A valid number is required.")
+    if not 0 <= number <= 100:
+        raise ValueError("Ensure this value is between 0 and 100.")
+    return str(number.quantize(Decimal("0.01")))
+
+
+Percent = Annotated[str, BeforeValidator(_percent_text)]
 Locales = Annotated[list[LocaleCode], Field(min_length=1, max_length=50)]
 Email = email_type()
 
@@ -134,13 +153,16 @@ EVENT_SETTINGS.register(
         "cancel_allow_user_paid_keep_fees", bool, False, "Keep payment, shipping and service fees"
     ),
     _setting(
-        "cancel_allow_user_paid_keep_percentage", Percent, 0.0, "Keep a percentual cancellation fee"
+        "cancel_allow_user_paid_keep_percentage",
+        Percent,
+        "0.00",
+        "Keep a percentual cancellation fee",
     ),
     # Payment terms: orders expire at the end of the day this many days after they are
     # placed (in the event's time zone), never after ``payment_term_last``.
     _setting("payment_term_days", Days, 14, "Payment term in days", PAYMENT),
     _setting("payment_term_last", Date | None, None, "Last date of payments", PAYMENT),
-    _setting("payment_term_weekdays", bool, False, "Only end payment terms on weekdays", PAYMENT),
+    _setting("payment_term_weekdays", bool, True, "Only end payment terms on weekdays", PAYMENT),
     _setting(
         "payment_term_expire_automatically",
         bool,

@@ -211,11 +211,14 @@ def placed_actions(order: Mapping[str, Any]) -> list[str]:
 
 def default_expires(event: Any, now: dt.datetime) -> dt.datetime:
     """End of the day, in the event's time zone, ``payment_term_days`` (the event setting,
-    the reference's 14 by default) from now, and no later than the day
-    ``payment_term_last``."""
+    the reference's 14 by default) from now, moved from a Saturday or Sunday to the Monday
+    with ``payment_term_weekdays`` (on by default: some countries' law wants a payment term
+    to end on a working day), and no later than the day ``payment_term_last``."""
     tz = zoneinfo.ZoneInfo(event.timezone or "UTC")
     days = setting_value(event, "payment_term_days")
     day = (now.astimezone(tz) + dt.timedelta(days=min(days, _MAX_TERM_DAYS))).date()
+    if setting_value(event, "payment_term_weekdays") and day.weekday() >= 5:
+        day += dt.timedelta(days=7 - day.weekday())
     last = setting_value(event, "payment_term_last")
     if last:
         day = min(day, dt.date.fromisoformat(last))
