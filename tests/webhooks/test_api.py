@@ -42,7 +42,8 @@ async def test_create_read_list_update(client, world: World, factory):
         "target_url": "https://example.org/hook",
         "all_events": False,
         "limit_events": ["gala", "summit"],
-        "action_types": ["pretix.event.order.paid", "service.event.item.*", "pretix.*"],
+        # Sorted, as the reference lists them.
+        "action_types": ["pretix.*", "pretix.event.order.paid", "service.event.item.*"],
         "comment": "ERP",
     }
     detail = await client.get(f"{HOOKS}{created['id']}/", headers=auth(world.admin))
@@ -112,6 +113,11 @@ async def test_validation(client, world: World):
         assert_field_errors(response, field)
     missing = await client.post(HOOKS, json={}, headers=auth(world.admin))
     assert_field_errors(missing, "target_url", "action_types")
+    unknown = {**BODY, "action_types": ["pretix.event.order.nonsense"]}
+    response = await client.post(HOOKS, json=unknown, headers=auth(world.admin))
+    assert response.json() == {
+        "action_types": ['Invalid action type "pretix.event.order.nonsense".']  # the reference's
+    }
 
     # Events must be the organizer's own; the answer names each unknown one.
     response = await client.post(

@@ -51,7 +51,7 @@ def check_action_type(value: str) -> str:
         return sent
     if is_known(action):
         return sent
-    raise ValueError(f'"{value}" is not a valid choice.')
+    raise ValueError(f'Invalid action type "{value}".')  # the reference's words
 
 
 def _unique(values: list[str]) -> list[str]:

@@ -34,7 +34,8 @@ def webhook_to_read(webhook: Webhook) -> dict[str, Any]:
         "target_url": webhook.target_url,
         "all_events": webhook.all_events,
         "limit_events": [e.slug for e in webhook.limit_events],
-        "action_types": list(webhook.action_types or []),
+        # Sorted, as the reference lists them (whatever order they were sent in).
+        "action_types": sorted(webhook.action_types or []),
         "comment": webhook.comment,
     }
 
