@@ -183,7 +183,8 @@ class PricedOrder:
     lines: list[Priced]
     fees: list[TaxedSale]
     total: Decimal
-    # a tax rule's custom rule asks for approval (``require_approval`` action)
+    # a tax rule's custom rule asks for approval (``require_approval`` action): the shop's
+    # checkout honours it; orders created through the API do not, as with the reference
     require_approval: bool = False
 
 

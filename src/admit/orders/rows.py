@@ -243,8 +243,10 @@ def build(
     order (checked by the caller); without, fresh ones (the lane's database call checks
     them)."""
     total = priced.total
-    # The client's flag, or a tax rule's custom rule for the invoice address.
-    require_approval = data.require_approval or priced.require_approval
+    # The client's flag alone: an order created through the API needs approval only when
+    # its creator says so, as with the reference, which leaves a tax rule's
+    # ``require_approval`` action to its shop (a box office that sells "paid" gets "paid").
+    require_approval = data.require_approval
     paid = data.status == "p" or (total == 0 and not require_approval)
     order = complete(
         ORDERS,
