@@ -41,7 +41,7 @@ FULL: dict[str, Any] = {
 }
 
 DEFAULTS: dict[str, Any] = {
-    "internal_name": "",
+    "internal_name": None,
     "code": None,
     "price_includes_tax": True,
     "default": False,
@@ -87,6 +87,20 @@ async def test_minimal_create_takes_the_defaults(client, world: World):
     assert created["rate"] == "7.00"
     for key, value in DEFAULTS.items():
         assert created[key] == value, key
+
+
+@pytest.mark.parametrize("sent", [{}, {"internal_name": ""}, {"internal_name": None}])
+async def test_unset_internal_name_is_null_everywhere(client, world: World, sent):
+    created = await create(client, world.admin, name="VAT", rate="7", **sent)
+    url = f"{RULES}{created['id']}/"
+    fetched = (await client.get(url, headers=auth(world.admin))).json()
+    listed = (await client.get(RULES, headers=auth(world.admin))).json()["results"]
+    assert created["internal_name"] is fetched["internal_name"] is None
+    assert [r["internal_name"] for r in listed] == [None]
+    named = await client.patch(url, json={"internal_name": "x"}, headers=auth(world.admin))
+    assert named.json()["internal_name"] == "x"
+    cleared = await client.patch(url, json={"internal_name": None}, headers=auth(world.admin))
+    assert cleared.json()["internal_name"] is None
 
 
 @pytest.mark.parametrize("missing", ["name", "rate"])

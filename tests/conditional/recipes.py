@@ -169,6 +169,8 @@ async def _item_child(env: Env, kind: str) -> str:
     elif kind == "addons":
         category = await env.post(f"{E}/categories/", {"name": {"en": "Extras"}, "is_addon": True})
         body = {"addon_category": category["id"]}
+    elif kind == "program_times":
+        body = {"start": "2030-05-01T09:00:00Z", "end": "2030-05-01T10:00:00Z"}
     else:
         body = {"bundled_item": await env.item()}
     created = await env.post(f"{E}/items/{item}/{kind}/", body)
@@ -423,6 +425,9 @@ RECIPES: dict[str, Recipe] = {
     ),
     "/events/{event}/items/{item}/bundles/{id}/": Recipe(
         lambda env: _item_child(env, "bundles"), {"count": 2}
+    ),
+    "/events/{event}/items/{item}/program_times/{id}/": Recipe(
+        lambda env: _item_child(env, "program_times"), {"end": "2030-05-01T11:00:00Z"}
     ),
     "/events/{event}/questions/{id}/": Recipe(
         _create(

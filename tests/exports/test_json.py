@@ -30,6 +30,8 @@ async def test_orders_and_catalog_as_one_document(
     )
     assert event["organizer"] == {"name": "Acme", "slug": "acme"}
     assert [i["name"] for i in event["items"]] == [{"en": "Ticket"}, {"en": "Workshop"}]
+    # No internal name set: null, as the API shows it.
+    assert [i["internal_name"] for i in event["items"]] == [None, None]
     workshop = event["items"][1]
     assert workshop["default_price"] == "10.50"
     assert [v["id"] for v in workshop["variations"]] == [shop.morning.id]

@@ -20,6 +20,7 @@ from tests.seating.helpers import layout
 O = "/api/v1/organizers/{organizer}"  # noqa: E741
 E = f"{O}/events/{{event}}"
 WEBHOOK_TARGET = "https://example.org/hook"  # public-looking; the test delivers nothing
+SLOT = {"start": "2030-05-01T09:00:00Z", "end": "2030-05-01T11:00:00Z"}  # a program time
 
 
 class Scene:
@@ -188,6 +189,13 @@ class Scene:
                 f"{self.e}/items/{item['id']}/bundles/",
                 {"bundled_item": extra["id"], "count": 1},
             ),
+        )
+
+    async def program_time(self) -> dict:
+        item = await self.item()
+        return await self._once(
+            "program_time",
+            lambda: self.call("POST", f"{self.e}/items/{item['id']}/program_times/", SLOT),
         )
 
     async def taxrule(self) -> dict:
@@ -764,6 +772,9 @@ nested(f"{E}/items/{{item}}", "addons", Scene.item, Scene.addon, _category_body,
        const({"min_count": 1}))  # fmt: skip
 nested(f"{E}/items/{{item}}", "bundles", Scene.item, Scene.bundle, _second_item_id,
        _second_item_id, const({"count": 3}))  # fmt: skip
+nested(f"{E}/items/{{item}}", "program_times", Scene.item, Scene.program_time, const(SLOT),
+       const({"start": "2030-05-02T09:00:00Z", "end": "2030-05-02T10:00:00Z"}),
+       const({"end": "2030-05-01T12:00:00Z"}))  # fmt: skip
 nested(f"{E}/questions/{{question}}", "options", Scene.question, Scene.option,
        const({"answer": {"en": "Vegetarian"}, "identifier": "VEGGIE"}),
        const({"answer": {"en": "Vegan!"}, "identifier": "VEGAN"}),

@@ -329,6 +329,8 @@ PUT_RECIPES: dict[str, PutRecipe] = {
     "/events/{event}/items/{item}/bundles/{id}/": PutRecipe(
         ("bundled_item",), fixed({"count": 3, "designated_price": "2.50"})
     ),
+    # Both fields are required: there is nothing optional to keep.
+    "/events/{event}/items/{item}/program_times/{id}/": PutRecipe(("start", "end"), fixed({})),
     "/events/{event}/questions/{id}/": PutRecipe(("question", "type", "identifier"), _questions),
     "/events/{event}/questions/{question}/options/{id}/": PutRecipe(
         ("identifier", "answer"), fixed({"identifier": "LARGE", "position": 5})

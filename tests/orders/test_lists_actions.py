@@ -135,6 +135,30 @@ async def test_state_transitions_and_quota(client, world, factory):
     assert (await act("extend", {"expires": "2000-01-01"})).status_code == 400
 
 
+async def test_mark_paid_only_pending_or_expired(client, world, factory):
+    """A canceled order is not paid by ``mark_paid`` (it must be reactivated), nor is a paid
+    one paid twice: 400 with a sentence, and nothing changes."""
+    item = await h.item(factory, world.event, quota=1)
+    quota = await h.quota_of(factory, item.id)
+    order = await _order(client, world, item.id)
+    url = h.url(world, f"orders/{order['code']}/")
+    admin = auth(world.admin)
+    assert (await client.post(url + "mark_canceled/", json={}, headers=admin)).status_code == 200
+    for body in ({}, {"force": True}):
+        r = await client.post(url + "mark_paid/", json=body, headers=admin)
+        assert r.status_code == 400, r.text
+        assert list(r.json()) == ["detail"] and "canceled" in r.json()["detail"]
+    after = (await client.get(url, headers=admin)).json()
+    assert after["status"] == "c"
+    assert [p["state"] for p in after["payments"]] == ["canceled"]  # the one it was created with
+    assert await h.availability(client, world, factory, quota.id) == 1
+    # Reactivated it is pending again and can be paid; then a second payment is refused.
+    assert (await client.post(url + "reactivate/", json={}, headers=admin)).json()["status"] == "n"
+    assert (await client.post(url + "mark_paid/", json={}, headers=admin)).json()["status"] == "p"
+    r = await client.post(url + "mark_paid/", json={}, headers=admin)
+    assert r.status_code == 400 and "already paid" in r.json()["detail"]
+
+
 async def test_cancellation_fee_approve_deny_secrets(client, world, factory):
     item = await h.item(factory, world.event, "20.00")
     quota = await h.quota_of(factory, item.id)

@@ -28,7 +28,7 @@ GENERAL = "event.settings.general:write"
 PAYMENT = "event.settings.payment:write"
 INVOICING = "event.settings.invoicing:write"
 
-EVENT_SETTINGS = SettingsRegistry()
+EVENT_SETTINGS = SettingsRegistry("EventSettingsIn")
 
 # Payment plugins and the setting that switches their method on (the reference needs both).
 PAYMENT_METHODS: dict[str, str] = {

@@ -32,6 +32,9 @@ RESOURCES: dict[str, tuple[str, str, str]] = {
     "item-variations": ("product variation", "product variations",
                         "A variation of a product (a size, a category of seat) with its own "
                         "price and availability."),
+    "item-program-times": ("program time", "program times",
+                           "A time slot of a product, shown besides the event's own times "
+                           "(the product's `program_times` field lists the same slots)."),
     "item-addons": ("add-on configuration", "add-on configurations",
                     "Which add-on category a product offers, with minimum and maximum counts."),
     "item-bundles": ("bundle configuration", "bundle configurations",

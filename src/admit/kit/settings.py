@@ -55,9 +55,12 @@ Rule = Callable[[Mapping[str, Any]], dict[str, list[str]]]
 
 
 class SettingsRegistry:
-    """The known keys of one kind of owner (e.g. events), in registration order."""
+    """The known keys of one kind of owner (e.g. events), in registration order.
+    ``model_name`` names the write schema, as the owner's domain wants it to appear in the
+    OpenAPI document (the kit knows no owner kinds)."""
 
-    def __init__(self) -> None:
+    def __init__(self, model_name: str) -> None:
+        self.model_name = model_name
         self._settings: dict[str, Setting] = {}
         self._rules: list[Rule] = []
         self._model: type[BaseModel] | None = None
@@ -89,7 +92,7 @@ class SettingsRegistry:
             fields: dict[str, Any] = {
                 s.key: (s.annotation | None, None) for s in self._settings.values()
             }
-            self._model = create_model("EventSettingsIn", __base__=WriteModel, **fields)
+            self._model = create_model(self.model_name, __base__=WriteModel, **fields)
         return self._model
 
     def values(self, stored: Mapping[str, Any]) -> dict[str, Any]:

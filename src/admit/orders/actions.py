@@ -93,16 +93,22 @@ def _confirm_payment(session: AsyncSession, order: Order, now: dt.datetime) -> N
 
 
 async def mark_paid(session: AsyncSession, order: Order, force: bool = False) -> None:
-    if order.status not in ("n", "e", "c"):
+    """Only a pending or expired order can be paid, as in the reference: a canceled one must
+    be reactivated first, so its quota, seats and vouchers go through that one path."""
+    if order.status == "p":
         raise bad("The order cannot be marked as paid, because it is already paid.")
+    if order.status == "c":
+        raise bad(
+            "The order cannot be marked as paid, because it is canceled. Only pending or "
+            "expired orders can be marked as paid."
+        )
     if order.require_approval:
         raise bad("This order is not yet approved and can not be marked as paid.")
-    if order.status in ("e", "c"):
+    if order.status == "e":
         await take_quota_again(session, order, force)
     now = utcnow()
     _confirm_payment(session, order, now)
     order.status = "p"
-    order.cancellation_date = None
     await hooks.run(hooks.order_paid_hooks, session, order, order.positions)
 
 

@@ -352,7 +352,7 @@ def _action_notices(name: str, order: Order, status: str, confirmed: int) -> lis
 ACTION_DOCS: dict[str, tuple[str, str]] = {
     "mark_paid": ("Mark an order paid", "Confirms a payment for the open amount and makes the "
                   "pending (or expired) order paid. Quota is checked again for an expired order "
-                  "unless `force` is set."),
+                  "unless `force` is set. A paid or canceled order answers 400."),
     "mark_pending": ("Mark an order pending", "Makes a paid order unpaid again."),
     "mark_expired": ("Mark an order expired", "Expires a pending order; its tickets no longer "
                      "count against quota."),

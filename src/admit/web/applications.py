@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter
 from sqlalchemy import select
 from starlette.responses import Response
 
-from admit.kit.context import Session
 from admit.models import OAuthApplication
 from admit.oauth import apps
-from admit.web.forms import first
-from admit.web.page import Page
+from admit.web.forms import Pairs, first
+from admit.web.page import Page, signed_in
 
 router = APIRouter(include_in_schema=False)
 
@@ -23,36 +22,27 @@ async def _own(page: Page, app_id: int) -> OAuthApplication | None:
 
 
 @router.get("/settings/apps/")
-async def list_apps(request: Request, session: Session) -> Response:
-    page = await Page.load(request, session)
-    if gate := page.gate():
-        return gate
+@signed_in()
+async def list_apps(page: Page) -> Response:
     assert page.user is not None
     query = (
         select(OAuthApplication)
         .where(OAuthApplication.owner_id == page.user.id)
         .order_by(OAuthApplication.name, OAuthApplication.id)
     )
-    own = (await session.execute(query)).scalars().all()
+    own = (await page.session.execute(query)).scalars().all()
     return page.render("apps.html", apps=own)
 
 
 @router.get("/settings/apps/new")
-async def new_form(request: Request, session: Session) -> Response:
-    page = await Page.load(request, session)
-    if gate := page.gate():
-        return gate
+@signed_in()
+async def new_form(page: Page) -> Response:
     return page.render("app_new.html", name="", redirect_uris="", public=False, errors=[])
 
 
 @router.post("/settings/apps/new")
-async def create(request: Request, session: Session) -> Response:
-    page = await Page.load(request, session)
-    if gate := page.gate():
-        return gate
-    pairs, refused = await page.post()
-    if refused:
-        return refused
+@signed_in(form=True)
+async def create(page: Page, pairs: Pairs) -> Response:
     assert page.user is not None
     name = first(pairs, "name").strip()
     uris_text = first(pairs, "redirect_uris")
@@ -63,15 +53,13 @@ async def create(request: Request, session: Session) -> Response:
         return page.render(
             "app_new.html", 400, name=name, redirect_uris=uris_text, public=public, errors=errors
         )
-    app, secret = await apps.create(session, name, uris, owner_id=page.user.id, public=public)
+    app, secret = await apps.create(page.session, name, uris, owner_id=page.user.id, public=public)
     return page.render("app_secret.html", 201, app=app, secret=secret, new=True)
 
 
 @router.get("/settings/apps/{app_id}/")
-async def detail(request: Request, session: Session, app_id: int) -> Response:
-    page = await Page.load(request, session)
-    if gate := page.gate():
-        return gate
+@signed_in()
+async def detail(page: Page, app_id: int) -> Response:
     app = await _own(page, app_id)
     if app is None:
         return page.not_found()
@@ -79,13 +67,8 @@ async def detail(request: Request, session: Session, app_id: int) -> Response:
 
 
 @router.post("/settings/apps/{app_id}/secret")
-async def rotate(request: Request, session: Session, app_id: int) -> Response:
-    page = await Page.load(request, session)
-    if gate := page.gate():
-        return gate
-    _, refused = await page.post()
-    if refused:
-        return refused
+@signed_in(form=True)
+async def rotate(page: Page, app_id: int) -> Response:
     app = await _own(page, app_id)
     if app is None:
         return page.not_found()
@@ -94,16 +77,11 @@ async def rotate(request: Request, session: Session, app_id: int) -> Response:
 
 
 @router.post("/settings/apps/{app_id}/delete")
-async def delete(request: Request, session: Session, app_id: int) -> Response:
-    page = await Page.load(request, session)
-    if gate := page.gate():
-        return gate
-    _, refused = await page.post()
-    if refused:
-        return refused
+@signed_in(form=True)
+async def delete(page: Page, app_id: int) -> Response:
     app = await _own(page, app_id)
     if app is None:
         return page.not_found()
-    await apps.remove(session, app)
+    await apps.remove(page.session, app)
     page.web.flash(f"The application {app.name} was deleted.")
     return page.redirect("/settings/apps/")

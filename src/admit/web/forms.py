@@ -11,6 +11,8 @@ FORM_LIMIT = 64 * 1024
 MAX_FIELDS = 200
 FORM_TYPE = "application/x-www-form-urlencoded"
 
+Pairs = list[tuple[str, str]]  # a form's fields in order, as ``read_form`` gives them
+
 
 class FormError(Exception):
     def __init__(self, status: int, message: str) -> None:

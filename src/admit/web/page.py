@@ -3,6 +3,9 @@ with the CSRF check, rendering and redirects that carry the session cookie."""
 
 from __future__ import annotations
 
+import inspect
+import typing
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
@@ -12,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.responses import RedirectResponse, Response
 
 from admit.db import utcnow, write_intent
-from admit.kit.context import public_base_url
+from admit.kit.context import Session, public_base_url
 from admit.kit.edge_headers import client_address
 from admit.kit.transaction import SAFE_METHODS
 from admit.models import LoginSession, User
@@ -172,3 +175,53 @@ class Page:
             "the page and try again.",
             403,
         )
+
+
+Handler = Callable[..., Awaitable[Response]]
+_PAGE_ARGS = ("page", "pairs")
+
+
+def signed_in(*, form: bool = False) -> Callable[[Handler], Handler]:
+    """Makes ``handler`` a page of a signed-in user: the route loads the page, sends anyone
+    else to the login (or to the second-factor setup a team requires first) and, with
+    ``form``, answers a body that is no form or lacks the session's CSRF token before the
+    handler runs. The handler takes ``page`` (and, with ``form``, the form's ``pairs`` if it
+    names them) besides its own path parameters, and only runs for a user who may see it."""
+
+    def wrap(handler: Handler) -> Handler:
+        hints = typing.get_type_hints(handler)
+        takes_pairs = "pairs" in inspect.signature(handler).parameters
+        own = [
+            param.replace(annotation=hints.get(name, param.annotation))
+            for name, param in inspect.signature(handler).parameters.items()
+            if name not in _PAGE_ARGS
+        ]
+
+        async def route(request: Request, session: Session, **params: Any) -> Response:
+            page = await Page.load(request, session)
+            if gate := page.gate():
+                return gate
+            if form:
+                pairs, refused = await page.post()
+                if refused:
+                    return refused
+                if takes_pairs:
+                    params["pairs"] = pairs
+            return await handler(page, **params)
+
+        keyword = inspect.Parameter.KEYWORD_ONLY
+        route.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+            [
+                inspect.Parameter("request", keyword, annotation=Request),
+                inspect.Parameter("session", keyword, annotation=Session),
+                *(param.replace(kind=keyword) for param in own),
+            ],
+            return_annotation=Response,
+        )
+        route.__name__ = handler.__name__
+        route.__qualname__ = handler.__qualname__
+        route.__doc__ = handler.__doc__
+        route.signed_in = True  # type: ignore[attr-defined]
+        return route
+
+    return wrap

@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import datetime as dt
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter
 from starlette.responses import Response
 
-from admit.kit.context import Session
 from admit.models import OAuthApplication, User
 from admit.oauth import apps
 from admit.oauth.scopes import DESCRIPTIONS
 from admit.users import accounts, logins, throttle, totp
-from admit.web.forms import first
+from admit.web.forms import Pairs, first
 from admit.web.login import too_many
-from admit.web.page import Page, safe_next
+from admit.web.page import Page, safe_next, signed_in
 
 router = APIRouter(include_in_schema=False)
 
@@ -34,18 +33,16 @@ async def current_password(page: Page, user: User, password: str) -> bool | int:
 
 
 @router.get("/settings/")
-async def settings_page(request: Request, session: Session) -> Response:
-    page = await Page.load(request, session)
-    if gate := page.gate():
-        return gate
+@signed_in()
+async def settings_page(page: Page) -> Response:
     assert page.user is not None
-    authorized = await apps.authorized_by(session, page.user.id)
+    authorized = await apps.authorized_by(page.session, page.user.id)
     return page.render(
         "settings.html",
         authorized=authorized,
         sessions=await _sessions(page),
-        two_factor=await totp.get(session, page.user.id) is not None,
-        organizers=await accounts.user_organizers(session, page.user.id),
+        two_factor=await totp.get(page.session, page.user.id) is not None,
+        organizers=await accounts.user_organizers(page.session, page.user.id),
         descriptions=DESCRIPTIONS,
     )
 
@@ -75,16 +72,11 @@ async def _sessions(page: Page) -> list[dict[str, object]]:
 
 
 @router.post("/settings/sessions/logout-others")
-async def logout_others(request: Request, session: Session) -> Response:
+@signed_in(form=True)
+async def logout_others(page: Page) -> Response:
     """Ends every login session of the user but this browser's (on every process)."""
-    page = await Page.load(request, session)
-    if gate := page.gate():
-        return gate
-    _, refused = await page.post()
-    if refused:
-        return refused
     assert page.user is not None and page.login is not None
-    ended = await logins.end_others(session, page.user.id, page.login.id)
+    ended = await logins.end_others(page.session, page.user.id, page.login.id)
     page.web.flash(
         f"{ended} other session{'s were' if ended != 1 else ' was'} logged out."
         if ended
@@ -94,38 +86,26 @@ async def logout_others(request: Request, session: Session) -> Response:
 
 
 @router.post("/settings/authorized/{app_id}/revoke")
-async def revoke(request: Request, session: Session, app_id: int) -> Response:
-    page = await Page.load(request, session)
-    if gate := page.gate():
-        return gate
-    _, refused = await page.post()
-    if refused:
-        return refused
+@signed_in(form=True)
+async def revoke(page: Page, app_id: int) -> Response:
     assert page.user is not None
-    app = await session.get(OAuthApplication, app_id)
+    app = await page.session.get(OAuthApplication, app_id)
     if app is None:
         return page.not_found()
-    await apps.revoke_authorization(session, page.user.id, app_id)
+    await apps.revoke_authorization(page.session, page.user.id, app_id)
     page.web.flash(f"Access of {app.name} was revoked.")
     return page.redirect("/settings/")
 
 
 @router.get("/settings/password/")
-async def password_form(request: Request, session: Session) -> Response:
-    page = await Page.load(request, session)
-    if gate := page.gate():
-        return gate
+@signed_in()
+async def password_form(page: Page) -> Response:
     return page.render("password.html", errors=[])
 
 
 @router.post("/settings/password/")
-async def change_password(request: Request, session: Session) -> Response:
-    page = await Page.load(request, session)
-    if gate := page.gate():
-        return gate
-    pairs, refused = await page.post()
-    if refused:
-        return refused
+@signed_in(form=True)
+async def change_password(page: Page, pairs: Pairs) -> Response:
     user = page.user
     assert user is not None
     errors = []
@@ -142,18 +122,16 @@ async def change_password(request: Request, session: Session) -> Response:
     accounts.set_password(user, first(pairs, "password"))
     await page.log_in(user)  # this browser goes on; every other login ends
     assert page.login is not None
-    await logins.end_others(session, user.id, page.login.id)
+    await logins.end_others(page.session, user.id, page.login.id)
     page.web.flash("Your password was changed.")
     return page.redirect("/settings/")
 
 
 @router.get("/settings/2fa/")
-async def two_factor_page(request: Request, session: Session) -> Response:
-    page = await Page.load(request, session)
-    if gate := page.gate():
-        return gate
+@signed_in()
+async def two_factor_page(page: Page) -> Response:
     assert page.user is not None
-    enabled = await totp.get(session, page.user.id) is not None
+    enabled = await totp.get(page.session, page.user.id) is not None
     secret = page.web.get("totp_secret")
     if not enabled and not isinstance(secret, str):
         secret = totp.new_secret()
@@ -163,23 +141,18 @@ async def two_factor_page(request: Request, session: Session) -> Response:
         enabled=enabled,
         secret=secret,
         uri=totp.provisioning_uri(secret, page.user.email) if not enabled else "",
-        required=await accounts.two_factor_required(session, page.user.id),
-        next=safe_next(request.query_params.get("next")),
+        required=await accounts.two_factor_required(page.session, page.user.id),
+        next=safe_next(page.request.query_params.get("next")),
         error=None,
     )
 
 
 @router.post("/settings/2fa/")
-async def two_factor(request: Request, session: Session) -> Response:
-    page = await Page.load(request, session)
-    if gate := page.gate():
-        return gate
-    pairs, refused = await page.post()
-    if refused:
-        return refused
+@signed_in(form=True)
+async def two_factor(page: Page, pairs: Pairs) -> Response:
     user = page.user
     assert user is not None
-    required = await accounts.two_factor_required(session, user.id)
+    required = await accounts.two_factor_required(page.session, user.id)
     next_url = safe_next(first(pairs, "next"))
     if first(pairs, "action") == "disable":
         if required:
@@ -194,12 +167,12 @@ async def two_factor(request: Request, session: Session) -> Response:
         if not checked:
             page.web.flash("The password was wrong; two-factor authentication stays on.")
             return page.redirect("/settings/2fa/")
-        await totp.disable(session, user)
+        await totp.disable(page.session, user)
         page.web.flash("Two-factor authentication is off.")
         return page.redirect("/settings/")
     secret = page.web.get("totp_secret")
     if not isinstance(secret, str) or not await totp.enable(
-        session, user, secret, first(pairs, "code")
+        page.session, user, secret, first(pairs, "code")
     ):
         return page.render(
             "twofactor.html",

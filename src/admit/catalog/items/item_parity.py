@@ -10,6 +10,7 @@ and how they are read and written.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, TypeAdapter
@@ -58,6 +59,7 @@ class ProgramTimeOut(ReadModel):
 
 
 MAX_PROGRAM_TIMES = 1000
+SLOT_ORDER = "The end of a program time must be after its start."
 
 
 class ItemParityIn(WriteModel):
@@ -95,25 +97,44 @@ def parity_to_read(item: Item) -> dict[str, Any]:
     for name, column in REFS.items():
         data[name] = getattr(item, column)
     data["require_membership_types"] = [t.id for t in item.require_membership_types]
-    data["program_times"] = list(item.program_times or [])
+    data["program_times"] = public_slots(item.program_times)
     return data
+
+
+def numbered(slots: Sequence[Mapping[str, Any]] | None) -> list[dict[str, Any]]:
+    """The stored slots, each with its id (``items/{item}/program_times/{id}/``). Slots kept
+    before slots had ids get theirs in list order after the highest id: the same on every
+    read, and stored so by the next write (every write starts from this list)."""
+    out = [dict(slot) for slot in slots or []]
+    top = max((s["id"] for s in out if isinstance(s.get("id"), int)), default=0)
+    for slot in out:
+        if not isinstance(slot.get("id"), int):
+            top += 1
+            slot["id"] = top
+    return out
+
+
+def public_slots(slots: Sequence[Mapping[str, Any]] | None) -> list[dict[str, Any]]:
+    """The item's ``program_times`` field: start and end only, as the reference shows it."""
+    return [{"start": slot["start"], "end": slot["end"]} for slot in slots or []]
+
+
+def new_slot(slots: Sequence[Mapping[str, Any]], start: dt.datetime, end: dt.datetime) -> dict:
+    """A slot after ``slots`` (numbered), with the next id of the item."""
+    top = max((s["id"] for s in slots), default=0)
+    return {"id": top + 1, "start": utc_text(start), "end": utc_text(end)}
 
 
 _DATETIME_JSON = TypeAdapter(dt.datetime)
 
 
-def _utc_text(value: dt.datetime) -> str:
+def utc_text(value: dt.datetime) -> str:
     """A datetime as the API renders one (UTC): stored so in JSON, it reads back unchanged."""
     return str(_DATETIME_JSON.dump_python(value.astimezone(dt.UTC), mode="json"))
 
 
 def _program_time_errors(data: ItemParityIn) -> list[dict[str, list[str]]] | None:
-    found = [
-        {"end": ["The end of a program time must be after its start."]}
-        if slot.end <= slot.start
-        else {}
-        for slot in data.program_times
-    ]
+    found = [{"end": [SLOT_ORDER]} if slot.end <= slot.start else {} for slot in data.program_times]
     return found if any(found) else None
 
 
@@ -211,6 +232,24 @@ def apply_parity(item: Item, data: ItemParityIn, types: list[MembershipType]) ->
     for name, column in REFS.items():
         setattr(item, column, getattr(data, name))
     item.require_membership_types = types
-    item.program_times = [
-        {"start": _utc_text(slot.start), "end": _utc_text(slot.end)} for slot in data.program_times
-    ]
+    item.program_times = _keep_slot_ids(numbered(item.program_times), data.program_times)
+
+
+def _keep_slot_ids(old: list[dict[str, Any]], sent: list[ProgramTimeIn]) -> list[dict[str, Any]]:
+    """The item field replaces the whole list; a slot sent again (same start and end) keeps
+    its id, so writing an item back as read leaves ``program_times/{id}/`` URLs working."""
+    spare: dict[tuple[str, str], list[int]] = {}
+    for slot in old:
+        spare.setdefault((slot["start"], slot["end"]), []).append(slot["id"])
+    top = max((slot["id"] for slot in old), default=0)
+    slots = []
+    for slot in sent:
+        start, end = utc_text(slot.start), utc_text(slot.end)
+        kept = spare.get((start, end))
+        if kept:
+            slot_id = kept.pop(0)
+        else:
+            top += 1
+            slot_id = top
+        slots.append({"id": slot_id, "start": start, "end": end})
+    return slots

@@ -11,6 +11,7 @@ from starlette.responses import Response
 from admit.catalog.items import item_service, service
 from admit.catalog.items.item_schemas import NESTED, ItemIn, ItemOut
 from admit.catalog.items.nested_routes import AddOnResource, BundleResource, VariationResource
+from admit.catalog.items.program_times import ProgramTimeResource
 from admit.catalog.items.resource import EVENT_PATH, CatalogResource, notify_item
 from admit.catalog.items.rows import CATEGORY_ROWS, ITEM_ROWS
 from admit.catalog.items.schemas import CategoryIn, CategoryOut
@@ -154,5 +155,6 @@ for resource in (
     VariationResource(),
     AddOnResource(),
     BundleResource(),
+    ProgramTimeResource(),
 ):
     mount_crud(router, resource)

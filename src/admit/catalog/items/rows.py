@@ -9,6 +9,7 @@ from typing import Any
 
 from sqlalchemy import func, select
 
+from admit.catalog.items.item_parity import public_slots
 from admit.catalog.items.item_schemas import ItemOut
 from admit.catalog.items.schemas import AddOnOut, BundleOut, CategoryOut, VariationOut
 from admit.catalog.items.service import meta_out
@@ -40,6 +41,7 @@ def _finish_variation(
 
 def _finish_item(row: dict[str, Any], _parent: Any, extra: Mapping[str, Any]) -> None:
     row["internal_name"] = row["internal_name"] or None
+    row["program_times"] = public_slots(row["program_times"])  # the slots' ids stay inside
     row["picture"] = media_url(extra["base_url"], row["picture"])
     _channels(row)
     row["meta_data"] = meta_out(extra.get("declared"), row["meta_data"])

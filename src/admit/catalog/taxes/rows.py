@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from sqlalchemy import func
+
 from admit.catalog.taxes.schemas import TaxRuleOut
 from admit.kit.render import Rows
 from admit.models import TaxRule
 
-TAX_RULE_ROWS = Rows(TaxRuleOut, TaxRule)
+# An unset internal name is stored as "" and shown as null, as the reference shows it.
+TAX_RULE_ROWS = Rows(
+    TaxRuleOut, TaxRule, columns={"internal_name": func.nullif(TaxRule.internal_name, "")}
+)

@@ -36,6 +36,11 @@ def _null_to_empty(value: Any) -> Any:
     return "" if value is None else value
 
 
+def _empty_to_null(value: Any) -> Any:
+    """The column keeps "" for an unset name (NOT NULL); the reference shows null."""
+    return value or None
+
+
 TaxCode = Annotated[str, AfterValidator(_check_code)]
 Rate = Annotated[Percent, Field(ge=0, le=100)]
 Country = Annotated[str, BeforeValidator(_null_to_empty), AfterValidator(_check_country)]
@@ -73,7 +78,7 @@ class CustomRule(WriteModel):
 class TaxRuleOut(ReadModel):
     id: int
     name: dict[str, str]
-    internal_name: str
+    internal_name: Annotated[str | None, BeforeValidator(_empty_to_null)]
     rate: Percent
     code: str | None
     price_includes_tax: bool

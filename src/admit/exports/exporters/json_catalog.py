@@ -94,7 +94,7 @@ async def catalog(session: AsyncSession, event_id: int, places: int) -> dict[str
             {
                 "id": c.id,
                 "name": c.name,
-                "internal_name": c.internal_name,
+                "internal_name": c.internal_name or None,  # as the API shows it
                 "description": c.description,
                 "position": c.position,
                 "is_addon": c.is_addon,
@@ -105,7 +105,7 @@ async def catalog(session: AsyncSession, event_id: int, places: int) -> dict[str
             {
                 "id": i.id,
                 "name": i.name,
-                "internal_name": i.internal_name,
+                "internal_name": i.internal_name or None,
                 "category": i.category_id,
                 "default_price": money_text(i.default_price, places),
                 "tax_rule": i.tax_rule_id,
