@@ -10,7 +10,7 @@ use this phrase.
 from __future__ import annotations
 
 PHRASE = "missing part:"
-PARTS = ("PostgreSQL", "Redis", "RabbitMQ", "Chromium", "private PostgreSQL cluster")
+PARTS = ("PostgreSQL", "Redis", "RabbitMQ", "Chromium", "axe-core", "private PostgreSQL cluster")
 
 
 def missing(part: str, why: str) -> str:
