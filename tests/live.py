@@ -44,10 +44,15 @@ class LiveServer:
     factory: Factory
     world: World
 
-    def client(self, *, connections: int = 64, timeout: float = 60.0) -> httpx.AsyncClient:
+    def client(
+        self, *, connections: int = 64, timeout: float = 60.0, keep_alive: bool = True
+    ) -> httpx.AsyncClient:
         """A client with a pool big enough for ``connections`` requests in flight, which
-        retries a 503 as its ``Retry-After`` asks (see :class:`RetryUnavailable`)."""
-        limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
+        retries a 503 as its ``Retry-After`` asks (see :class:`RetryUnavailable`). Without
+        ``keep_alive`` every request opens a new connection, which any server worker may
+        accept."""
+        kept = connections if keep_alive else 0
+        limits = httpx.Limits(max_connections=connections, max_keepalive_connections=kept)
         transport = RetryUnavailable(httpx.AsyncHTTPTransport(limits=limits))
         return httpx.AsyncClient(base_url=self.base_url, transport=transport, timeout=timeout)
 

@@ -53,7 +53,7 @@ def docs_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 def _operations(url: str) -> set[tuple[str, str]]:
-    document = httpx.get(f"{url}/api/v1/openapi.json").json()
+    document = httpx.get(f"{url}/api/v1/openapi.json", timeout=60).json()  # built on first ask
     assert document["openapi"].startswith("3.1")
     return {(method.upper(), path) for path, ops in document["paths"].items() for method in ops}
 
