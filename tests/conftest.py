@@ -6,8 +6,9 @@ from __future__ import annotations
 import asyncio
 import os
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -24,6 +25,7 @@ from tests.factories import Factory, World, build_world
 from tests.live import live_database, live_process, live_server  # noqa: F401
 
 PG_URL = os.environ.get("ADMIT_TEST_DATABASE_URL")
+Hook = Callable[..., Awaitable[None]]
 
 # Property tests bound their work by what they count, never by the wall clock: hypothesis's
 # per-example deadline (200 ms) fails on a loaded machine, not on slow code.
@@ -113,14 +115,24 @@ async def _no_server_errors(response: httpx.Response) -> None:
         )
 
 
+def asgi_client(
+    app: Any, *, request_hooks: Sequence[Hook] = (), response_hooks: Sequence[Hook] = ()
+) -> httpx.AsyncClient:
+    """A client of ``app`` in this process that fails the test on any 5xx answer (after
+    ``response_hooks``, so they see it first)."""
+    return httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app),
+        base_url="http://testserver",
+        event_hooks={
+            "request": list(request_hooks),
+            "response": [*response_hooks, _no_server_errors],
+        },
+    )
+
+
 @pytest.fixture
 async def client(clean_app) -> AsyncIterator[httpx.AsyncClient]:
-    transport = httpx.ASGITransport(app=clean_app)
-    async with httpx.AsyncClient(
-        transport=transport,
-        base_url="http://testserver",
-        event_hooks={"response": [_no_server_errors]},
-    ) as c:
+    async with asgi_client(clean_app) as c:
         yield c
     await _assert_sales_ledger_exact(clean_app)
 

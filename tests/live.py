@@ -15,7 +15,8 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -43,10 +44,15 @@ class LiveServer:
     factory: Factory
     world: World
 
-    def client(self, *, connections: int = 64, timeout: float = 60.0) -> httpx.AsyncClient:
+    def client(
+        self, *, connections: int = 64, timeout: float = 60.0, keep_alive: bool = True
+    ) -> httpx.AsyncClient:
         """A client with a pool big enough for ``connections`` requests in flight, which
-        retries a 503 as its ``Retry-After`` asks (see :class:`RetryUnavailable`)."""
-        limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
+        retries a 503 as its ``Retry-After`` asks (see :class:`RetryUnavailable`). Without
+        ``keep_alive`` every request opens a new connection, which any server worker may
+        accept."""
+        kept = connections if keep_alive else 0
+        limits = httpx.Limits(max_connections=connections, max_keepalive_connections=kept)
         transport = RetryUnavailable(httpx.AsyncHTTPTransport(limits=limits))
         return httpx.AsyncClient(base_url=self.base_url, transport=transport, timeout=timeout)
 
@@ -136,31 +142,46 @@ async def live_database(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterat
     await _drop_pg_database(url)
 
 
+@contextmanager
+def serving(
+    env: Mapping[str, str], log: Path, *, workers: int = 1, port: int | None = None
+) -> Iterator[str]:
+    """``admit serve`` with ``env`` on ``port`` (a free one by default), its ``ADMIT_BASE_URL``
+    set to match: yields the base URL once it answers, and stops it (SIGTERM, SIGKILL after
+    15 s) after. Output goes to ``log``: read it when a test that used the server fails."""
+    port = port or _free_port()
+    url = f"http://127.0.0.1:{port}"
+    command = [sys.executable, "-m", "admit", "serve", "--port", str(port)]
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            [*command, "--workers", str(workers)],
+            env={**env, "ADMIT_BASE_URL": url},
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            _wait_until_serving(url, process)
+            yield url
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
 @pytest.fixture(scope="session")
 def live_process(live_database: str, tmp_path_factory: pytest.TempPathFactory) -> Iterable[str]:
     data_dir: Path = tmp_path_factory.mktemp("live")
-    port = _free_port()
     env = {
         **os.environ,
         "ADMIT_DATABASE_URL": live_database,
         "ADMIT_DATA_DIR": str(data_dir),
-        "ADMIT_BASE_URL": f"http://127.0.0.1:{port}",
         **SERVER_POOL_ENV,
     }
-    command = [sys.executable, "-m", "admit", "serve", "--port", str(port), "--workers", "2"]
-    log = (data_dir / "server.log").open("wb")
-    process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        _wait_until_serving(url, process)
+    with serving(env, data_dir / "server.log", workers=2) as url:
         yield url
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        log.close()
 
 
 @pytest.fixture

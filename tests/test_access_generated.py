@@ -10,14 +10,11 @@ route without credentials (device initialization) is skipped where credentials a
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
-import httpx
 import pytest
 from fastapi.routing import APIRoute
 
-from admit.app import API_ROUTERS, create_app
 from admit.auth.authenticate import BEARER_REFUSED
 from admit.auth.devices import (
     CHECKIN_CALLS,
@@ -26,45 +23,20 @@ from admit.auth.devices import (
     SECURITY_PROFILES,
     profile_allows,
 )
-from admit.config import Settings
 from admit.devices.access import DeviceAccess, NoCredentials
 from admit.kit.context import Authenticated, EventAccess, OrganizerAccess, implied
 from admit.kit.routing import API_PREFIX
-from tests.conftest import _no_server_errors, _truncate
 from tests.devices.helpers import device_auth, make_device
-from tests.factories import Factory, World, auth, build_world
+from tests.factories import Factory, World, auth
+from tests.routes import API_ROUTES, client, factory, openapi_document, world  # noqa: F401
 
 ACCESS_TYPES = (Authenticated, OrganizerAccess, EventAccess, NoCredentials)
-
-
-# Thousands of cases, none of which changes what the next one sees (an access check refuses
-# before any write): one database and one world per module and backend, not per case.
-@pytest.fixture(scope="module")
-async def factory(app) -> Factory:
-    await _truncate(app)
-    return Factory(app.state.db.sessionmaker)
-
-
-@pytest.fixture(scope="module")
-async def world(factory: Factory) -> World:
-    return await build_world(factory)
 
 
 @pytest.fixture(scope="module")
 async def elsewhere(factory: Factory, world: World):
     """An event of the same organizer that a limited device is allowed, not the URL's."""
     return await factory.event(world.org, "elsewhere")
-
-
-@pytest.fixture(scope="module")
-async def client(app, world: World) -> AsyncIterator[httpx.AsyncClient]:
-    transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(
-        transport=transport,
-        base_url="http://testserver",
-        event_hooks={"response": [_no_server_errors]},
-    ) as c:
-        yield c
 
 
 FORBIDDEN = {"detail": "You do not have permission to perform this action."}
@@ -82,21 +54,16 @@ def _access_of(route: APIRoute) -> Any:
 
 
 def _api_routes() -> list[tuple[str, str, Any]]:
-    cases = []
-    for router in API_ROUTERS:
-        for route in router.routes:
-            assert isinstance(route, APIRoute)
-            access = _access_of(route)
-            for method in sorted(route.methods):
-                cases.append((method, route.path, access))
-    return cases
+    return [
+        (method, route.path, _access_of(route))
+        for route in API_ROUTES
+        for method in sorted(route.methods)
+    ]
 
 
 def test_openapi_lists_exactly_the_enumerated_routes():
-    app = create_app(Settings(database_url="sqlite+aiosqlite:///:memory:"))
-    documented = {
-        (method.upper(), path) for path, ops in app.openapi()["paths"].items() for method in ops
-    }
+    paths = openapi_document()["paths"]
+    documented = {(method.upper(), path) for path, ops in paths.items() for method in ops}
     assert documented == {(m, p) for m, p, _ in ROUTES}
 
 

@@ -17,15 +17,14 @@ import pytest
 from pydantic import BaseModel, ValidationError
 
 import admit.app  # noqa: F401  (imports every write schema)
-from admit.app import create_app
-from admit.config import Settings
 from admit.kit.errors import errors_from_pydantic
 from admit.kit.schema import TEXT_MAX_LENGTH, WriteModel
 from tests.factories import World, auth
 
 # One database and world per module, as the generated access tests (invalid bodies write
 # nothing).
-from tests.test_access_generated import ROUTES, client, factory, world  # noqa: F401
+from tests.routes import client, factory, openapi_document, world  # noqa: F401
+from tests.test_access_generated import ROUTES
 from tests.test_garbage_bodies import GARBAGE
 
 FORBIDDEN = (
@@ -43,7 +42,7 @@ FORBIDDEN = (
     "input_value",
 )
 
-_DOC = create_app(Settings(database_url="sqlite+aiosqlite:///:memory:")).openapi()
+_DOC = openapi_document()
 
 
 def _resolve(schema: dict[str, Any], doc: dict[str, Any]) -> dict[str, Any]:
@@ -154,7 +153,7 @@ def _request_schema(method: str, path: str) -> dict[str, Any]:
 WRITES = [(m, p) for m, p, _ in ROUTES if m in ("POST", "PUT", "PATCH")]
 
 
-def _url(path: str, world: World) -> str:  # noqa: F811
+def _url(path: str, world: World) -> str:
     return (
         path.replace("{organizer}", world.org.slug)
         .replace("{event}", world.event.slug)
@@ -173,7 +172,7 @@ def _url(path: str, world: World) -> str:  # noqa: F811
 
 
 @pytest.mark.parametrize(("method", "path"), WRITES, ids=[f"{m} {p}" for m, p in WRITES])
-async def test_route_answers_in_plain_words(client, world: World, method, path):  # noqa: F811
+async def test_route_answers_in_plain_words(client, world: World, method, path):
     url = _url(path, world)
     for body in _bodies(_request_schema(method, path), _DOC):
         response = await client.request(method, url, json=body, headers=auth(world.admin))

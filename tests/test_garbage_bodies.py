@@ -10,7 +10,8 @@ from tests.factories import World, auth
 
 # One database and world per module (a garbage body writes nothing, and what a lenient
 # resource does create only widens what later cases run into).
-from tests.test_access_generated import ROUTES, client, factory, world  # noqa: F401
+from tests.routes import client, factory, world  # noqa: F401
+from tests.test_access_generated import ROUTES
 
 WRITES = [(m, p) for m, p, _ in ROUTES if m in ("POST", "PUT", "PATCH")]
 GARBAGE = [
@@ -24,7 +25,7 @@ GARBAGE = [
 
 
 @pytest.mark.parametrize(("method", "path"), WRITES, ids=[f"{m} {p}" for m, p in WRITES])
-async def test_garbage_bodies_never_fail(client, world: World, method, path):  # noqa: F811
+async def test_garbage_bodies_never_fail(client, world: World, method, path):
     url = (
         path.replace("{organizer}", world.org.slug)
         .replace("{event}", world.event.slug)

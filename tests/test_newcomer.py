@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.live import _free_port, _wait_until_serving
+from tests.live import _free_port, serving
 
 pytestmark = pytest.mark.skipif(
     not (shutil.which("curl") and shutil.which("bash")), reason="needs curl and bash"
@@ -43,23 +43,11 @@ def test_the_printed_next_steps_sell_and_admit_a_ticket(tmp_path: Path):
     commands = [line.strip() for line in steps if line.strip() and not line.strip().startswith("#")]
     assert any("checkinrpc/redeem" in c for c in commands), printed
 
-    log = (tmp_path / "server.log").open("wb")
-    server = subprocess.Popen(
-        [sys.executable, "-m", "admit", "serve", "--port", str(port)],
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    try:
-        _wait_until_serving(f"http://127.0.0.1:{port}", server)
+    with serving(env, tmp_path / "server.log", port=port):
         script = "set -euo pipefail\n" + "\n".join(commands) + "\n"
         ran = subprocess.run(
             ["bash", "-c", script], capture_output=True, text=True, timeout=120, check=False
         )
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
-        log.close()
     assert ran.returncode == 0, ran.stderr + ran.stdout
     outputs = ran.stdout.strip().splitlines()
     event = json.loads(outputs[0])

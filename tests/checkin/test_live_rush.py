@@ -14,7 +14,10 @@ from tests.factories import auth
 from tests.live import LiveServer
 
 SCANNERS = 32
-ROUNDS = 100
+# Each round is one ticket scanned by every scanner at once: a second admission needs two of
+# the 32 scans to overlap across the two processes, as they do in most rounds. 40 rounds (there
+# were 100) keep many chances for it at less than half the time.
+ROUNDS = 40
 
 
 def _redeem_url(live: LiveServer) -> str:
@@ -26,7 +29,7 @@ def _outcome(response) -> str:
     return body["status"] if body["status"] != "error" else body["reason"]
 
 
-async def test_32_scanners_one_ticket_100_rounds(live_server: LiveServer):
+async def test_32_scanners_one_ticket_40_rounds(live_server: LiveServer):
     live = live_server
     item = await h.ticket(live.factory, live.world.event)
     clist = await h.checkin_list(live.factory, live.world.event)

@@ -14,7 +14,7 @@ import pytest
 
 from admit.app import create_app
 from tests.conditional.recipes import E, Env
-from tests.conftest import _no_server_errors
+from tests.conftest import asgi_client
 
 ROUNDS = 8
 
@@ -26,12 +26,7 @@ async def second_client(clean_app) -> AsyncIterator[httpx.AsyncClient]:
     other = clean_app
     if not clean_app.state.db.is_sqlite:
         other = create_app(clean_app.state.settings)
-    transport = httpx.ASGITransport(app=other)
-    async with httpx.AsyncClient(
-        transport=transport,
-        base_url="http://testserver",
-        event_hooks={"response": [_no_server_errors]},
-    ) as c:
+    async with asgi_client(other) as c:
         yield c
     if other is not clean_app:
         await other.state.db.dispose()

@@ -18,14 +18,17 @@ from admit.kit.storage import LocalFileStore
 from tests.exports.test_live_exports import (  # noqa: F401
     Shop,
     api,
+    exports_database,
     job_files,
     job_of,
+    jobs_database,
+    pytestmark,
     shop,
     start_export,
     wait_job,
 )
 from tests.factories import auth
-from tests.jobs.conftest import LiveJobs, jobs_database, live_jobs  # noqa: F401
+from tests.jobs.conftest import LiveJobs, live_jobs  # noqa: F401
 
 
 def run_dirs(tmp: Path, pid: int) -> list[Path]:

@@ -20,7 +20,7 @@ from sqlalchemy import func, select
 from admit.db import create_database
 from admit.models import Job, Order, OrderPosition
 from tests.factories import Factory, World, auth, build_world
-from tests.jobs.conftest import LiveJobs, jobs_database, live_jobs  # noqa: F401
+from tests.jobs.conftest import LiveJobs, fresh_jobs_database, live_jobs  # noqa: F401
 from tests.live import _free_port, _wait_until_serving
 
 # Enough rows that an XLSX export takes a few seconds on the 2-core machine.
@@ -34,15 +34,31 @@ class Shop:
     orders: int
 
 
+# Both modules of live exports read one shop, built once (it takes a while): on one worker.
+pytestmark = pytest.mark.xdist_group("live-exports")
+
+
+@pytest.fixture(scope="session")
+async def exports_database() -> AsyncIterator[str]:
+    async with fresh_jobs_database() as url:
+        yield url
+
+
 @pytest.fixture(scope="module")
-async def shop(jobs_database: str) -> AsyncIterator[Shop]:  # noqa: F811
-    """One event with many orders for the whole module (built once: it takes a while)."""
-    db = create_database(jobs_database, pool_size=2)
+def jobs_database(exports_database: str) -> str:
+    """The job processes of the export tests work on the shop's database."""
+    return exports_database
+
+
+@pytest.fixture(scope="session")
+async def shop(exports_database: str) -> AsyncIterator[Shop]:
+    """One event with many orders for the export tests (the exports only read it)."""
+    db = create_database(exports_database, pool_size=2)
     try:
         world = await build_world(Factory(db.sessionmaker))
     finally:
         await db.dispose()
-    counts = await populate(jobs_database, world.org.slug, world.event.slug, POSITIONS)
+    counts = await populate(exports_database, world.org.slug, world.event.slug, POSITIONS)
     yield Shop(world, counts["positions"], counts["orders"])
 
 

@@ -10,6 +10,7 @@ import sys
 import time
 import uuid
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -85,6 +86,14 @@ class LiveJobs:
 @pytest.fixture(scope="module")
 async def jobs_database() -> AsyncIterator[str]:
     """A database of its own: the live API server of other tests runs its own scheduler."""
+    async with fresh_jobs_database() as url:
+        yield url
+
+
+@asynccontextmanager
+async def fresh_jobs_database() -> AsyncIterator[str]:
+    """A new, migrated PostgreSQL database for job processes, dropped after; skips the test
+    without PostgreSQL or Redis."""
     if not PG_URL:
         pytest.skip(missing("PostgreSQL", "job processes need ADMIT_TEST_DATABASE_URL"))
     if not redis_available():

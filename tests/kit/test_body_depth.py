@@ -10,7 +10,8 @@ import pytest
 
 from admit.kit.body import MAX_JSON_DEPTH, json_depth
 from tests.factories import World, auth
-from tests.test_access_generated import ROUTES, client, factory, world  # noqa: F401
+from tests.routes import client, factory, world  # noqa: F401
+from tests.test_access_generated import ROUTES
 
 WRITES = [(m, p) for m, p, _ in ROUTES if m in ("POST", "PUT", "PATCH")]
 
@@ -43,7 +44,7 @@ def test_depth_is_measured_without_recursion():
     assert json_depth("x") == 0
 
 
-def _url(path: str, world: World) -> str:  # noqa: F811
+def _url(path: str, world: World) -> str:
     return (
         path.replace("{organizer}", world.org.slug)
         .replace("{event}", world.event.slug)
@@ -58,7 +59,7 @@ def _url(path: str, world: World) -> str:  # noqa: F811
 
 
 @pytest.mark.parametrize(("method", "path"), WRITES, ids=[f"{m} {p}" for m, p in WRITES])
-async def test_deep_body_never_fails(client, world: World, method, path):  # noqa: F811
+async def test_deep_body_never_fails(client, world: World, method, path):
     """1,020 levels with an escaped NUL: never a 5xx (the client fixture fails on one)."""
     response = await client.request(
         method,
@@ -80,7 +81,7 @@ async def test_deep_body_never_fails(client, world: World, method, path):  # noq
         "/api/v1/organizers/{organizer}/events/{event}/vouchers/batch_create/",
     ],
 )
-async def test_deep_body_is_a_400(client, world: World, path):  # noqa: F811
+async def test_deep_body_is_a_400(client, world: World, path):
     response = await client.post(
         _url(path, world),
         content=deep_body(),
@@ -119,7 +120,7 @@ async def test_deep_body_is_a_400(client, world: World, path):  # noqa: F811
 )
 @pytest.mark.parametrize("leaf", [b'"a\\u0000b"', b"1"], ids=["nul", "plain"])
 @pytest.mark.parametrize("levels", [260, 1020])
-async def test_deep_free_form_field_is_a_400(client, world: World, path, field, body, levels, leaf):  # noqa: F811
+async def test_deep_free_form_field_is_a_400(client, world: World, path, field, body, levels, leaf):
     """A free-form field nested past the bound (252+ levels used to be stored, then answered
     500 when written out) is refused; so is one with an escaped NUL deep inside."""
     body[field] = "DEEP"

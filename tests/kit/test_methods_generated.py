@@ -6,52 +6,16 @@ trailing-slash redirect keeps the client on the host and port it used."""
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
 from urllib.parse import urljoin, urlsplit
 
 import httpx
 import pytest
-from fastapi.routing import APIRoute
 
-from admit.app import API_ROUTERS, LANE, create_app
-from admit.config import Settings
+from admit.app import LANE
 from admit.kit.routing import API_PREFIX
-from tests.conftest import _no_server_errors, _truncate
-from tests.factories import Factory, World, auth, build_world
+from tests.factories import World, auth
+from tests.routes import METHODS, client, factory, openapi_document, world  # noqa: F401
 
-
-@pytest.fixture(scope="module")
-async def factory(app) -> Factory:
-    await _truncate(app)
-    return Factory(app.state.db.sessionmaker)
-
-
-@pytest.fixture(scope="module")
-async def world(factory: Factory) -> World:
-    return await build_world(factory)
-
-
-@pytest.fixture(scope="module")
-async def client(app, world: World) -> AsyncIterator[httpx.AsyncClient]:
-    transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(
-        transport=transport,
-        base_url="http://testserver",
-        event_hooks={"response": [_no_server_errors]},
-    ) as c:
-        yield c
-
-
-def _methods_by_path() -> dict[str, set[str]]:
-    found: dict[str, set[str]] = {}
-    for router in API_ROUTERS:
-        for route in router.routes:
-            assert isinstance(route, APIRoute)
-            found.setdefault(route.path, set()).update(route.methods)
-    return found
-
-
-METHODS = _methods_by_path()
 GET_PATHS = sorted(p for p, methods in METHODS.items() if "GET" in methods)
 PATHS = sorted(METHODS)
 # The GET lanes in front of the framework (kit/fastlane.py): HEAD must reach them too.
@@ -134,9 +98,8 @@ async def test_options_on_an_unknown_path_is_404(client):
 
 
 def _list_operations() -> list[tuple[str, list[str]]]:
-    app = create_app(Settings(database_url="sqlite+aiosqlite:///:memory:"))
     found = []
-    for path, operations in app.openapi()["paths"].items():
+    for path, operations in openapi_document()["paths"].items():
         get = operations.get("get")
         if get is None:
             continue

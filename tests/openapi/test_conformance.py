@@ -12,12 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx
 import pytest
 
 from admit.kit import openapi_query
 from tests.conditional.recipes import Env
-from tests.conftest import _no_server_errors, _truncate
+from tests.conftest import _truncate, asgi_client
 from tests.factories import Factory, build_world
 from tests.openapi.scenarios import SCENARIOS
 from tests.openapi.validator import Document
@@ -41,10 +40,8 @@ async def _run(app: Any, document: Document, scenario: Any) -> None:
     await _truncate(app)
     factory = Factory(app.state.db.sessionmaker)
     world = await build_world(factory)
-    async with httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=app),
-        base_url="http://testserver",
-        event_hooks={"request": [document.before], "response": [document.check, _no_server_errors]},
+    async with asgi_client(
+        app, request_hooks=[document.before], response_hooks=[document.check]
     ) as client:
         await scenario(Env(client, world, factory))
 

@@ -13,24 +13,16 @@ from typing import Any
 import pytest
 from fastapi.routing import APIRoute
 
-from admit.app import API_ROUTERS, create_app
-from admit.config import Settings
+from tests.routes import API_ROUTES, openapi_document
 
-APP = create_app(Settings(database_url="sqlite+aiosqlite:///:memory:"))
-DOCUMENT = APP.openapi()
+DOCUMENT = openapi_document()
 OPERATIONS = sorted(
     (method.upper(), path, operation)
     for path, operations in DOCUMENT["paths"].items()
     for method, operation in operations.items()
 )
 IDS = [f"{m} {p}" for m, p, _ in OPERATIONS]
-ROUTES = {
-    (method, route.path): route
-    for router in API_ROUTERS
-    for route in router.routes
-    if isinstance(route, APIRoute)
-    for method in route.methods
-}
+ROUTES = {(method, route.path): route for route in API_ROUTES for method in route.methods}
 # Names a generated summary falls back to (``checkinlists-list``, ``mark_paid``): not words.
 MACHINE = re.compile(r"[A-Za-z]+-[A-Z]|_|^\w+$")
 SOURCE = re.compile(r"\b[\w/]+\.py\b|\bkit/|\badmit\.\w+|\bsrc/")

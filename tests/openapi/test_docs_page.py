@@ -7,7 +7,7 @@ definition" is what Swagger UI 4 shows for an OpenAPI 3.1 document), and the bro
 Content-Security-Policy violation (the page allows no inline script). Screenshots go to the
 test's temporary folder, and to ``ADMIT_TEST_SCREENSHOTS`` when that names a folder.
 
-Needs Debian's ``chromium`` and ``chromium-driver``; skips with the reason otherwise.
+Needs Debian's ``chromium`` and ``chromium-driver`` (see ``tests/browser.py``).
 """
 
 from __future__ import annotations
@@ -16,68 +16,44 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 
-from tests.live import _free_port, _wait_until_serving
+from tests.browser import chromium
+from tests.live import serving
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
 WIDTHS = (390, 1280)
 
 
-def _browser(width: int):
-    if not (os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)):
-        pytest.skip("headless Chromium is not installed (apt-get install chromium chromium-driver)")
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """One browser for the module: each test sets its window's width and loads the page
+    afresh, so starting Chromium once per test would only cost time."""
+    driver = chromium(WIDTHS[0])
+    driver.set_script_timeout(240)
     try:
-        from selenium import webdriver
-        from selenium.webdriver.chrome.options import Options
-        from selenium.webdriver.chrome.service import Service
-    except ImportError:
-        pytest.skip("selenium is not installed (pip install -e '.[test]')")
-    options = Options()
-    options.binary_location = CHROMIUM
-    for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"):
-        options.add_argument(flag)
-    options.add_argument(f"--window-size={width},900")
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    return webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+        yield driver
+    finally:
+        driver.quit()
 
 
 @pytest.fixture(scope="module")
 def docs_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``admit serve`` on SQLite: the docs page needs no PostgreSQL."""
     data_dir = tmp_path_factory.mktemp("docs-server")
-    port = _free_port()
-    env = {
-        **os.environ,
-        "ADMIT_DATA_DIR": str(data_dir),
-        "ADMIT_BASE_URL": f"http://127.0.0.1:{port}",
-    }
+    env = {**os.environ, "ADMIT_DATA_DIR": str(data_dir)}
     env.pop("ADMIT_DATABASE_URL", None)
     subprocess.run([sys.executable, "-m", "admit", "migrate"], env=env, check=True)
-    log = (data_dir / "server.log").open("wb")
-    command = [sys.executable, "-m", "admit", "serve", "--port", str(port), "--workers", "1"]
-    process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        _wait_until_serving(url, process)
+    with serving(env, data_dir / "server.log") as url:
         yield url
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        log.close()
 
 
 def _operations(url: str) -> set[tuple[str, str]]:
-    document = httpx.get(f"{url}/api/v1/openapi.json").json()
+    document = httpx.get(f"{url}/api/v1/openapi.json", timeout=60).json()  # built on first ask
     assert document["openapi"].startswith("3.1")
     return {(method.upper(), path) for path, ops in document["paths"].items() for method in ops}
 
@@ -101,8 +77,36 @@ def _save(driver, tmp_path: Path, name: str) -> Path:
     return shot
 
 
+# Swagger UI renders only the operations near the view (a virtual list): scrolled from top to
+# bottom a window's height less an overlap at a time, each step collected once the browser has
+# painted the new position twice, every operation has been shown once. In the page, so a
+# step costs no round trip to the driver.
+SCROLL_THROUGH = """
+const done = arguments[arguments.length - 1];
+const shown = new Map();
+const frame = () => new Promise((painted) => requestAnimationFrame(() => painted()));
+(async () => {
+  const step = Math.max(100, window.innerHeight - 100);
+  for (let y = 0; ; y += step) {
+    window.scrollTo(0, y);
+    await frame();
+    await frame();
+    for (const b of document.querySelectorAll('.opblock')) {
+      const method = b.querySelector('.opblock-summary-method').textContent.trim();
+      const path = b.querySelector('.opblock-summary-path').getAttribute('data-path');
+      shown.set(method + ' ' + path, [method, path]);
+    }
+    if (y >= document.documentElement.scrollHeight - window.innerHeight) break;
+  }
+  done(Array.from(shown.values()));
+})();
+"""
+
+
 @pytest.mark.parametrize("width", WIDTHS)
-def test_docs_page_renders_every_operation(docs_server: str, tmp_path: Path, width: int):
+def test_docs_page_renders_every_operation(
+    docs_server: str, browser: Any, tmp_path: Path, width: int
+):
     expected = _operations(docs_server)
     assert len(expected) > 200
     page = httpx.get(f"{docs_server}/api/v1/docs")
@@ -110,48 +114,36 @@ def test_docs_page_renders_every_operation(docs_server: str, tmp_path: Path, wid
     assert "unsafe-inline" not in policy and "script-src 'self'" in policy
     assert "<script>" not in page.text  # every script is a served file
 
-    driver = _browser(width)
-    try:
-        driver.get(f"{docs_server}/api/v1/docs")
-        deadline = time.monotonic() + 60
-        while not _shown_operations(driver) and time.monotonic() < deadline:
-            time.sleep(0.5)
-        assert driver.find_element("css selector", ".info .title").text.startswith("Admit")
-        _save(driver, tmp_path, f"docs-{width}-top.png")
-        # Swagger UI lays the operations out as they come into view: scrolled through from
-        # top to bottom, every operation of the document has been shown.
-        shown: set[tuple[str, str]] = set()
-        y, deadline = 0, time.monotonic() + 240
-        while time.monotonic() < deadline:
-            driver.execute_script("window.scrollTo(0, arguments[0])", y)
-            time.sleep(0.2)
-            shown |= _shown_operations(driver)
-            height = driver.execute_script("return document.body.scrollHeight")
-            if y >= height and shown >= expected:
-                break
-            y += 600
-            if y == 600 * 12:
-                _save(driver, tmp_path, f"docs-{width}-middle.png")
-        assert "Unable to render" not in driver.find_element("tag name", "body").text
-        assert not driver.find_elements("css selector", ".errors-wrapper")
-        assert expected - shown == set(), sorted(expected - shown)[:10]
-        _save(driver, tmp_path, f"docs-{width}-bottom.png")
-        # Opening an operation shows its description and parameters.
-        driver.execute_script("window.scrollTo(0, 0)")
-        time.sleep(1)
-        driver.find_elements("css selector", ".opblock .opblock-summary-control")[0].click()
-        time.sleep(1)
-        opened = driver.find_element("css selector", ".opblock.is-open")
-        # Its summary and description (what it does, the permission it needs) are shown.
-        assert opened.find_element("css selector", ".opblock-summary-description").text
-        description = opened.find_element("css selector", ".opblock-description-wrapper").text
-        assert "Permission:" in description, description
-        _save(driver, tmp_path, f"docs-{width}-open.png")
-        violations = [
-            entry["message"]
-            for entry in driver.get_log("browser")
-            if "Content Security Policy" in entry["message"] or entry["level"] == "SEVERE"
-        ]
-        assert violations == []
-    finally:
-        driver.quit()
+    from selenium.webdriver.support.wait import WebDriverWait
+
+    driver = browser
+    driver.set_window_size(width, 900)
+    driver.get_log("browser")  # what an earlier test's page logged is not this one's
+    driver.get(f"{docs_server}/api/v1/docs")
+    wait = WebDriverWait(driver, 60, poll_frequency=0.1)
+    wait.until(lambda d: _shown_operations(d))
+    assert driver.find_element("css selector", ".info .title").text.startswith("Admit")
+    _save(driver, tmp_path, f"docs-{width}-top.png")
+    shown = {(method, path) for method, path in driver.execute_async_script(SCROLL_THROUGH)}
+    _save(driver, tmp_path, f"docs-{width}-bottom.png")
+    assert "Unable to render" not in driver.find_element("tag name", "body").text
+    assert not driver.find_elements("css selector", ".errors-wrapper")
+    assert expected - shown == set(), sorted(expected - shown)[:10]
+    # Opening an operation shows its description and parameters.
+    driver.execute_script("window.scrollTo(0, 0)")
+    wait.until(lambda d: d.find_elements("css selector", ".opblock .opblock-summary-control"))
+    driver.find_elements("css selector", ".opblock .opblock-summary-control")[0].click()
+    opened = wait.until(lambda d: d.find_element("css selector", ".opblock.is-open"))
+    # Its summary and description (what it does, the permission it needs) are shown.
+    assert opened.find_element("css selector", ".opblock-summary-description").text
+    description = wait.until(
+        lambda d: opened.find_element("css selector", ".opblock-description-wrapper").text
+    )
+    assert "Permission:" in description, description
+    _save(driver, tmp_path, f"docs-{width}-open.png")
+    violations = [
+        entry["message"]
+        for entry in driver.get_log("browser")
+        if "Content Security Policy" in entry["message"] or entry["level"] == "SEVERE"
+    ]
+    assert violations == []

@@ -7,21 +7,19 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from fastapi.routing import APIRoute
 
-from admit.app import API_ROUTERS, create_app
-from admit.config import Settings
+from admit.app import API_ROUTERS
 from admit.devices.access import NoCredentials
 from admit.kit import openapi_query, openapi_responses
 from admit.kit.routing import API_PREFIX
+from tests.routes import API_ROUTES, openapi_document
 
 ROUTING_PARAMS = {"organizer", "event"}
 
 
 @pytest.fixture(scope="module")
 def schema() -> dict[str, Any]:
-    app = create_app(Settings(database_url="sqlite+aiosqlite:///:memory:"))
-    return app.openapi()
+    return openapi_document()
 
 
 def _operations(schema: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
@@ -49,15 +47,13 @@ def _is_list(schema: dict[str, Any], op: dict[str, Any]) -> bool:
 def _public_routes() -> set[tuple[str, str]]:
     """Operations without credentials (found from the routes' access dependencies)."""
     found = set()
-    for router in API_ROUTERS:
-        for route in router.routes:
-            assert isinstance(route, APIRoute)
-            stack = [route.dependant]
-            while stack:
-                dep = stack.pop()
-                if isinstance(dep.call, NoCredentials):
-                    found |= {(m, route.path) for m in route.methods}
-                stack.extend(dep.dependencies)
+    for route in API_ROUTES:
+        stack = [route.dependant]
+        while stack:
+            dep = stack.pop()
+            if isinstance(dep.call, NoCredentials):
+                found |= {(m, route.path) for m in route.methods}
+            stack.extend(dep.dependencies)
     return found
 
 

@@ -10,7 +10,6 @@ PostgreSQL (the live server fixture); skips with the reason otherwise.
 from __future__ import annotations
 
 import os
-import shutil
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, HTTPServer
@@ -20,28 +19,8 @@ import httpx
 import pytest
 
 from admit.auth.permissions import EVENT_PERMISSIONS, ORGANIZER_PERMISSIONS
+from tests.browser import chromium
 from tests.oauth.helpers import PASSWORD, make_app, make_totp, pkce
-from tests.parts import missing
-
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
-
-
-def _browser():
-    if not (os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)):
-        pytest.skip(missing("Chromium", "apt-get install chromium chromium-driver"))
-    try:
-        from selenium import webdriver
-        from selenium.webdriver.chrome.options import Options
-        from selenium.webdriver.chrome.service import Service
-    except ImportError:
-        pytest.skip(missing("Chromium", "selenium is not installed: pip install -e '.[test]'"))
-    options = Options()
-    options.binary_location = CHROMIUM
-    for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"):
-        options.add_argument(flag)
-    options.add_argument("--window-size=420,900")  # a phone-sized window
-    return webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
 
 
 class _Callback(BaseHTTPRequestHandler):
@@ -77,7 +56,7 @@ def callback() -> Iterator[tuple[str, list[str]]]:
 
 
 async def test_login_consent_exchange_refresh_revoke(live_server, callback):
-    driver = _browser()
+    driver = chromium(420)  # a phone-sized window
     redirect_uri, received = callback
     factory, world = live_server.factory, live_server.world
     alice = await factory.user("alice@example.org", password=PASSWORD, fullname="Alice")
@@ -178,7 +157,7 @@ async def test_the_sessions_list_fits_a_phone_and_a_desktop(live_server):
     sideways, the list and its button are visible; "Log out all other sessions" ends the other
     browser's session on the (two-worker) server. With ``ADMIT_SCREENSHOT_DIR`` set, full-page
     screenshots ``sessions-390.png`` and ``sessions-1280.png`` are written there."""
-    driver = _browser()
+    driver = chromium(420)  # a phone-sized window
     factory = live_server.factory
     alice = await factory.user("alice@example.org", password=PASSWORD, fullname="Alice")
     base = live_server.base_url
