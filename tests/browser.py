@@ -33,4 +33,9 @@ def chromium(width: int, height: int = 900) -> Any:
         options.add_argument(flag)
     options.add_argument(f"--window-size={width},{height}")
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    return webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    # A headless window is never narrower than 500 px: a phone's width needs the viewport
+    # set through the DevTools protocol (as the browser's device mode does).
+    metrics = {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600}
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
+    return driver

@@ -67,26 +67,27 @@ async def test_every_page_passes_axe_at_both_widths(live_server, tmp_path: Path)
     from selenium.webdriver.support import expected_conditions as ec
     from selenium.webdriver.support.ui import WebDriverWait
 
+    def check(driver, name: str, path: str, width: int) -> None:
+        driver.get(base + path)
+        WebDriverWait(driver, 20).until(ec.presence_of_element_located((By.TAG_NAME, "main")))
+        driver.save_screenshot(str(shots / f"{name}-{width}.png"))
+        found[f"{name} at {width} px"] = axe.violations(driver)
+
     for width in WIDTHS:
         driver = chromium(width)
         try:
-            wait = WebDriverWait(driver, 20)
-
-            def check(name: str, path: str, width: int = width) -> None:
-                driver.get(base + path)
-                wait.until(ec.presence_of_element_located((By.TAG_NAME, "main")))
-                driver.save_screenshot(str(shots / f"{name}-{width}.png"))
-                found[f"{name} at {width} px"] = axe.violations(driver)
-
             for name, path in public.items():
-                check(name, path)
+                check(driver, name, path, width)
             driver.get(f"{base}/login")
-            wait.until(ec.presence_of_element_located((By.ID, "email"))).send_keys(ada.email)
+            email = WebDriverWait(driver, 20).until(
+                ec.presence_of_element_located((By.ID, "email"))
+            )
+            email.send_keys(ada.email)
             driver.find_element(By.ID, "password").send_keys(PASSWORD)
             driver.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
-            wait.until(ec.url_changes(f"{base}/login"))
+            WebDriverWait(driver, 20).until(ec.url_changes(f"{base}/login"))
             for name, path in signed_in.items():
-                check(name, path)
+                check(driver, name, path, width)
         finally:
             driver.quit()
 
