@@ -14,10 +14,11 @@ in a circle with every part it registers.
 
 The rules, each its own test below:
 
-- plumbing: ``admit.kit`` imports only ``admit.kit``, ``admit.models``, ``admit.db``,
-  ``admit.config`` and ``admit.migrate`` (the schema upgrade, which imports nothing of admit).
-  Every other top-level package or module (``auth``, ``orders``, ``jobs``, ``app``, ``cli`` …) is
-  a domain or an entry, and domains register with the plumbing instead;
+- plumbing: ``admit.kit`` imports only ``admit.kit``, ``admit.models`` and the neutral top-level
+  modules (:data:`NEUTRAL`: ``db``, ``config``, ``migrate`` — the schema upgrade — and ``console``,
+  what every command-line sub-app shares), which in turn import only that plumbing. Every other
+  top-level package or module (``auth``, ``orders``, ``jobs``, ``app``, ``cli`` …) is a domain or
+  an entry, and domains register with the plumbing instead;
 - ``admit.models`` imports nothing from ``admit.kit``;
 - the catalog (``events``, ``catalog``, ``subevents``, ``seating``) imports no sales package
   (``quotas``, ``orders``, ``carts``, ``vouchers``, ``checkin``);
@@ -41,7 +42,8 @@ PACKAGE = "admit"
 SKIPPED = ("admit.migrations",)
 MAX_LINES = 450
 
-PLUMBING = ("admit.kit", "admit.models", "admit.db", "admit.config", "admit.migrate")
+NEUTRAL = ("admit.db", "admit.config", "admit.migrate", "admit.console")
+PLUMBING = ("admit.kit", "admit.models", *NEUTRAL)
 CATALOG = ("admit.events", "admit.catalog", "admit.subevents", "admit.seating")
 SALES = ("admit.quotas", "admit.orders", "admit.carts", "admit.vouchers", "admit.checkin")
 # The one module inside the engine's package allowed to import every job kind, so that a worker
@@ -261,6 +263,11 @@ def report(title: str, edges: list[Edge]) -> str:
 def test_kit_imports_no_domain_package():
     bad = breaking(admit_graph().edges, ["admit.kit"], PLUMBING)
     assert not bad, report("admit.kit imports outside the plumbing", bad)
+
+
+def test_neutral_modules_import_only_plumbing():
+    bad = breaking(admit_graph().edges, NEUTRAL, PLUMBING)
+    assert not bad, report("db, config, migrate or console import outside the plumbing", bad)
 
 
 def test_models_import_nothing_from_kit():
