@@ -28,8 +28,8 @@ from admit.auth.devices import (
 )
 from admit.config import Settings
 from admit.devices.access import DeviceAccess, NoCredentials
-from admit.kit.context import Authenticated, EventAccess, OrganizerAccess, implied
-from admit.kit.routing import API_PREFIX
+from admit.kit.http.context import Authenticated, EventAccess, OrganizerAccess, implied
+from admit.kit.http.routing import API_PREFIX
 from tests.conftest import _no_server_errors, _truncate
 from tests.devices.helpers import device_auth, make_device
 from tests.factories import Factory, World, auth, build_world
@@ -320,7 +320,7 @@ def _bearer(token: str) -> dict[str, str]:
 
 @pytest.mark.parametrize(("method", "path", "access"), ROUTES, ids=IDS)
 async def test_bearer_tokens(client, world: World, bearers, method, path, access):
-    from admit.kit.transaction import SAFE_METHODS
+    from admit.kit.http.transaction import SAFE_METHODS
 
     _skip_public(access)
     url = _url(path, world)

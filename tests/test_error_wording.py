@@ -19,8 +19,8 @@ from pydantic import BaseModel, ValidationError
 import admit.app  # noqa: F401  (imports every write schema)
 from admit.app import create_app
 from admit.config import Settings
-from admit.kit.errors import errors_from_pydantic
-from admit.kit.schema import TEXT_MAX_LENGTH, WriteModel
+from admit.kit.http.errors import errors_from_pydantic
+from admit.kit.resources.schema import TEXT_MAX_LENGTH, WriteModel
 from tests.factories import World, auth
 
 # One database and world per module, as the generated access tests (invalid bodies write

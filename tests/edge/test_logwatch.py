@@ -1,12 +1,12 @@
-"""The session-wide check (``admit.kit.logwatch``, loaded by pyproject's pytest options)."""
+"""The session-wide check (``admit.kit.http.logwatch``, loaded by pyproject's pytest options)."""
 
 from __future__ import annotations
 
 import logging
 
 from admit.auth import credentials
-from admit.kit import logwatch
-from admit.kit.logwatch import SecretWatch
+from admit.kit.http import logwatch
+from admit.kit.http.logwatch import SecretWatch
 
 
 def _record(message: str, *args: object) -> logging.LogRecord:

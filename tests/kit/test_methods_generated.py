@@ -15,7 +15,7 @@ from fastapi.routing import APIRoute
 
 from admit.app import API_ROUTERS, LANE, create_app
 from admit.config import Settings
-from admit.kit.routing import API_PREFIX
+from admit.kit.http.routing import API_PREFIX
 from tests.conftest import _no_server_errors, _truncate
 from tests.factories import Factory, World, auth, build_world
 
@@ -54,7 +54,7 @@ def _methods_by_path() -> dict[str, set[str]]:
 METHODS = _methods_by_path()
 GET_PATHS = sorted(p for p, methods in METHODS.items() if "GET" in methods)
 PATHS = sorted(METHODS)
-# The GET lanes in front of the framework (kit/fastlane.py): HEAD must reach them too.
+# The GET lanes in front of the framework (kit/lanes/fastlane.py): HEAD must reach them too.
 LANE_GETS = sorted(route.template for route in LANE.routes if route.method == "GET")
 
 

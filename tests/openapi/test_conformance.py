@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from admit.kit import openapi_query
+from admit.kit.openapi import query as openapi_query
 from tests.conditional.recipes import Env
 from tests.conftest import _no_server_errors, _truncate
 from tests.factories import Factory, build_world

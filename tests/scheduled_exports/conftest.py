@@ -14,7 +14,7 @@ from sqlalchemy import select
 from admit.auth.owners import current_principal
 from admit.exports.base import EVENT, ORGANIZER, REGISTRY, Exporter, ExportInput, ExportRun
 from admit.exports.tables import XLSX_TYPE, table_file
-from admit.kit.context import unauthenticated
+from admit.kit.http.context import unauthenticated
 from admit.models import Event, Quota, ScheduledExport, User
 from tests.factories import Factory, World
 from tests.mail.conftest import mailbox, smtp  # noqa: F401

@@ -25,7 +25,7 @@ from admit.carts.schemas import CartPositionIn, NestedPositionIn
 from admit.catalog.questions import answers as answers_mod
 from admit.catalog.questions.answers import CheckedAnswer, QuestionInfo, invalid_pk, valid_ids
 from admit.events.plugins import SALES_CHANNELS
-from admit.kit.errors import NON_FIELD, APIError, FieldErrors, validation_error
+from admit.kit.http.errors import NON_FIELD, APIError, FieldErrors, validation_error
 from admit.models import (
     Answer,
     CartPosition,

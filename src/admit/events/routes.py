@@ -11,17 +11,20 @@ from starlette.responses import Response
 from admit.events import cloning, service
 from admit.events.plugins import SALES_CHANNELS
 from admit.events.schemas import EventDetailOut, EventIn, EventListOut
-from admit.kit.body import read_object
-from admit.kit.context import (
+from admit.kit.http.body import read_object
+from admit.kit.http.context import (
     EventAccess,
     EventContext,
     OrganizerAccess,
     OrgContext,
     public_base_url,
 )
-from admit.kit.crud import Page, flush_guard, parse_update, validate_input
-from admit.kit.errors import forbidden
-from admit.kit.filtering import (
+from admit.kit.http.errors import forbidden
+from admit.kit.http.responses import JSONResponse, no_content
+from admit.kit.http.routing import api_router
+from admit.kit.openapi.document import json_body
+from admit.kit.resources.crud import Page, flush_guard, parse_update, validate_input
+from admit.kit.resources.filtering import (
     Filter,
     FilterSet,
     Ordering,
@@ -30,10 +33,7 @@ from admit.kit.filtering import (
     parse_datetime,
     parse_str,
 )
-from admit.kit.openapi import json_body
-from admit.kit.pagination import paginate
-from admit.kit.responses import JSONResponse, no_content
-from admit.kit.routing import api_router
+from admit.kit.resources.pagination import paginate
 from admit.models import Event
 from admit.notifications.notify import notify, notify_all
 from admit.quotas.service import event_availability_states

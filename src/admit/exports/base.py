@@ -24,9 +24,9 @@ from pydantic import BaseModel, ConfigDict
 from sqlalchemy import Select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from admit.kit.context import Principal
-from admit.kit.i18n import language_of
-from admit.kit.jobs import JobContext
+from admit.jobs.queue import JobContext
+from admit.kit.http.context import Principal
+from admit.kit.resources.i18n import language_of
 
 EVENT = "event"
 ORGANIZER = "organizer"

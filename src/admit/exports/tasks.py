@@ -19,7 +19,7 @@ from sqlalchemy import select
 from admit.auth.owners import current_principal, event_permission, organizer_permission
 from admit.db import write_intent
 from admit.exports.base import EVENT, ORGANIZER, Exporter, ExportRun, find
-from admit.kit.jobs import JobContext, JobFailed, job_kind
+from admit.jobs.queue import JobContext, JobFailed, job_kind
 from admit.models import Event, Organizer
 
 EXPORT_KIND = "export.run"

@@ -34,7 +34,7 @@ LIFECYCLE = "admit.jobs.lifecycle"
 
 def configure_logging(settings: Settings) -> None:
     """The server's logging (``ADMIT_LOG_LEVEL``, ``ADMIT_LOG_FORMAT``, secrets scrubbed)."""
-    from admit.kit.logs import configure_logging as configure
+    from admit.kit.http.logs import configure_logging as configure
 
     configure(settings)
     logging.getLogger(LIFECYCLE).setLevel(logging.INFO)
@@ -211,9 +211,9 @@ def ping(
     timeout: Annotated[float, typer.Option(help="Seconds to wait for a worker.")] = 30.0,
 ) -> None:
     """Send a no-op job and wait until a worker (or an embedded server) ran it."""
+    from admit.jobs.queue import enqueue
     from admit.jobs.runtime import Background
-    from admit.kit.jobs import enqueue
-    from admit.kit.transaction import commit_and_notify
+    from admit.kit.http.transaction import commit_and_notify
 
     settings = Settings()
 

@@ -17,11 +17,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.config import Settings
 from admit.db import Database
-from admit.kit import jobsweep
-from admit.kit.jobrunner import JobEngine
-from admit.kit.jobs import DEFAULT_TIME_LIMIT, KINDS
-from admit.kit.scheduler import PeriodicTask, Scheduler
-from admit.kit.storage import FileStore, open_store
+from admit.jobs import sweep as jobsweep
+from admit.jobs.queue import DEFAULT_TIME_LIMIT, KINDS
+from admit.jobs.runner import JobEngine
+from admit.jobs.scheduler import PeriodicTask, Scheduler
+from admit.jobs.storage import FileStore, open_store
 
 
 def load_job_kinds() -> None:
@@ -38,7 +38,7 @@ def load_job_kinds() -> None:
 def periodic_tasks(settings: Settings, store: FileStore) -> list[PeriodicTask]:
     from admit.carts.service import purge_expired
     from admit.checkin.exits import exit_all
-    from admit.kit.idempotency_store import purge_expired as purge_idempotency_keys
+    from admit.kit.idempotency.store import purge_expired as purge_idempotency_keys
     from admit.mail.tasks import requeue_held_mails
     from admit.notifications.retention import purge_old_notifications
     from admit.scheduled_exports import tasks as scheduled_exports

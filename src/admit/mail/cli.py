@@ -112,7 +112,7 @@ def show_mail(mail_id: Annotated[int, typer.Argument(help="The mail's id.")]) ->
 @mail_app.command("retry")
 def retry_mail(mail_id: Annotated[int, typer.Argument(help="The mail's id.")]) -> None:
     """Send a failed mail again (after the server or the address was fixed)."""
-    from admit.kit.transaction import commit_and_notify
+    from admit.kit.http.transaction import commit_and_notify
     from admit.mail.tasks import enqueue_delivery
 
     async def work(db: Database) -> bool:

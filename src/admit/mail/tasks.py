@@ -19,7 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import load_only
 
 from admit.db import utcnow
-from admit.kit.jobs import JobContext, JobFailed, RetryLater, enqueue, job_kind
+from admit.jobs.queue import JobContext, JobFailed, RetryLater, enqueue, job_kind
 from admit.mail.message import BrokenMail, compose, sender_address, sender_name
 from admit.mail.smtp import PermanentFailure, TemporaryFailure, deliver, parse_smtp_url
 from admit.models import Job, OutgoingMail

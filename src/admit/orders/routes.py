@@ -16,19 +16,19 @@ from admit.catalog.taxes import service as taxes_service
 from admit.customers import membership_rules
 from admit.db import utcnow
 from admit.events import service as events_service
-from admit.kit.body import read_object
-from admit.kit.context import (
+from admit.kit.http.body import read_object
+from admit.kit.http.context import (
     EventAccess,
     EventContext,
     OrganizerAccess,
     OrgContext,
     public_base_url,
 )
-from admit.kit.crud import flush_guard, parse_update, validate_input
-from admit.kit.errors import APIError, not_found
-from admit.kit.openapi import empty_body, json_body
-from admit.kit.responses import JSONResponse, no_content
-from admit.kit.routing import api_router
+from admit.kit.http.errors import APIError, not_found
+from admit.kit.http.responses import JSONResponse, no_content
+from admit.kit.http.routing import api_router
+from admit.kit.openapi.document import empty_body, json_body
+from admit.kit.resources.crud import flush_guard, parse_update, validate_input
 from admit.mail.outbox import queue_mail
 from admit.mail.render import render_mail
 from admit.models import Event, Order, OrderFee, OrderPosition, SubEvent, TaxRule

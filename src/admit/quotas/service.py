@@ -17,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import selectinload
 
 from admit.db import utcnow
-from admit.kit.errors import NON_FIELD, FieldErrors
+from admit.kit.http.errors import NON_FIELD, FieldErrors
 from admit.models import (
     Event,
     Item,

@@ -41,8 +41,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from admit.db import utcnow
 from admit.exports.base import EVENT, ORGANIZER
 from admit.exports.tasks import export_input, run_export
-from admit.kit.jobs import JobContext, JobFailed, enqueue, job_kind
-from admit.kit.transaction import commit_and_notify
+from admit.jobs.queue import JobContext, JobFailed, enqueue, job_kind
+from admit.kit.http.transaction import commit_and_notify
 from admit.mail.outbox import queue_mail
 from admit.models import Event, Job, ScheduledExport, User
 from admit.scheduled_exports.schemas import split_recipients

@@ -15,8 +15,8 @@ from sqlalchemy import select
 
 from admit.carts.render import render_many
 from admit.db import utcnow
-from admit.kit.context import EventContext
-from admit.kit.errors import FieldErrors, forbidden
+from admit.kit.http.context import EventContext
+from admit.kit.http.errors import FieldErrors, forbidden
 from admit.models import CartPosition, Order, OrderPosition, Seat
 from admit.orders.serialize import POSITION_LOAD, position_dict, question_identifiers
 from admit.seating.holders import Holds, holds, voucher_renderer

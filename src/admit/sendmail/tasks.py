@@ -22,7 +22,7 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.db import utcnow
-from admit.kit.transaction import commit_and_notify
+from admit.kit.http.transaction import commit_and_notify
 from admit.mail.outbox import queue_mail
 from admit.models import (
     Event,

@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 from sqlalchemy import Select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from admit.kit.storage import FileStore
+from admit.jobs.storage import FileStore
 
 
 @dataclass

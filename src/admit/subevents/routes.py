@@ -15,11 +15,12 @@ from sqlalchemy.orm import selectinload
 from starlette.responses import Response
 
 from admit.events.service import attr_params, load_meta_properties
-from admit.kit.changestamp import ModifiedSinceList
-from admit.kit.context import OrgContext
-from admit.kit.crud import Resource, mount_crud
-from admit.kit.errors import APIError, FieldErrors
-from admit.kit.filtering import (
+from admit.kit.http.context import OrgContext
+from admit.kit.http.errors import APIError, FieldErrors
+from admit.kit.http.responses import JSONResponse
+from admit.kit.http.routing import api_router
+from admit.kit.resources.crud import Resource, mount_crud
+from admit.kit.resources.filtering import (
     Filter,
     FilterSet,
     Ordering,
@@ -28,9 +29,8 @@ from admit.kit.filtering import (
     parse_datetime,
     parse_str,
 )
-from admit.kit.pagination import paginate
-from admit.kit.responses import JSONResponse
-from admit.kit.routing import api_router
+from admit.kit.resources.pagination import paginate
+from admit.kit.stamps.catalog import ModifiedSinceList
 from admit.models import Event, SubEvent
 from admit.notifications.notify import notify_in_event
 from admit.quotas.service import subevent_availability_states

@@ -13,7 +13,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from admit.kit.errors import FieldErrors
+from admit.kit.http.errors import FieldErrors
 from admit.models import Event
 from admit.orders.pricing import catalog_price
 from admit.vouchers import codes, redeem

@@ -6,7 +6,7 @@ from fastapi import APIRouter, Request
 from sqlalchemy import select
 from starlette.responses import Response
 
-from admit.kit.context import Session
+from admit.kit.http.context import Session
 from admit.models import OAuthApplication
 from admit.oauth import apps
 from admit.web.forms import first

@@ -7,7 +7,7 @@ import datetime as dt
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
-from admit.kit.context import Session
+from admit.kit.http.context import Session
 from admit.models import OAuthApplication, User
 from admit.oauth import apps
 from admit.oauth.scopes import DESCRIPTIONS

@@ -9,7 +9,7 @@ import datetime as dt
 from sqlalchemy import delete, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from admit.kit.scheduler import PeriodicTask
+from admit.jobs.scheduler import PeriodicTask
 from admit.models import Webhook, WebhookCall
 from admit.webhooks.fanout import INTERVAL_SECONDS, fan_out
 

@@ -43,8 +43,8 @@ from admit.exports.exporters.listing import (
     table,
 )
 from admit.exports.tasks import result_filename
-from admit.kit.crud import PK_MAX
-from admit.kit.jobs import JobFailed
+from admit.jobs.queue import JobFailed
+from admit.kit.resources.crud import PK_MAX
 from admit.models import (
     CheckinList,
     Question,

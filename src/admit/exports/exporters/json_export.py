@@ -24,7 +24,7 @@ from admit.exports.exporters.json_catalog import catalog, datetime_text, money_t
 from admit.exports.exporters.orderdata import count, orders_query
 from admit.exports.reader import Reader, among_ids
 from admit.exports.tasks import result_filename
-from admit.kit.jobs import JobFailed
+from admit.jobs.queue import JobFailed
 from admit.models import (
     Answer,
     Event,

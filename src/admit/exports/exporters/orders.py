@@ -64,7 +64,7 @@ from admit.exports.tables import (
     table_file,
 )
 from admit.exports.tasks import result_filename
-from admit.kit.jobs import JobFailed
+from admit.jobs.queue import JobFailed
 
 OrderListFormat = Literal[
     "xlsx",
