@@ -383,7 +383,8 @@ def test_the_graph_covers_the_whole_package():
     assert len(graph.edges) > 1200, len(graph.edges)
     assert "admit.app" in graph.modules and "admit.kit" in graph.packages
     assert not any(within(name, SKIPPED) for name in graph.modules)
-    # Every module of the package is in the graph, and most of them import something of it.
-    importing = {e.source for e in graph.edges}
-    assert len(importing) > 0.8 * len(graph.modules)
+    # Most modules (not counting packages' faces, often a docstring only) import something of it.
+    plain = set(graph.modules) - graph.packages
+    importing = {e.source for e in graph.edges} & plain
+    assert len(importing) > 0.8 * len(plain), (len(importing), len(plain))
     assert any(e.deferred for e in graph.edges) and any(e.typing_only for e in graph.edges)
