@@ -18,8 +18,9 @@ from pydantic import ValidationError
 from sqlalchemy import select
 from starlette.responses import Response
 
-from admit.exports.base import EVENT, ORGANIZER, Exporter, exporters, find
+from admit.exports.base import EVENT, ORGANIZER, Exporter
 from admit.exports.limits import reserve_slot
+from admit.exports.lookup import exporters, find
 from admit.exports.schemas import ExporterOut, ExportRunIn, ExportStartedOut
 from admit.exports.tasks import EXPORT_KIND, export_input
 from admit.jobs.downloads import download, owned_job, owner_of

@@ -37,7 +37,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.responses import Response
 
 from admit.db import utcnow
-from admit.exports.base import EVENT, ORGANIZER, Exporter, find
+from admit.exports.base import EVENT, ORGANIZER, Exporter
+from admit.exports.lookup import find
 from admit.kit.http.context import EventContext, OrgContext
 from admit.kit.http.errors import FieldErrors, errors_from_pydantic, forbidden
 from admit.kit.http.responses import JSONResponse
