@@ -21,7 +21,7 @@ from admit.kit.openapi.document import json_body
 from admit.kit.resources.crud import Page
 from admit.kit.resources.pagination import paginate_list
 from admit.shredders import service
-from admit.shredders.base import shredders
+from admit.shredders.lookup import shredders
 from admit.shredders.schemas import (
     ShredderOut,
     ShredExportIn,

@@ -31,7 +31,7 @@ from admit.jobs.storage import FileStore
 from admit.kit.http.context import Principal
 from admit.kit.http.errors import APIError, FieldErrors, not_found
 from admit.models import Event, Job, SubEvent
-from admit.shredders.base import find
+from admit.shredders.lookup import find
 
 EXPORT_KIND = "shred.export"
 SHRED_KIND = "shred.run"

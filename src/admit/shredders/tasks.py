@@ -29,7 +29,8 @@ from admit.jobs.queue import JobContext, JobFailed, RetryLater, job_kind
 from admit.kit.http.errors import busy_error
 from admit.models import Event, Job, Organizer
 from admit.shredders.archive import ArchiveUnreadable, digest_of, read_manifest, write_archive
-from admit.shredders.base import Shredder, ShredRun, find
+from admit.shredders.base import Shredder, ShredRun
+from admit.shredders.lookup import find
 from admit.shredders.service import (
     EXPORT_KEEP_HOURS,
     EXPORT_KIND,
