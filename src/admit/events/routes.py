@@ -8,7 +8,7 @@ from fastapi import Depends
 from sqlalchemy import select
 from starlette.responses import Response
 
-from admit.events import cloning, service
+from admit.events import availability, cloning, service
 from admit.events.plugins import SALES_CHANNELS
 from admit.events.schemas import EventDetailOut, EventIn, EventListOut
 from admit.kit.http.body import read_object
@@ -36,7 +36,6 @@ from admit.kit.resources.filtering import (
 from admit.kit.resources.pagination import paginate
 from admit.models import Event
 from admit.notifications.notify import notify, notify_all
-from admit.quotas.service import event_availability_states
 
 router = api_router(tags=["events"])
 
@@ -104,7 +103,7 @@ async def list_events(ctx: Annotated[OrgContext, Depends(OrganizerAccess())]) ->
     body = await paginate(ctx.request, ctx.session, query, list)
     states: dict[int, int | None] = {}
     if channel:
-        states = await event_availability_states(ctx.session, body["results"], channel)
+        states = await availability.event_states(ctx.session, body["results"], channel)
     out = []
     for event in body["results"]:
         data = _serialize(ctx, event, EventListOut)
