@@ -28,9 +28,10 @@ from sqlalchemy.engine import Dialect
 from starlette.responses import Response
 from starlette.types import Scope
 
+from admit.carts.planning import name_parts
 from admit.carts.render import render
 from admit.carts.schemas import CartPositionIn
-from admit.carts.service import RESERVATION_TIME, name_parts, new_cart_id
+from admit.carts.service import RESERVATION_TIME, new_cart_id
 from admit.db import utcnow
 from admit.events.plugins import SALES_CHANNELS
 from admit.kit.http.context import EventAccess, EventContext, lane_context
