@@ -45,6 +45,7 @@ from admit.kit.resources.crud import MOUNTED
 from admit.kit.resources.rendered import list_lane
 from admit.kit.stamps.pagecache import PageCache, kept_route
 from admit.oauth.routes import router as oauth_router
+from admit.orders.action_routes import router as order_action_router
 from admit.orders.change_routes import router as order_change_router
 from admit.orders.kept_pages import KEPT_LISTS, ORDER_PAGES
 from admit.orders.lane import create_order as order_lane
@@ -86,6 +87,7 @@ API_ROUTERS = (
     quotas_router,
     carts_router,
     orders_router,
+    order_action_router,
     print_logs_router,
     order_money_router,
     order_change_router,

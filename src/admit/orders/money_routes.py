@@ -38,15 +38,8 @@ from admit.orders.money_schemas import (
     ProcessIn,
     RefundIn,
 )
-from admit.orders.routes import (
-    PAID,
-    PAYMENT_CONFIRMED,
-    READ,
-    WRITE,
-    E,
-    load_order,
-    notify_order,
-)
+from admit.orders.routes import READ, WRITE, E, load_order, notify_order
+from admit.orders.rows import PAID, PAYMENT_CONFIRMED
 from admit.orders.serialize import payment_dict, refund_dict
 from admit.vouchers import usage as voucher_usage
 
