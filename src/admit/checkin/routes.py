@@ -11,6 +11,7 @@ from starlette.responses import Response
 
 from admit.checkin import annul as annul_module
 from admit.checkin import exits, positions, revocation
+from admit.checkin import openapi as _documented  # noqa: F401  (registers its answers)
 from admit.checkin.access import READ, AnyEventPermission, ScanAccess
 from admit.checkin.autocheckin import auto_checkin_rules
 from admit.checkin.cloning import copy_checkin

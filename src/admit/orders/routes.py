@@ -34,6 +34,7 @@ from admit.mail.render import render_mail
 from admit.models import Event, Order, OrderFee, OrderPosition, SubEvent, TaxRule
 from admit.notifications.notify import ORDER_CHANGED_SECRET, notify_all
 from admit.orders import actions, customer_link, hooks, listed, positions
+from admit.orders import openapi as _documented  # noqa: F401  (registers its answers)
 from admit.orders.create import Placed, create_order
 from admit.orders.created import created_body
 from admit.orders.downloads_field import api_base, decorate_orders

@@ -28,6 +28,7 @@ from admit.kit.resources.filtering import Filter, FilterSet, parse_bool
 from admit.kit.resources.listing import Listing, detail_body
 from admit.kit.resources.render import Rows
 from admit.models import Seat, SubEvent
+from admit.seating import openapi as _documented  # noqa: F401  (registers its parameters)
 from admit.seating.claim import lock_seats
 from admit.seating.expand import Expansion, expansion
 from admit.seating.holders import available
