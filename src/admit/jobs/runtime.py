@@ -26,7 +26,8 @@ from admit.jobs import sweep as jobsweep
 from admit.jobs.queue import DEFAULT_TIME_LIMIT, KINDS
 from admit.jobs.runner import JobEngine
 from admit.jobs.scheduler import PERIODIC, PeriodicTask, Scheduler
-from admit.jobs.storage import FileStore, open_store
+from admit.jobs.storage import FileStore
+from admit.jobs.stores import open_store
 from admit.kit.idempotency.store import purge_expired as purge_idempotency_keys
 
 
