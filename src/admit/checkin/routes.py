@@ -25,7 +25,7 @@ from admit.kit.http.body import read_object
 from admit.kit.http.context import EventContext, OrgContext
 from admit.kit.http.responses import JSONResponse
 from admit.kit.http.routing import api_router
-from admit.kit.openapi.document import json_body
+from admit.kit.openapi.bodies import json_body
 from admit.kit.resources.crud import mount_crud, validate_input
 
 router = api_router(tags=["checkin"])

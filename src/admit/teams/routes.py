@@ -17,8 +17,8 @@ from admit.kit.http.routing import API_PREFIX, api_router
 from admit.kit.idempotency.secret import secret_bearing
 from admit.kit.openapi import responses as documented
 from admit.kit.openapi.query import O
-from admit.kit.resources.crud import Resource, flush_guard, mount_crud, parse_pk, validate_input
-from admit.kit.resources.filtering import Ordering
+from admit.kit.resources.crud import Resource, flush_guard, mount_crud, validate_input
+from admit.kit.resources.filtering import Ordering, parse_pk
 from admit.models import Team, TeamAPIToken, TeamInvite, User, team_members
 from admit.teams import service
 from admit.teams.schemas import (
