@@ -9,6 +9,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+import admit.all_tasks  # noqa: F401  (every package's job kinds and periodic tasks)
 from admit import __version__
 from admit.auth.authenticate import authenticate_request
 from admit.auth.credentials import CredentialCache

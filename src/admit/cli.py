@@ -86,6 +86,7 @@ def worker(
     ] = None,
 ) -> None:
     """Run background jobs from the broker (ADMIT_REDIS_URL or ADMIT_BROKER_URL)."""
+    import admit.all_tasks  # noqa: F401  (every package's job kinds and periodic tasks)
     from admit.jobs.cli import worker as run_worker
 
     run_worker(concurrency)
@@ -94,6 +95,7 @@ def worker(
 @app.command()
 def scheduler() -> None:
     """Run the periodic work (each task once per period, however many schedulers run)."""
+    import admit.all_tasks  # noqa: F401  (every package's job kinds and periodic tasks)
     from admit.jobs.cli import scheduler as run_scheduler
 
     run_scheduler()

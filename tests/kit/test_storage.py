@@ -16,9 +16,9 @@ from admit.jobs.storage import (
     FileStore,
     LocalFileStore,
     StoredFileMissing,
-    open_store,
 )
 from admit.jobs.storage_s3 import S3FileStore
+from admit.jobs.stores import open_store
 
 BUCKET = "admit-test"
 

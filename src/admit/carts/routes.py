@@ -20,7 +20,7 @@ from admit.kit.http.body import read_list, read_object
 from admit.kit.http.context import EventAccess, EventContext, OrgContext
 from admit.kit.http.responses import JSONResponse, no_content
 from admit.kit.http.routing import api_router
-from admit.kit.openapi.document import json_body
+from admit.kit.openapi.bodies import json_body
 from admit.kit.resources.crud import Resource, mount_crud, validate_input
 from admit.kit.resources.filtering import Ordering
 from admit.kit.resources.pagination import paginate

@@ -23,7 +23,6 @@ from admit.checkin.expand import expand, requested
 from admit.checkin.position_rows import CHECKIN_POSITION_ROWS
 from admit.kit.http.context import EventContext, OrgContext
 from admit.kit.http.errors import FieldErrors, not_found
-from admit.kit.resources.crud import parse_pk
 from admit.kit.resources.filtering import (
     Filter,
     FilterSet,
@@ -31,6 +30,7 @@ from admit.kit.resources.filtering import (
     parse_bool,
     parse_int,
     parse_int_list,
+    parse_pk,
     parse_str,
 )
 from admit.kit.resources.listing import Complete, Listing, detail_body

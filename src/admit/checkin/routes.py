@@ -11,6 +11,7 @@ from starlette.responses import Response
 
 from admit.checkin import annul as annul_module
 from admit.checkin import exits, positions, revocation
+from admit.checkin import openapi as _documented  # noqa: F401  (registers its answers)
 from admit.checkin.access import READ, AnyEventPermission, ScanAccess
 from admit.checkin.autocheckin import auto_checkin_rules
 from admit.checkin.cloning import copy_checkin
@@ -24,7 +25,7 @@ from admit.kit.http.body import read_object
 from admit.kit.http.context import EventContext, OrgContext
 from admit.kit.http.responses import JSONResponse
 from admit.kit.http.routing import api_router
-from admit.kit.openapi.document import json_body
+from admit.kit.openapi.bodies import json_body
 from admit.kit.resources.crud import mount_crud, validate_input
 
 router = api_router(tags=["checkin"])

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, field_validator
 
-from admit.kit.resources.crud import PK_MAX
+from admit.kit.resources.filtering import PK_MAX
 from admit.kit.resources.schema import DateTime, LongText, ReadModel, WriteModel
 from admit.kit.resources.schema import Pk as AnyPk
 

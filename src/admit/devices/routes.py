@@ -34,9 +34,9 @@ from admit.kit.http.errors import not_found
 from admit.kit.http.responses import JSONResponse
 from admit.kit.http.routing import API_PREFIX, api_router
 from admit.kit.idempotency.secret import secret_bearing
-from admit.kit.openapi.document import json_body
-from admit.kit.resources.crud import Resource, flush_guard, mount_crud, parse_pk, validate_input
-from admit.kit.resources.filtering import Filter, FilterSet, Ordering
+from admit.kit.openapi.bodies import json_body
+from admit.kit.resources.crud import Resource, flush_guard, mount_crud, validate_input
+from admit.kit.resources.filtering import Filter, FilterSet, Ordering, parse_pk
 from admit.models import Device, Gate
 
 READ = "organizer.devices:read"

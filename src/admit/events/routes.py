@@ -22,7 +22,7 @@ from admit.kit.http.context import (
 from admit.kit.http.errors import forbidden
 from admit.kit.http.responses import JSONResponse, no_content
 from admit.kit.http.routing import api_router
-from admit.kit.openapi.document import json_body
+from admit.kit.openapi.bodies import json_body
 from admit.kit.resources.crud import Page, flush_guard, parse_update, validate_input
 from admit.kit.resources.filtering import (
     Filter,

@@ -21,7 +21,7 @@ from admit.kit.http.context import EventAccess, EventContext
 from admit.kit.http.errors import APIError
 from admit.kit.http.responses import JSONResponse
 from admit.kit.http.routing import api_router
-from admit.kit.openapi.document import json_body
+from admit.kit.openapi.bodies import json_body
 from admit.kit.resources.crud import flush_guard
 
 router = api_router(tags=["events"])

@@ -36,7 +36,7 @@ from admit.kit.http.context import (
 from admit.kit.http.errors import FieldErrors, forbidden, not_found, validation_error
 from admit.kit.http.responses import JSONResponse
 from admit.kit.http.routing import api_router
-from admit.kit.openapi.document import json_body
+from admit.kit.openapi.bodies import json_body
 from admit.kit.resources.crud import Page
 from admit.kit.resources.pagination import paginate_list
 from admit.models import Event, Job

@@ -31,17 +31,17 @@ from admit.kit.http.context import OrganizerAccess, OrgContext
 from admit.kit.http.errors import APIError, FieldErrors
 from admit.kit.http.responses import JSONResponse
 from admit.kit.http.routing import api_router
-from admit.kit.openapi.document import json_body
-from admit.kit.resources.crud import (
-    Page,
-    Resource,
-    flush_guard,
-    mount_crud,
-    parse_pk,
-    parse_update,
-)
+from admit.kit.openapi.bodies import json_body
+from admit.kit.resources.crud import Page, Resource, flush_guard, mount_crud, parse_update
 from admit.kit.resources.crud import validate_input as validated
-from admit.kit.resources.filtering import Filter, FilterSet, Ordering, parse_bool, parse_decimal
+from admit.kit.resources.filtering import (
+    Filter,
+    FilterSet,
+    Ordering,
+    parse_bool,
+    parse_decimal,
+    parse_pk,
+)
 from admit.kit.resources.listing import Listing
 from admit.kit.resources.pagination import paginate
 from admit.models import GiftCard, GiftCardTransaction

@@ -16,22 +16,20 @@ import contextlib
 import datetime as dt
 import logging
 import os
-import secrets
 import shutil
-import socket
-import tempfile
 import time
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
-from sqlalchemy import and_, bindparam, select, update
+from sqlalchemy import select, update
 
 from admit.db import Database, utcnow
 from admit.jobs.broker import create_broker
+from admit.jobs.claims import CLAIM, held_by
 from admit.jobs.fairgate import FairGate
 from admit.jobs.queue import _TMPDIR, KINDS, JobContext, JobFailed, RetryLater, attach_dispatcher
 from admit.jobs.storage import FileStore
+from admit.jobs.workdirs import TMP_ROOT, remove_stale_tmp, worker_name
 from admit.kit.lanes.batching import Coalescer
 from admit.models import Job
 
@@ -42,75 +40,6 @@ TASK_NAME = "admit.run_job"
 ERROR_BACKOFF_SECONDS = 10.0
 # Job ids per broker message: thousands of jobs enqueued together cost hundreds of messages.
 MESSAGE_BATCH = 20
-
-
-# Where job runs keep temporary files: ``<tmp>/admit-jobs/w<pid>/job-<id>-<attempt>/``.
-TMP_ROOT = Path(tempfile.gettempdir()) / "admit-jobs"
-
-
-def remove_stale_tmp(root: Path | None = None) -> list[Path]:
-    """Removes the temporary directories of processes that no longer run (a worker killed
-    mid-export leaves its spooled rows there, easily hundreds of MB): called when a job
-    engine starts, so a restarted worker cleans up after the one it replaces."""
-    removed = []
-    base = root or TMP_ROOT
-    for directory in base.glob("w*") if base.is_dir() else ():
-        try:
-            pid = int(directory.name[1:])
-        except ValueError:
-            continue
-        if pid != os.getpid() and not _alive(pid):
-            shutil.rmtree(directory, ignore_errors=True)
-            removed.append(directory)
-    return removed
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's process
-        return True
-    return True
-
-
-def worker_name() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
-
-
-_CLAIM = (
-    update(Job)
-    .where(
-        Job.id.in_(bindparam("ids", expanding=True)),
-        Job.status == "waiting",
-        Job.run_after <= bindparam("now"),
-    )
-    .values(
-        status="running",
-        worker=bindparam("worker"),
-        lease_until=bindparam("lease_until"),
-        attempts=Job.attempts + 1,
-        started=bindparam("now"),
-        message=None,
-    )
-    .returning(
-        Job.id,
-        Job.uuid,
-        Job.kind,
-        Job.input,
-        Job.attempts,
-        Job.max_attempts,
-        Job.organizer_id,
-        Job.event_id,
-        Job.owner_kind,
-        Job.owner_id,
-    )
-)
-
-
-def _held(job_id: int, worker: str) -> Any:
-    return and_(Job.id == job_id, Job.worker == worker, Job.status == "running")
 
 
 class JobEngine:
@@ -252,7 +181,7 @@ class JobEngine:
             "worker": self.worker,
             "lease_until": now + dt.timedelta(seconds=self.lease),
         }
-        rows = {row.id: row for row in (await self._state(_CLAIM, params)).rows}
+        rows = {row.id: row for row in (await self._state(CLAIM, params)).rows}
         # A job sent twice (a redelivery) may queue twice: only its first claim runs it.
         return [rows.pop(job_id, None) for job_id in ids]
 
@@ -377,7 +306,7 @@ class JobEngine:
     async def _extend(self, job_id: int, **values: Any) -> bool:
         lease = utcnow() + dt.timedelta(seconds=self.lease)
         statement = (
-            update(Job).where(_held(job_id, self.worker)).values(lease_until=lease, **values)
+            update(Job).where(held_by(job_id, self.worker)).values(lease_until=lease, **values)
         )
         try:
             result = await self._state(statement)
@@ -428,7 +357,7 @@ class JobEngine:
                 await self.store.delete(result["key"])  # the job's next run owns the outcome
 
     async def _write(self, job_id: int, values: dict[str, Any]) -> bool:
-        result = await self._state(update(Job).where(_held(job_id, self.worker)).values(**values))
+        result = await self._state(update(Job).where(held_by(job_id, self.worker)).values(**values))
         held = result.rowcount == 1  # type: ignore[attr-defined]
         if not held:
             log.warning("job %s: lease lost before it ended; its next run decides", job_id)

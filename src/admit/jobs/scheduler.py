@@ -14,8 +14,9 @@ import asyncio
 import contextlib
 import datetime as dt
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from sqlalchemy import and_, bindparam, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -24,6 +25,10 @@ from admit.db import Database, utcnow
 from admit.kit.http.errors import database_unreachable
 from admit.kit.http.transaction import commit_and_notify
 from admit.models import PeriodicRun
+
+if TYPE_CHECKING:
+    from admit.config import Settings
+    from admit.jobs.storage import FileStore
 
 log = logging.getLogger("admit.scheduler")
 
@@ -38,6 +43,19 @@ class PeriodicTask:
 
     def period(self, now: dt.datetime) -> int:
         return int(now.timestamp() // self.interval_seconds)
+
+
+TaskFactory = Callable[["Settings", "FileStore"], Iterable[PeriodicTask]]
+# The packages' periodic tasks, filled at their import: the engine knows no package's work.
+PERIODIC: list[TaskFactory] = []
+
+
+def periodic(factory: TaskFactory) -> TaskFactory:
+    """Registers a package's periodic tasks (built per process, from its settings and file
+    store), so that the scheduler runs them without importing the package: the entries import
+    every package with background work (``admit/all_tasks.py``)."""
+    PERIODIC.append(factory)
+    return factory
 
 
 _CLAIM = (

@@ -126,16 +126,3 @@ def _remove_partials(root: Path, older_than: float) -> int:
                     path.unlink()
                     removed += 1
     return removed
-
-
-def open_store(storage_url: str | None, files_dir: Path) -> FileStore:
-    """The store the settings name: ``s3://…`` or, by default, the local files directory."""
-    if storage_url and storage_url.startswith("s3://"):
-        from admit.jobs.storage_s3 import S3FileStore
-
-        return S3FileStore.from_url(storage_url)
-    if storage_url and storage_url.startswith("file://"):
-        return LocalFileStore(Path(storage_url.removeprefix("file://")))
-    if storage_url:
-        raise ValueError("ADMIT_STORAGE_URL must start with s3:// or file://")
-    return LocalFileStore(files_dir)

@@ -1,4 +1,4 @@
-"""Change stamps of single rows, moved by triggers (``kit/stamps/parent.py`` with no children):
+"""Change stamps of single rows, moved by triggers (``models/stamp_triggers.py`` with no children):
 ``vouchers.last_modified`` and ``checkins.last_modified``, on every insert and update through
 whatever path (a redemption's count, the redeem lane's batched inserts, an annulment, a
 shredder). The kept voucher and check-in pages (``kit/stamps/pagecache.py``) probe the newest of
@@ -12,8 +12,8 @@ default and updates the statement's time."""
 from __future__ import annotations
 
 from admit.db import Base
-from admit.kit.stamps.parent import ParentStamp
 from admit.models.checkin import Checkin
+from admit.models.stamp_triggers import ParentStamp
 from admit.models.vouchers import Voucher
 
 VOUCHER_STAMP = ParentStamp(name="voucher_stamp", stamp=Voucher.last_modified)

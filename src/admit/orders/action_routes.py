@@ -18,7 +18,7 @@ from admit.kit.http.body import read_object
 from admit.kit.http.context import EventAccess, EventContext
 from admit.kit.http.responses import JSONResponse
 from admit.kit.http.routing import api_router
-from admit.kit.openapi.document import empty_body, json_body
+from admit.kit.openapi.bodies import empty_body, json_body
 from admit.kit.resources.crud import flush_guard, validate_input
 from admit.models import Order
 from admit.notifications.notify import ORDER_CHANGED_SECRET

@@ -14,7 +14,7 @@ from admit.kit.http.context import EventAccess, EventContext
 from admit.kit.http.errors import APIError, not_found
 from admit.kit.http.responses import JSONResponse, no_content
 from admit.kit.http.routing import api_router
-from admit.kit.openapi.document import json_body
+from admit.kit.openapi.bodies import json_body
 from admit.kit.resources.crud import flush_guard, validate_input
 from admit.mail.outbox import queue_mail
 from admit.mail.render import render_mail

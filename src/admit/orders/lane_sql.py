@@ -60,7 +60,7 @@ RESULT = (
     ("payment_id", "integer"),
     ("quota_name", "text"),
     ("bad_keys", "integer[]"),  # sold_out / no_quota: the products (batch key numbers)
-    # done: the order's stamp as the database left it (``kit/stamps/parent.py`` moves it to
+    # done: the order's stamp as the database left it (``models/stamp_triggers.py`` moves it to
     # the transaction's start), which the answer shows
     ("last_modified", "timestamptz"),
 )

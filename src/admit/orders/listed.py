@@ -23,8 +23,8 @@ from starlette.responses import Response
 from admit.kit.http.context import EventContext, OrgContext, public_base_url
 from admit.kit.http.errors import FieldErrors, not_found
 from admit.kit.lanes.fastread import FastReader
-from admit.kit.resources.crud import parse_pk
 from admit.kit.resources.fields import FieldSelection
+from admit.kit.resources.filtering import parse_pk
 from admit.kit.resources.listing import Complete, Listing, detail_body, page_body, page_window
 from admit.kit.stamps.page import header_value, page_generated
 from admit.models import Event, Order, OrderPosition

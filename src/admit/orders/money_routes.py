@@ -26,8 +26,9 @@ from admit.kit.http.context import EventAccess, EventContext
 from admit.kit.http.errors import not_found
 from admit.kit.http.responses import JSONResponse
 from admit.kit.http.routing import api_router
-from admit.kit.openapi.document import json_body
-from admit.kit.resources.crud import flush_guard, parse_pk, validate_input
+from admit.kit.openapi.bodies import json_body
+from admit.kit.resources.crud import flush_guard, validate_input
+from admit.kit.resources.filtering import parse_pk
 from admit.kit.resources.pagination import paginate
 from admit.models import Order, OrderPayment, OrderRefund
 from admit.orders import payments, refunds

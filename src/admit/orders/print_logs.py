@@ -19,7 +19,7 @@ from admit.kit.http.body import read_object
 from admit.kit.http.context import EventAccess, EventContext
 from admit.kit.http.responses import JSONResponse
 from admit.kit.http.routing import api_router
-from admit.kit.openapi.document import json_body
+from admit.kit.openapi.bodies import json_body
 from admit.kit.resources.crud import flush_guard, validate_input
 from admit.kit.resources.schema import DateTime, WriteModel
 from admit.models import Device, PrintLog

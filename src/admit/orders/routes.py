@@ -26,13 +26,14 @@ from admit.kit.http.context import (
 from admit.kit.http.errors import APIError, not_found
 from admit.kit.http.responses import JSONResponse, no_content
 from admit.kit.http.routing import api_router
-from admit.kit.openapi.document import json_body
+from admit.kit.openapi.bodies import json_body
 from admit.kit.resources.crud import flush_guard, parse_update, validate_input
 from admit.mail.outbox import queue_mail
 from admit.mail.render import render_mail
 from admit.models import Event, Order, OrderFee, OrderPosition, SubEvent, TaxRule
 from admit.notifications.notify import notify_all
 from admit.orders import customer_link, hooks, listed, positions
+from admit.orders import openapi as _documented  # noqa: F401  (registers its answers)
 from admit.orders.create import Placed, create_order
 from admit.orders.created import created_body
 from admit.orders.downloads_field import api_base, decorate_orders

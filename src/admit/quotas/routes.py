@@ -21,7 +21,7 @@ from admit.kit.http.errors import FieldErrors, not_found
 from admit.kit.http.responses import JSONResponse
 from admit.kit.http.routing import api_router
 from admit.kit.lanes.fastlane import LaneRequest
-from admit.kit.resources.crud import Resource, mount_crud, parse_pk
+from admit.kit.resources.crud import Resource, mount_crud
 from admit.kit.resources.filtering import (
     Filter,
     FilterSet,
@@ -29,6 +29,7 @@ from admit.kit.resources.filtering import (
     parse_bool,
     parse_int,
     parse_int_list,
+    parse_pk,
 )
 from admit.kit.resources.pagination import paginate
 from admit.kit.stamps.catalog import ModifiedSinceList

@@ -23,7 +23,7 @@ from admit.kit.http.context import (
 )
 from admit.kit.http.errors import forbidden
 from admit.kit.http.routing import api_router
-from admit.kit.openapi.document import json_body
+from admit.kit.openapi.bodies import json_body
 from admit.kit.resources.crud import mount_crud
 from admit.scheduled_exports.schemas import (
     EventExportIn,

@@ -22,12 +22,13 @@ from admit.kit.http.context import EventAccess, EventContext
 from admit.kit.http.errors import FieldErrors, not_found
 from admit.kit.http.responses import JSONResponse
 from admit.kit.http.routing import api_router
-from admit.kit.openapi.document import json_body
-from admit.kit.resources.crud import Page, flush_guard, parse_pk, parse_update, validate_input
-from admit.kit.resources.filtering import Filter, FilterSet, parse_bool
+from admit.kit.openapi.bodies import json_body
+from admit.kit.resources.crud import Page, flush_guard, parse_update, validate_input
+from admit.kit.resources.filtering import Filter, FilterSet, parse_bool, parse_pk
 from admit.kit.resources.listing import Listing, detail_body
 from admit.kit.resources.render import Rows
 from admit.models import Seat, SubEvent
+from admit.seating import openapi as _documented  # noqa: F401  (registers its parameters)
 from admit.seating.claim import lock_seats
 from admit.seating.expand import Expansion, expansion
 from admit.seating.holders import available

@@ -17,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.db import utcnow
 from admit.kit.http.errors import FieldErrors
-from admit.kit.resources.crud import PK_MAX
+from admit.kit.resources.filtering import PK_MAX
 from admit.models import Event, Item, Seat, SeatingPlan, SubEvent
 from admit.seating.claim import lock_seats
 from admit.seating.holders import holds

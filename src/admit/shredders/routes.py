@@ -17,7 +17,7 @@ from admit.kit.http.body import read_object
 from admit.kit.http.context import EventAccess, EventContext, public_base_url
 from admit.kit.http.responses import JSONResponse
 from admit.kit.http.routing import api_router
-from admit.kit.openapi.document import json_body
+from admit.kit.openapi.bodies import json_body
 from admit.kit.resources.crud import Page
 from admit.kit.resources.pagination import paginate_list
 from admit.shredders import service

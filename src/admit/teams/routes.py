@@ -15,8 +15,10 @@ from admit.kit.http.errors import not_found
 from admit.kit.http.responses import JSONResponse, no_content
 from admit.kit.http.routing import API_PREFIX, api_router
 from admit.kit.idempotency.secret import secret_bearing
-from admit.kit.resources.crud import Resource, flush_guard, mount_crud, parse_pk, validate_input
-from admit.kit.resources.filtering import Ordering
+from admit.kit.openapi import responses as documented
+from admit.kit.openapi.query import O
+from admit.kit.resources.crud import Resource, flush_guard, mount_crud, validate_input
+from admit.kit.resources.filtering import Ordering, parse_pk
 from admit.models import Team, TeamAPIToken, TeamInvite, User, team_members
 from admit.teams import service
 from admit.teams.schemas import (
@@ -29,6 +31,9 @@ from admit.teams.schemas import (
     TokenIn,
     TokenOut,
 )
+
+# A token is deactivated, not deleted: the answer shows it.
+documented.document({("DELETE", f"{O}/teams/{{team}}/tokens/{{id}}/"): ("200", TokenOut)})
 
 PERMISSION = "organizer.teams:write"
 router = api_router()

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from admit.events.plugins import SALES_CHANNELS
-from admit.kit.resources.crud import PK_MAX
+from admit.kit.resources.filtering import PK_MAX
 from admit.kit.resources.schema import Pk, ReadModel, WriteModel
 
 Ref = Annotated[Pk, Field(ge=1, le=PK_MAX)]

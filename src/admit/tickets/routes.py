@@ -19,8 +19,8 @@ from admit.kit.http.context import EventAccess, EventContext, public_base_url
 from admit.kit.http.errors import FieldErrors, errors_from_pydantic, not_found
 from admit.kit.http.responses import JSONResponse
 from admit.kit.http.routing import api_router
-from admit.kit.openapi.document import json_body
-from admit.kit.resources.crud import PK_MAX, parse_pk
+from admit.kit.openapi.bodies import json_body
+from admit.kit.resources.filtering import PK_MAX, parse_pk
 from admit.kit.resources.schema import Name, Pk, WriteModel
 from admit.models import Job, Order, OrderPosition, TicketLayout
 from admit.tickets.documents import Part

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import functools
 import re
 import shutil
 import tempfile
@@ -27,7 +28,7 @@ import uuid
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Collection
 from email.message import Message
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from fastapi import Request
 from sqlalchemy import delete, func, select
@@ -35,6 +36,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.db import utcnow
 from admit.jobs.downloads import owner_of
+from admit.jobs.scheduler import PeriodicTask, periodic
 from admit.jobs.storage import CHUNK_SIZE, FileStore
 from admit.kit.http.context import Principal
 from admit.kit.http.errors import APIError, FieldErrors
@@ -42,6 +44,10 @@ from admit.kit.http.routing import API_PREFIX
 from admit.kit.http.transaction import after_commit
 from admit.models import UploadedFile
 from admit.uploads.sniff import NotThatType, PageSizes, PoolBusy, inspect
+
+if TYPE_CHECKING:
+    from admit.config import Settings
+
 
 MAX_UPLOAD_BYTES = 10 * 1024 * 1024
 LIFETIME = dt.timedelta(hours=24)
@@ -378,3 +384,8 @@ async def purge_expired(session: AsyncSession, now: dt.datetime, *, store: FileS
     if keys:
         after_commit(session, delete_files)
     return len(keys)
+
+
+@periodic
+def _periodic_tasks(settings: Settings, store: FileStore) -> list[PeriodicTask]:
+    return [PeriodicTask("uploads.purge", 3600, functools.partial(purge_expired, store=store))]

@@ -22,14 +22,15 @@ from admit.kit.http.errors import NON_FIELD, FieldErrors, errors_from_pydantic, 
 from admit.kit.http.responses import JSONResponse, no_content
 from admit.kit.http.routing import api_router
 from admit.kit.http.transaction import SAFE_METHODS
-from admit.kit.openapi.document import json_body
-from admit.kit.resources.crud import Resource, flush_guard, mount_crud, parse_pk, validate_input
+from admit.kit.openapi.bodies import json_body
+from admit.kit.resources.crud import Resource, flush_guard, mount_crud, validate_input
 from admit.kit.resources.filtering import (
     Filter,
     FilterSet,
     Ordering,
     parse_decimal,
     parse_int,
+    parse_pk,
 )
 from admit.kit.resources.pagination import paginate
 from admit.kit.stamps.catalog import event_pages

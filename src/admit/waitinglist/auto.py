@@ -11,14 +11,21 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+from typing import TYPE_CHECKING
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.db import utcnow
+from admit.jobs.scheduler import PeriodicTask, periodic
 from admit.kit.http.transaction import commit
 from admit.models import Event, WaitingListEntry, WaitingListSettings
 from admit.waitinglist.service import NotAvailable, assign_voucher
+
+if TYPE_CHECKING:
+    from admit.config import Settings
+    from admit.jobs.storage import FileStore
+
 
 log = logging.getLogger("admit")
 
@@ -77,3 +84,8 @@ async def assign_event(session: AsyncSession, event_id: int, now: dt.datetime) -
         except NotAvailable:
             full.add(key)
     return sent
+
+
+@periodic
+def _periodic_tasks(settings: Settings, store: FileStore) -> list[PeriodicTask]:
+    return [PeriodicTask("waitinglist.assign", INTERVAL_SECONDS, assign_all)]

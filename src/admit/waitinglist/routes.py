@@ -21,14 +21,15 @@ from admit.kit.http.context import EventAccess, EventContext, OrgContext
 from admit.kit.http.errors import APIError
 from admit.kit.http.responses import JSONResponse, no_content
 from admit.kit.http.routing import api_router
-from admit.kit.openapi.document import json_body
-from admit.kit.resources.crud import Resource, flush_guard, mount_crud, parse_pk, parse_update
+from admit.kit.openapi.bodies import json_body
+from admit.kit.resources.crud import Resource, flush_guard, mount_crud, parse_update
 from admit.kit.resources.filtering import (
     Filter,
     FilterSet,
     Ordering,
     parse_bool,
     parse_int,
+    parse_pk,
     parse_str,
 )
 from admit.models import WaitingListEntry, WaitingListSettings

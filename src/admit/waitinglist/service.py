@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.db import utcnow
 from admit.kit.http.errors import APIError, FieldErrors
-from admit.kit.resources.crud import PK_MAX
+from admit.kit.resources.filtering import PK_MAX
 from admit.mail.outbox import queue_mail
 from admit.mail.render import render_mail
 from admit.models import (

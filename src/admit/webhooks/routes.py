@@ -21,8 +21,8 @@ from admit.kit.http.errors import not_found
 from admit.kit.http.responses import JSONResponse, no_content
 from admit.kit.http.routing import API_PREFIX, api_router
 from admit.kit.idempotency.secret import secret_bearing
-from admit.kit.resources.crud import Page, Resource, flush_guard, mount_crud, parse_pk
-from admit.kit.resources.filtering import Filter, FilterSet, Ordering
+from admit.kit.resources.crud import Page, Resource, flush_guard, mount_crud
+from admit.kit.resources.filtering import Filter, FilterSet, Ordering, parse_pk
 from admit.kit.resources.pagination import paginate
 from admit.models import Webhook, WebhookCall
 from admit.webhooks import service

@@ -22,7 +22,7 @@ from admit.catalog.items.schemas import (
     VariationIn,
     VariationOut,
 )
-from admit.kit.resources.crud import PK_MAX
+from admit.kit.resources.filtering import PK_MAX
 from admit.kit.resources.schema import (
     DateTime,
     I18n,

@@ -18,7 +18,8 @@ from admit.kit.http.body import read_object
 from admit.kit.http.context import OrgContext
 from admit.kit.http.errors import not_found
 from admit.kit.http.responses import JSONResponse
-from admit.kit.resources.crud import Resource, flush_guard, parse_pk, parse_update
+from admit.kit.resources.crud import Resource, flush_guard, parse_update
+from admit.kit.resources.filtering import parse_pk
 from admit.models import Item
 from admit.notifications.notify import ITEM_CHANGED, notify_in_event
 

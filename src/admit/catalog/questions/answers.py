@@ -20,7 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import selectinload
 
 from admit.catalog.taxes.countries import COUNTRIES
-from admit.kit.resources.crud import PK_MAX
+from admit.kit.resources.filtering import PK_MAX
 from admit.kit.resources.schema import (
     PHONE_RE,
     LongText,

@@ -20,8 +20,8 @@ from admit.kit.http.context import OrgContext
 from admit.kit.http.errors import not_found
 from admit.kit.http.responses import no_content
 from admit.kit.http.routing import api_router
-from admit.kit.resources.crud import Resource, mount_crud, parse_pk
-from admit.kit.resources.filtering import Filter, FilterSet, Ordering, parse_bool
+from admit.kit.resources.crud import Resource, mount_crud
+from admit.kit.resources.filtering import Filter, FilterSet, Ordering, parse_bool, parse_pk
 from admit.kit.stamps.catalog import ModifiedSinceList
 from admit.models import Item, Question, QuestionOption
 

@@ -43,7 +43,7 @@ from admit.exports.exporters.listing import (
     table,
 )
 from admit.jobs.queue import JobFailed
-from admit.kit.resources.crud import PK_MAX
+from admit.kit.resources.filtering import PK_MAX
 from admit.models import (
     CheckinList,
     Question,

@@ -1,4 +1,4 @@
-"""OpenAPI for routes that parse their own JSON body, and docs served from installed files.
+"""The OpenAPI document installed on the application, and docs served from installed files.
 
 The docs page is Swagger UI 5 (the first to render OpenAPI 3.1, which this document is), from
 the ``fastapi-swagger`` wheel's copy of the ``swagger-ui-dist`` files: nothing is fetched from
@@ -19,28 +19,11 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 from fastapi.staticfiles import StaticFiles
-from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
-_BODY_MODELS: dict[str, type[BaseModel]] = {}
-
-
-def json_body(model: type[BaseModel] | None, *, many: bool = False) -> dict[str, Any]:
-    """``openapi_extra`` documenting a JSON request body parsed by the handler itself."""
-    if model is None:
-        return {}
-    _BODY_MODELS[model.__name__] = model
-    ref: dict[str, Any] = {"$ref": f"#/components/schemas/{model.__name__}"}
-    schema = {"type": "array", "items": ref} if many else ref
-    return {"requestBody": {"required": True, "content": {"application/json": {"schema": schema}}}}
-
-
-def empty_body() -> dict[str, Any]:
-    """``openapi_extra`` for a route that reads a JSON object but takes no field of it."""
-    schema = {"type": "object", "description": "No options: send `{}` or no body."}
-    return {"requestBody": {"required": False, "content": {"application/json": {"schema": schema}}}}
+from admit.kit.openapi.bodies import BODY_MODELS
 
 
 def _drop_validation_responses(schema: dict[str, Any]) -> None:
@@ -65,9 +48,9 @@ def install_openapi(app: FastAPI, prefix: str = "/api/v1") -> None:
             routes=app.routes,
         )
         components = schema.setdefault("components", {}).setdefault("schemas", {})
-        if _BODY_MODELS:
+        if BODY_MODELS:
             _, defs = models_json_schema(
-                [(m, "validation") for m in _BODY_MODELS.values()],
+                [(m, "validation") for m in BODY_MODELS.values()],
                 ref_template="#/components/schemas/{model}",
             )
             for name, definition in defs.get("$defs", {}).items():

@@ -9,16 +9,17 @@ thereby documented with nothing else to change; ``tests/openapi`` runs every lis
 that each query parameter the route reads is documented.
 
 Parameters read outside any FilterSet (``expand``, ``list`` of the check-in search, ``attr[…]``,
-the flags choosing what an order shows) are listed in :data:`EXTRA` and :func:`shaping`.
+the flags choosing what an order shows) are listed in :data:`EXTRA` and :func:`shaping`; a
+domain whose parameters need its own declarations (its flags, its expansions) registers them
+(:func:`document`, :func:`shaper`) at the import of its routes, so this module imports none.
 """
 
 from __future__ import annotations
 
-import functools
 import inspect
 import re
 import types
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from admit.kit.resources import filtering
@@ -44,13 +45,13 @@ O = "/organizers/{organizer}"  # noqa: E741
 E = f"{O}/events/{{event}}"
 
 
-def _param(name: str, schema: dict[str, Any], description: str, **extra: Any) -> dict[str, Any]:
+def param(name: str, schema: dict[str, Any], description: str, **extra: Any) -> dict[str, Any]:
     return {"name": name, "in": "query", "required": False, "schema": schema,
             "description": description, **extra}  # fmt: skip
 
 
-def _expand(kinds: Any, what: str = "each result") -> dict[str, Any]:
-    return _param(
+def expand(kinds: Any, what: str = "each result") -> dict[str, Any]:
+    return param(
         "expand",
         {"type": "array", "items": {"type": "string", "enum": sorted(kinds)}},
         f"Replace these ids inside {what} by the full object (repeatable).",
@@ -59,89 +60,62 @@ def _expand(kinds: Any, what: str = "each result") -> dict[str, Any]:
     )
 
 
-def _flag(name: str, description: str) -> dict[str, Any]:
-    return _param(name, {"type": "boolean"}, description)
+def flag(name: str, description: str) -> dict[str, Any]:
+    return param(name, {"type": "boolean"}, description)
 
 
-_EXPAND_POSITION = _expand(["item", "subevent", "variation"], "each position")
-_ATTR = _param(
+_ATTR = param(
     "attr[{property}]",
     {"type": "string"},
     "Only those whose meta property (the name in brackets) has this value.",
 )
-_AVAILABILITY_FOR = _param(
+_AVAILABILITY_FOR = param(
     "with_availability_for",
     {"type": "string"},
     "A sales channel: adds best_availability_state for it.",
 )
 
 EXTRA: dict[tuple[str, str], list[dict[str, Any]]] = {
-    ("GET", f"{O}/checkinrpc/search/"): [
-        _param(
-            "list",
-            {"type": "array", "items": {"type": "integer"}},
-            "The check-in lists to search, one per event (repeatable).",
-            required=True,
-            style="form",
-            explode=True,
-        ),
-        _EXPAND_POSITION,
-    ],
-    ("GET", f"{E}/checkinlists/{{id}}/positions/"): [_EXPAND_POSITION],
-    ("GET", f"{E}/checkinlists/{{list}}/positions/{{id}}/"): [_EXPAND_POSITION],
     ("GET", f"{O}/events/"): [_ATTR, _AVAILABILITY_FOR],
     ("GET", f"{E}/subevents/"): [_ATTR, _AVAILABILITY_FOR],
     ("GET", f"{O}/subevents/"): [_ATTR, _AVAILABILITY_FOR],
     ("POST", f"{O}/events/"): [
-        _param("clone_from", {"type": "string"}, "Copy this event (slug, or organizer/slug).")
+        param("clone_from", {"type": "string"}, "Copy this event (slug, or organizer/slug).")
     ],
 }
 
 
-@functools.cache
-def shaping() -> list[tuple[str, re.Pattern[str], list[dict[str, Any]]]]:
-    """Parameters that choose what an answer shows, by method (``*`` for all) and route
-    pattern: they apply to every operation rendering that kind of object."""
-    from admit.checkin.expand import KINDS
-    from admit.checkin.positions import filters as ticket_filters
-    from admit.orders.filters import FLAGS
-    from admit.seating.expand import EXPANDABLE
+Shaping = list[tuple[str, re.Pattern[str], list[dict[str, Any]]]]
+# Domains' parameters that choose what an answer shows, given when the document is built.
+SHAPERS: list[Callable[[], Shaping]] = []
 
+
+def shaper(provider: Callable[[], Shaping]) -> Callable[[], Shaping]:
+    """Registers a domain's parameters that choose what an answer shows, by method (``*`` for
+    all) and route pattern: the domain knows its flags, expansions and filters, the document
+    does not import the domain. Called when the document is built, after every route exists."""
+    SHAPERS.append(provider)
+    return provider
+
+
+def shaping() -> Shaping:
+    """Every registered shaping parameter, then the ones stated here from route patterns."""
     org = re.escape(O)
     event = re.escape(E)
-    order_flags = [_flag(name, "Show canceled positions / fees, or ticket data.") for name in FLAGS]
     return [
-        ("*", re.compile(rf"^{event}/(orders/({{code}}/)?|orders/{{code}}/"
-                         r"(change|extend|mark_[a-z]+|reactivate|approve|deny|"
-                         r"regenerate_secrets)/|"
-                         rf"orderpositions/({{id}}/(printlog/)?)?)$"), order_flags),
-        ("GET", re.compile(rf"^({event}/(orders|orderpositions)/({{(code|id)}}/)?|{org}/orders/)$"),
-         [_param(name, {"type": "array", "items": {"type": "string"}}, text, style="form",
-                 explode=True) for name, text in (
-             ("include", "Only these fields (dots reach into nested objects, e.g. "
-                         "positions.secret; repeatable)."),
-             ("exclude", "Leave these fields out (e.g. positions.downloads; repeatable; "
-                         "applied after include)."))]),
-        ("*", re.compile(rf"^{event}/checkinlists/({{id}}/)?$"),
-         [_param("exclude", {"type": "array", "items": {"type": "string"}},
-                 "Leave these fields out of each list (repeatable).", style="form",
-                 explode=True)]),
-        ("GET", re.compile(rf"^{event}/checkinlists/({{id}}/)?$"), [_expand(["subevent"])]),
-        ("POST", re.compile(rf"^{org}/checkinrpc/redeem/$"), [_expand(KINDS, "the position")]),
-        # One ticket of a list is found with the list's filters (404 when they exclude it).
-        ("GET", re.compile(rf"^{event}/checkinlists/{{list}}/positions/{{id}}/$"),
-         [filter_param(f) for f in ticket_filters([]).filters]),
-        ("*", re.compile(rf"^{event}/(subevents/{{subevent_id}}/)?seats/({{id}}/)?$"),
-         [_expand(EXPANDABLE, "each seat")]),
-        ("GET", re.compile(rf"^{event}/(subevents/{{subevent_id}}/)?seats/$"),
-         [_flag("is_available", "Only seats free for sale (true) or only taken ones (false).")]),
+        *(entry for provider in SHAPERS for entry in provider()),
         ("*", re.compile(rf"^{org}/giftcards/({{id}}/|{{id}}/transact/)?$"),
-         [_expand(["owner_ticket"], "each gift card")]),
+         [expand(["owner_ticket"], "each gift card")]),
         ("*", re.compile(rf"^{org}/giftcards/({{id}}/|{{id}}/transact/|{{id}}/transactions/)?$"),
-         [_flag("include_accepted", "Include cards of issuers this organizer accepts.")]),
+         [flag("include_accepted", "Include cards of issuers this organizer accepts.")]),
         ("GET", re.compile(rf"^{event}/quotas/({{id}}/)?$"),
-         [_flag("with_availability", "Add the quota's current availability.")]),
+         [flag("with_availability", "Add the quota's current availability.")]),
     ]  # fmt: skip
+
+
+def document(extra: dict[tuple[str, str], list[dict[str, Any]]]) -> None:
+    """Registers a domain's hand-listed parameters of single operations (see :data:`EXTRA`)."""
+    EXTRA.update(extra)
 
 
 # Declared but not taken from the query string (the route orders by its default only).
@@ -161,8 +135,8 @@ def extra_parameters(method: str, path: str, *, is_list: bool) -> list[dict[str,
 
 def paging() -> list[dict[str, Any]]:
     return [
-        _param("page", {"type": "integer", "minimum": 1}, "The page (from 1); past the end: 404."),
-        _param(
+        param("page", {"type": "integer", "minimum": 1}, "The page (from 1); past the end: 404."),
+        param(
             "page_size",
             {"type": "integer"},
             f"Results a page, at most {PAGE_SIZE} (more, zero or junk: {PAGE_SIZE}).",
@@ -172,13 +146,13 @@ def paging() -> list[dict[str, Any]]:
 
 def filter_param(flt: Filter) -> dict[str, Any]:
     schema = dict(_TYPES.get(flt.parse, {"type": "string"}))
-    return _param(flt.name, schema, _NOTES.get(flt.parse, "Only matching results."))
+    return param(flt.name, schema, _NOTES.get(flt.parse, "Only matching results."))
 
 
 def ordering_param(ordering: Ordering) -> dict[str, Any]:
     names = sorted(ordering.fields)
     default = ",".join(ordering.default)
-    return _param(
+    return param(
         "ordering",
         {"type": "string"},
         f"Comma-separated; a leading - sorts descending. Fields: {', '.join(names)}. "

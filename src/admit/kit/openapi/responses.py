@@ -4,28 +4,14 @@ Most routes declare ``response_model`` on their decorator; the hot ones (orders,
 payments, refunds, seat bulk changes, downloads) answer with JSON rendered straight from rows
 and are described here instead, keyed by method and route template, so their answers stay the
 fast rendered bytes. Imported only when the OpenAPI document is built (never per request).
-A key naming no route fails ``tests/openapi``; so does a route with neither.
+A key naming no route fails ``tests/openapi``; so does a route with neither. The answers of a
+domain's own models are registered by the domain (:func:`document`, at the import of its routes):
+this module imports no domain.
 """
 
 from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
-
-from admit.checkin.checkin_out import (
-    AnnulOut,
-    CheckinListStatusOut,
-    CheckinPositionOut,
-    RedeemOut,
-)
-from admit.kit.resources.crud import Page
-from admit.orders.order_out import (
-    OrderOut,
-    OrderPositionOut,
-    PaymentOut,
-    PrintLogOut,
-    RefundOut,
-)
-from admit.teams.schemas import TokenOut
 
 
 class Empty(BaseModel):
@@ -87,8 +73,6 @@ BINARY = "binary"  # a file of any media type
 O = "/organizers/{organizer}"  # noqa: E741
 E = f"{O}/events/{{event}}"
 ORDER = f"{E}/orders/{{code}}"
-PAYMENT = f"{ORDER}/payments/{{local_id}}"
-REFUND = f"{ORDER}/refunds/{{local_id}}"
 SEATS = (f"{E}/seats", f"{E}/subevents/{{subevent_id}}/seats")
 
 ERROR = "Error"  # the ``{"detail": …}`` body of kit/http/errors.py
@@ -97,48 +81,6 @@ Answer = type[BaseModel] | str
 
 # The success answer; a (status, answer) pair replaces the status the route declares.
 RESPONSES: dict[tuple[str, str], Answer | tuple[str, Answer]] = {
-    ("GET", f"{E}/checkinlists/{{id}}/status/"): CheckinListStatusOut,
-    ("GET", f"{E}/checkinlists/{{id}}/positions/"): Page[CheckinPositionOut],
-    ("GET", f"{E}/checkinlists/{{list}}/positions/{{id}}/"): CheckinPositionOut,
-    ("POST", f"{O}/checkinrpc/redeem/"): RedeemOut,
-    ("POST", f"{O}/checkinrpc/annul/"): AnnulOut,
-    ("GET", f"{O}/checkinrpc/search/"): Page[CheckinPositionOut],
-    ("GET", f"{E}/orders/"): Page[OrderOut],
-    ("POST", f"{E}/orders/"): OrderOut,
-    ("GET", f"{O}/orders/"): Page[OrderOut],
-    ("GET", f"{ORDER}/"): OrderOut,
-    ("PATCH", f"{ORDER}/"): OrderOut,
-    **{
-        ("POST", f"{ORDER}/{action}/"): OrderOut
-        for action in (
-            "mark_paid",
-            "mark_pending",
-            "mark_expired",
-            "mark_canceled",
-            "reactivate",
-            "extend",
-            "approve",
-            "deny",
-            "regenerate_secrets",
-            "change",
-        )
-    },
-    ("GET", f"{E}/orderpositions/"): Page[OrderPositionOut],
-    ("GET", f"{E}/orderpositions/{{id}}/"): OrderPositionOut,
-    ("PATCH", f"{E}/orderpositions/{{id}}/"): OrderPositionOut,
-    ("POST", f"{E}/orderpositions/{{id}}/printlog/"): PrintLogOut,
-    ("GET", f"{ORDER}/payments/"): Page[PaymentOut],
-    ("POST", f"{ORDER}/payments/"): PaymentOut,
-    ("GET", f"{PAYMENT}/"): PaymentOut,
-    ("POST", f"{PAYMENT}/confirm/"): PaymentOut,
-    ("POST", f"{PAYMENT}/cancel/"): PaymentOut,
-    ("POST", f"{PAYMENT}/refund/"): RefundOut,
-    ("GET", f"{ORDER}/refunds/"): Page[RefundOut],
-    ("POST", f"{ORDER}/refunds/"): RefundOut,
-    ("GET", f"{REFUND}/"): RefundOut,
-    ("POST", f"{REFUND}/done/"): RefundOut,
-    ("POST", f"{REFUND}/process/"): RefundOut,
-    ("POST", f"{REFUND}/cancel/"): RefundOut,
     **{
         (method, f"{seats}/{action}/"): Empty
         for seats in SEATS
@@ -156,15 +98,12 @@ RESPONSES: dict[tuple[str, str], Answer | tuple[str, Answer]] = {
     ("GET", f"{E}/orderpositions/{{id}}/download/pdf/"): BINARY,
     ("GET", f"{E}/exporters/{{identifier}}/download/{{id1}}/{{id2}}/"): BINARY,
     ("GET", f"{O}/exporters/{{identifier}}/download/{{id1}}/{{id2}}/"): BINARY,
-    # A token is deactivated, not deleted: the answer shows it.
-    ("DELETE", f"{O}/teams/{{team}}/tokens/{{id}}/"): ("200", TokenOut),
     ("GET", "/device/eventselection"): EventSelectionOut,
 }
 
 # Further answers, by operation and status: bodies other than ``{"detail": …}``, statuses
 # the general rules (kit/openapi/errors.py) do not give.
 OTHER_ANSWERS: dict[tuple[str, str], dict[str, Answer]] = {
-    ("POST", f"{O}/checkinrpc/redeem/"): {"201": RedeemOut, "400": RedeemOut, "404": RedeemOut},
     ("POST", "/oauth/token"): {"400": OAuthErrorOut, "401": OAuthErrorOut},
     ("GET", "/oauth/revoke_token"): {"400": OAuthErrorOut, "401": OAuthErrorOut},
     ("POST", "/oauth/revoke_token"): {"400": OAuthErrorOut, "401": OAuthErrorOut},
@@ -187,6 +126,16 @@ DESCRIPTIONS = {
 
 # What a job's download URL answers while the job runs (409) or after it failed (410).
 DOWNLOAD_STATES: dict[str, type[BaseModel]] = {"409": JobWaitingOut, "410": JobFailedOut}
+
+
+def document(
+    answers: dict[tuple[str, str], Answer | tuple[str, Answer]],
+    other: dict[tuple[str, str], dict[str, Answer]] | None = None,
+) -> None:
+    """Registers the answers of a domain's routes that render their own JSON (see
+    :data:`RESPONSES` and :data:`OTHER_ANSWERS`): the domain owns its models."""
+    RESPONSES.update(answers)
+    OTHER_ANSWERS.update(other or {})
 
 
 def models() -> list[type[BaseModel]]:

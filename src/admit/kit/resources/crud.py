@@ -35,8 +35,8 @@ from admit.kit.http.body import read_object
 from admit.kit.http.context import EventAccess, OrganizerAccess, OrgContext
 from admit.kit.http.errors import APIError, FieldErrors, not_found, validation_error
 from admit.kit.http.responses import JSONResponse, no_content
-from admit.kit.openapi.document import json_body
-from admit.kit.resources.filtering import INT_MAX, FilterSet, Ordering
+from admit.kit.openapi.bodies import json_body
+from admit.kit.resources.filtering import FilterSet, Ordering, parse_pk
 from admit.kit.resources.pagination import paginate
 from admit.kit.resources.rendered import RenderedReads, derive_renderer
 
@@ -51,20 +51,6 @@ class Page(BaseModel, Generic[T]):
     next: str | None
     previous: str | None
     results: list[T]
-
-
-PK_MAX = INT_MAX  # ids are INTEGER columns: a larger value must not reach PostgreSQL
-
-
-def parse_pk(raw: str) -> int:
-    # ASCII digits only, like the reference's <int:pk>: int() would also take "+1", " 1",
-    # "0_1" and non-ASCII digits, giving one object several URLs.
-    if not (raw.isascii() and raw.isdigit()):
-        raise not_found()
-    value = int(raw)
-    if value < 1 or value > PK_MAX:
-        raise not_found()
-    return value
 
 
 def validate_input(schema: type[BaseModel], data: dict[str, Any]) -> BaseModel:
@@ -313,7 +299,7 @@ MOUNTED: list[Resource[Any]] = []
 def mount_crud(router: APIRouter, resource: Resource[Any]) -> None:
     """Registers the resource's routes on ``router`` (which carries the ``/api/v1`` prefix)."""
     MOUNTED.append(resource)
-    derived = derive_renderer(resource)
+    derived = derive_renderer(resource, Resource)
     if derived is not None:
         type(resource).renderer = derived
     collection = f"{resource.path}/"

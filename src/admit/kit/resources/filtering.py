@@ -12,7 +12,7 @@ from typing import Any
 from fastapi import Request
 from sqlalchemy import ColumnElement, Select
 
-from admit.kit.http.errors import FieldErrors
+from admit.kit.http.errors import FieldErrors, not_found
 
 TRUE = {"true", "1", "yes", "on"}
 FALSE = {"false", "0", "no", "off"}
@@ -168,3 +168,17 @@ class Ordering:
         last_desc = bool(names) and names[-1].startswith("-")
         clauses.append(self.pk.desc() if last_desc else self.pk.asc())
         return clauses
+
+
+PK_MAX = INT_MAX  # ids are INTEGER columns: a larger value must not reach PostgreSQL
+
+
+def parse_pk(raw: str) -> int:
+    # ASCII digits only, like the reference's <int:pk>: int() would also take "+1", " 1",
+    # "0_1" and non-ASCII digits, giving one object several URLs.
+    if not (raw.isascii() and raw.isdigit()):
+        raise not_found()
+    value = int(raw)
+    if value < 1 or value > PK_MAX:
+        raise not_found()
+    return value

@@ -115,7 +115,7 @@ class RenderedReads:
         )
 
     async def render_detail(self, ctx: OrgContext, raw_pk: str) -> Response:
-        from admit.kit.resources.crud import parse_pk
+        from admit.kit.resources.filtering import parse_pk
 
         assert self.renderer is not None
         resource: Resource[Any] = self  # type: ignore[assignment]
@@ -153,15 +153,14 @@ _OWN_RENDERING = (
 )
 
 
-def derive_renderer(resource: Resource[Any]) -> Rows | None:
+def derive_renderer(resource: Resource[Any], base: type[Resource[Any]]) -> Rows | None:
     """For a resource that declares no ``renderer`` (not even None) and renders its read
-    schema straight from its model's columns: the renderer derived from the two."""
-    from admit.kit.resources.crud import Resource
-
+    schema straight from its model's columns: the renderer derived from the two. ``base`` is
+    ``Resource`` itself, handed in by ``crud.py`` (this module is imported by it)."""
     cls = type(resource)
     if any("renderer" in klass.__dict__ for klass in cls.__mro__ if klass is not RenderedReads):
         return None
-    if any(getattr(cls, name) is not getattr(Resource, name) for name in _OWN_RENDERING):
+    if any(getattr(cls, name) is not getattr(base, name) for name in _OWN_RENDERING):
         return None
     try:
         return Rows(resource.read_schema, resource.model)

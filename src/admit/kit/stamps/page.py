@@ -5,7 +5,7 @@ since (``modified_since=<that value>``). The naive bound, the clock when the pag
 misses a change whose transaction started before the page was read and committed after it:
 its stamp is earlier than the bound, and the page did not show it either. So the bound is the
 start of the oldest transaction that might still commit a change the page cannot show, and
-the stamps are kept no earlier than their transaction's start (``kit/stamps/parent.py``).
+the stamps are kept no earlier than their transaction's start (``models/stamp_triggers.py``).
 
 **PostgreSQL**: ``least(now(), the oldest xact_start of the client sessions of this database in
 pg_stat_activity)``, read before the page (read requests run in autocommit, so the page's

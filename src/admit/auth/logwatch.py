@@ -7,9 +7,10 @@ formatted by the production formatter as it would be written) is searched for th
 during which a secret reached the logs fails, naming the logger; secrets logged outside any
 test fail the session.
 
-Registered in pyproject's pytest options (``-p admit.kit.http.logwatch``). It lives in the package
-because pytest imports ``-p`` plugins before the tests directory is importable; it is only
-ever imported by pytest.
+Registered in pyproject's pytest options (``-p admit.auth.logwatch``). It lives in the package
+because pytest imports ``-p`` plugins before the tests directory is importable, and beside the
+credentials it watches (the plumbing in ``kit`` knows no domain); it is only ever imported by
+pytest.
 """
 
 from __future__ import annotations

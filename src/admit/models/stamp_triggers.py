@@ -1,5 +1,8 @@
 """A parent row's change stamp, moved by database triggers whenever it or a child row changes.
 
+Beside the models (it imports nothing of admit): the models declare their stamps with it, and
+the plumbing that reads stamps (``kit/stamps``) may import the models, never the other way.
+
 Declared once (:class:`ParentStamp`: the parent's stamp column and the child tables, each with
 the path from a child row to its parent's id), this module writes the trigger DDL for both
 databases; a migration installs it (:meth:`ParentStamp.install`) and :meth:`ParentStamp.attach`
