@@ -1,4 +1,4 @@
-"""What one access line costs a request: ``kit/logs._access_line`` through the server's own
+"""What one access line costs a request: ``kit/http/logs._access_line`` through the server's own
 logging configuration (text and JSON), written to /dev/null, in microseconds per line.
 
 Every request pays it, the rush lanes included, so it is kept small: the line is built from
@@ -14,7 +14,7 @@ import logging.config
 import time
 
 from admit.config import Settings
-from admit.kit import logs
+from admit.kit.http import logs
 
 LINES = 50_000
 

@@ -41,9 +41,9 @@ def _pct(values: list[float], q: float) -> float:
 
 async def enqueue_cost(url: str, settings, requests: int) -> dict:
     from admit.db import create_database
+    from admit.jobs.queue import enqueue
     from admit.jobs.runtime import Background
-    from admit.kit.jobs import enqueue
-    from admit.kit.transaction import commit, run_after_commit
+    from admit.kit.http.transaction import commit, run_after_commit
     from admit.models import Organizer
 
     db = create_database(url, pool_size=4)
@@ -87,8 +87,8 @@ async def enqueue_cost(url: str, settings, requests: int) -> dict:
 
 async def drain(url: str, settings, jobs: int) -> dict:
     from admit.db import create_database
+    from admit.jobs.queue import new_job_values
     from admit.jobs.runtime import Background
-    from admit.kit.jobs import new_job_values
     from admit.models import Job
 
     db = create_database(url, pool_size=4)

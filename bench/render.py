@@ -184,9 +184,9 @@ async def seed(db, store, tickets: int) -> dict:
 async def run(url: str, data_dir: str, tickets: int, single: int) -> dict:
     from admit.config import Settings
     from admit.db import create_database
+    from admit.jobs.queue import enqueue
     from admit.jobs.runtime import Background
-    from admit.kit.jobs import enqueue
-    from admit.kit.transaction import commit_and_notify
+    from admit.kit.http.transaction import commit_and_notify
     from admit.models import Job
     from admit.tickets.tasks import BATCH_KIND, DOWNLOAD_KIND
 

@@ -253,7 +253,7 @@ async def write_orders(
     j = 0  # the running position number, unique within this call
     # Order dates lie in the future (the event's); the change stamp is the seeding itself, as
     # the database's triggers would have it (a stamp ahead of the clock would keep every
-    # page probe of kit/pagecache.py answering "changed").
+    # page probe of kit/stamps/pagecache.py answering "changed").
     stamped = dt.datetime.now(dt.UTC)
     for n in range(orders_n):
         oid = order_id0 + n

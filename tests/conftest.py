@@ -182,7 +182,7 @@ class QueryCounter:
             not statement.lstrip()
             .upper()
             .startswith(("BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE"))
-            # The order lists' page bound (``kit/page_stamp``): probed at most every 100 ms,
+            # The order lists' page bound (``kit/stamps/page``): probed at most every 100 ms,
             # so whether a given request probes depends on the clock, not on the list.
             and "pg_stat_activity" not in statement
         ):
@@ -196,7 +196,8 @@ class QueryCounter:
         cache = getattr(self.app.state, "credential_cache", None)
         if cache is not None:
             cache.clear()
-        # Likewise a kept page (``kit/pagecache.py``) would answer without the page's queries.
+        # Likewise a kept page (``kit/stamps/pagecache.py``) would answer without the page's
+        # queries.
         pages = getattr(self.app.state, "page_cache", None)
         if pages is not None:
             pages.clear()
@@ -220,7 +221,7 @@ class QueryCounter:
 
 @pytest.fixture
 def page_cache(clean_app):
-    """The app's kept list pages (``kit/pagecache.py``); they are kept on PostgreSQL only."""
+    """The app's kept list pages (``kit/stamps/pagecache.py``); they are kept on PostgreSQL only."""
     if not clean_app.state.db.fast.native:
         pytest.skip("the fast lane and its kept pages run on PostgreSQL")
     return clean_app.state.page_cache

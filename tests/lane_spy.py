@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from admit.kit.batching import Coalescer
+from admit.kit.lanes.batching import Coalescer
 
 
 def record_outcomes(app: Any, monkeypatch: pytest.MonkeyPatch, batches: Coalescer) -> list[str]:

@@ -24,8 +24,8 @@ from admit.auth.devices import (
     profile_allows,
 )
 from admit.devices.access import DeviceAccess, NoCredentials
-from admit.kit.context import Authenticated, EventAccess, OrganizerAccess, implied
-from admit.kit.routing import API_PREFIX
+from admit.kit.http.context import Authenticated, EventAccess, OrganizerAccess, implied
+from admit.kit.http.routing import API_PREFIX
 from tests.devices.helpers import device_auth, make_device
 from tests.factories import Factory, World, auth
 from tests.routes import API_ROUTES, client, factory, openapi_document, world  # noqa: F401
@@ -287,7 +287,7 @@ def _bearer(token: str) -> dict[str, str]:
 
 @pytest.mark.parametrize(("method", "path", "access"), ROUTES, ids=IDS)
 async def test_bearer_tokens(client, world: World, bearers, method, path, access):
-    from admit.kit.transaction import SAFE_METHODS
+    from admit.kit.http.transaction import SAFE_METHODS
 
     _skip_public(access)
     url = _url(path, world)

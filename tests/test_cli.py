@@ -103,7 +103,7 @@ async def test_demo_is_idempotent_and_reuses_its_token(data_dir: Path):
     settings = Settings(
         data_dir=data_dir,
         database_url=f"sqlite+aiosqlite:///{data_dir / 'admit.sqlite3'}",
-        base_url="http://testserver",  # list links are built from it (kit/hosts)
+        base_url="http://testserver",  # list links are built from it (kit/http/hosts)
     )
     app = create_app(settings)
     try:

@@ -17,8 +17,8 @@ import pytest
 from pydantic import BaseModel, ValidationError
 
 import admit.app  # noqa: F401  (imports every write schema)
-from admit.kit.errors import errors_from_pydantic
-from admit.kit.schema import TEXT_MAX_LENGTH, WriteModel
+from admit.kit.http.errors import errors_from_pydantic
+from admit.kit.resources.schema import TEXT_MAX_LENGTH, WriteModel
 from tests.factories import World, auth
 
 # One database and world per module, as the generated access tests (invalid bodies write

@@ -13,7 +13,7 @@ import pytest
 from pydantic import BaseModel, ValidationError
 
 import admit.app  # noqa: F401  (imports every write schema)
-from admit.kit.schema import NAME_MAX_LENGTH, TEXT_MAX_LENGTH, WriteModel, too_long
+from admit.kit.resources.schema import NAME_MAX_LENGTH, TEXT_MAX_LENGTH, WriteModel, too_long
 from tests.factories import World, auth
 
 HUGE = "x" * (TEXT_MAX_LENGTH + 1)

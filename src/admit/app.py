@@ -9,6 +9,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+import admit.all_tasks  # noqa: F401  (every package's job kinds and periodic tasks)
 from admit import __version__
 from admit.auth.authenticate import authenticate_request
 from admit.auth.credentials import CredentialCache
@@ -32,18 +33,20 @@ from admit.exports.routes import router as exporters_router
 from admit.giftcards.routes import router as giftcards_router
 from admit.jobs.routes import router as jobs_router
 from admit.jobs.runtime import Background
-from admit.kit import fastlane, idempotency
-from admit.kit.conditional import conditional_layer
-from admit.kit.crud import MOUNTED
-from admit.kit.edge import OUTER_LAYERS
-from admit.kit.errors import install_error_handlers
-from admit.kit.openapi import install_openapi
-from admit.kit.pagecache import PageCache, kept_route
-from admit.kit.rendered import list_lane
-from admit.kit.responses import JSONResponse
-from admit.kit.routing import API_PREFIX, install_slash_redirects, mount_routers
-from admit.kit.transaction import SAFE_METHODS
+from admit.kit.http.conditional import conditional_layer
+from admit.kit.http.edge import OUTER_LAYERS
+from admit.kit.http.errors import install_error_handlers
+from admit.kit.http.responses import JSONResponse
+from admit.kit.http.routing import API_PREFIX, install_slash_redirects, mount_routers
+from admit.kit.http.transaction import SAFE_METHODS
+from admit.kit.idempotency import layer as idempotency
+from admit.kit.lanes import fastlane
+from admit.kit.openapi.document import install_openapi
+from admit.kit.resources.crud import MOUNTED
+from admit.kit.resources.rendered import list_lane
+from admit.kit.stamps.pagecache import PageCache, kept_route
 from admit.oauth.routes import router as oauth_router
+from admit.orders.action_routes import router as order_action_router
 from admit.orders.change_routes import router as order_change_router
 from admit.orders.kept_pages import KEPT_LISTS, ORDER_PAGES
 from admit.orders.lane import create_order as order_lane
@@ -85,6 +88,7 @@ API_ROUTERS = (
     quotas_router,
     carts_router,
     orders_router,
+    order_action_router,
     print_logs_router,
     order_money_router,
     order_change_router,
@@ -109,7 +113,7 @@ API_ROUTERS = (
 )
 
 
-# The hot requests that skip the framework when they are plain (see kit/fastlane.py).
+# The hot requests that skip the framework when they are plain (see kit/lanes/fastlane.py).
 LANE = fastlane.FastLane()
 LANE.add("POST", f"{API_PREFIX}{CARTS_PATH}/", create_cart)
 LANE.add("POST", f"{API_PREFIX}/organizers/{{organizer}}/events/{{event}}/orders/", order_lane)
@@ -119,7 +123,7 @@ LANE.add(
     f"{API_PREFIX}/organizers/{{organizer}}/events/{{event}}/quotas/{{id}}/availability/",
     availability_lane,
 )
-# Lists that integrations poll: every declared resource with a renderer (kit/rendered.py).
+# Lists that integrations poll: every declared resource with a renderer (kit/resources/rendered.py).
 for _resource in MOUNTED:
     if _resource.renderer is not None and "list" in _resource.actions:
         LANE.add("GET", f"{API_PREFIX}{_resource.path}/", list_lane(_resource), query=True)

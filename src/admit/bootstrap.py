@@ -15,7 +15,7 @@ from admit.auth.permissions import EVENT_PERMISSIONS, ORGANIZER_PERMISSIONS
 from admit.config import Settings
 from admit.db import create_database
 from admit.events.plugins import PLUGINS
-from admit.kit.schema import SLUG_RE
+from admit.kit.resources.schema import SLUG_RE
 from admit.models import (
     CheckinList,
     Event,

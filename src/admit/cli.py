@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
-from collections.abc import Coroutine
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
 
 from admit.config import Settings
+from admit.console import console, run_work
 from admit.jobs.cli import jobs_app
 from admit.mail.cli import mail_app
 from admit.oauth.cli import oauth_app
@@ -19,29 +17,12 @@ from admit.oauth.cli import oauth_app
 if TYPE_CHECKING:
     from admit.bootstrap import DemoResult
 
-T = TypeVar("T")
-
 app = typer.Typer(help="Admit ticketing server.", no_args_is_help=True, add_completion=False)
 organizer_app = typer.Typer(help="Manage organizers.", no_args_is_help=True)
 app.add_typer(organizer_app, name="organizer")
 app.add_typer(jobs_app, name="jobs")
 app.add_typer(mail_app, name="mail")
 app.add_typer(oauth_app, name="oauth-app")
-console = Console(stderr=True, soft_wrap=True)
-
-
-def _run(work: Coroutine[Any, Any, T]) -> T:
-    """Runs a database action; a missing schema or unreachable database is a message, not a
-    traceback."""
-    from sqlalchemy.exc import DBAPIError
-
-    try:
-        return asyncio.run(work)
-    except (DBAPIError, OSError) as exc:
-        reason = exc.orig if isinstance(exc, DBAPIError) else exc
-        console.print(f"[red]Database error: {reason}[/red]")
-        console.print("Is the database reachable, and has `admit migrate` been run?")
-        raise typer.Exit(1) from None
 
 
 @app.command()
@@ -51,9 +32,9 @@ def migrate() -> None:
 
     settings = Settings()
     url = settings.resolved_database_url
-    before = _run(_schema_revision(url))
+    before = run_work(_schema_revision(url))
     upgrade(url)
-    after = _run(_schema_revision(url))
+    after = run_work(_schema_revision(url))
     if before is None:
         console.print(f"[green]Created the database schema (revision {after}).[/green]")
     elif before != after:
@@ -105,6 +86,7 @@ def worker(
     ] = None,
 ) -> None:
     """Run background jobs from the broker (ADMIT_REDIS_URL or ADMIT_BROKER_URL)."""
+    import admit.all_tasks  # noqa: F401  (every package's job kinds and periodic tasks)
     from admit.jobs.cli import worker as run_worker
 
     run_worker(concurrency)
@@ -113,6 +95,7 @@ def worker(
 @app.command()
 def scheduler() -> None:
     """Run the periodic work (each task once per period, however many schedulers run)."""
+    import admit.all_tasks  # noqa: F401  (every package's job kinds and periodic tasks)
     from admit.jobs.cli import scheduler as run_scheduler
 
     run_scheduler()
@@ -130,7 +113,7 @@ def createuser(
     if password is None and sys.stdin.isatty():
         password = typer.prompt("Password", hide_input=True, confirmation_prompt=True)
     try:
-        _run(create_user(Settings(), email, password, staff))
+        run_work(create_user(Settings(), email, password, staff))
     except ValueError as exc:
         console.print(f"[red]{exc}[/red]")
         raise typer.Exit(1) from None
@@ -150,7 +133,7 @@ def organizer_create(
     from admit.bootstrap import create_organizer
 
     try:
-        token = _run(create_organizer(Settings(), slug, name, owner))
+        token = run_work(create_organizer(Settings(), slug, name, owner))
     except ValueError as exc:
         console.print(f"[red]{exc}[/red]")
         raise typer.Exit(1) from None
@@ -168,7 +151,7 @@ def demo(
     from admit.bootstrap import load_demo
 
     settings = Settings()
-    result = _run(load_demo(settings))
+    result = run_work(load_demo(settings))
     base_url = (settings.base_url or "http://127.0.0.1:8000").rstrip("/")
     info = {
         "base_url": base_url,
@@ -241,7 +224,7 @@ def recount_sales(
         finally:
             await db.dispose()
 
-    drifted = _run(work())
+    drifted = run_work(work())
     for key, (have, want) in sorted(drifted.items()):
         console.print(f"item/variation/date {key}: stored {have}, recounted {want}")
     if not drifted:

@@ -29,7 +29,7 @@ class Settings(BaseSettings):
     # takes effect at once in the worker that made the change, in the others within this time.
     credential_cache_seconds: float = Field(default=1.0, ge=0, le=60)
     # List pages a worker keeps and answers again while what they show is unchanged (proved
-    # by one statement per request, see kit/pagecache.py); 0 keeps none.
+    # by one statement per request, see kit/stamps/pagecache.py); 0 keeps none.
     page_cache_mb: float = Field(default=16.0, ge=0, le=4096)
     idempotency_hours: float = Field(default=24.0, gt=0, le=24 * 30)  # answers to keys kept
     # How long after a scan the scanning device may annul it.
@@ -91,7 +91,7 @@ class Settings(BaseSettings):
     access_log: bool = True
     trusted_proxies: str = "127.0.0.1,::1"
     # Host names (any port) a request may carry for links to be built from it when base_url
-    # is unset; None: the loopback names. The base URL's host is always allowed. kit/hosts.py
+    # is unset; None: the loopback names. The base URL's host is always allowed. kit/http/hosts.py
     allowed_hosts: str | None = None
     hsts_seconds: int = Field(default=31_536_000, ge=0, le=10 * 31_536_000)
     rate_limit: str | None = None

@@ -5,7 +5,7 @@ may write starts its transaction with ``BEGIN IMMEDIATE`` so the write lock is t
 a check-then-write (quota, voucher, check-in) can then never interleave with another writer.
 
 On PostgreSQL no request waits without bound for a connection: a full pool or a server that
-does not answer within ``ADMIT_DB_POOL_TIMEOUT`` seconds is answered 503 (kit.errors). After a
+does not answer within ``ADMIT_DB_POOL_TIMEOUT`` seconds is answered 503 (kit.http.errors). After a
 server restart the pooled connections are dead; each is replaced when it is next taken from the
 pool (see :func:`_replace_closed_connections`), so no request meets one.
 """
@@ -32,7 +32,7 @@ from sqlalchemy.orm import DeclarativeBase
 from sqlalchemy.types import TypeDecorator
 
 from admit.config import Settings
-from admit.kit.fastread import FastReader
+from admit.kit.lanes.fastread import FastReader
 
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
@@ -132,9 +132,9 @@ def create_database(
             pool_timeout=pool_timeout,
         )
         kwargs["connect_args"] = {
-            # No request waits long for a row lock: it answers 409 (kit.errors.busy_error).
+            # No request waits long for a row lock: it answers 409 (kit.http.errors.busy_error).
             "server_settings": {"lock_timeout": LOCK_TIMEOUT},
-            # Nor for a server that does not answer: 503 (kit.errors.unavailable_error).
+            # Nor for a server that does not answer: 503 (kit.http.errors.unavailable_error).
             "timeout": pool_timeout,
         }
     engine = create_async_engine(url, **kwargs)

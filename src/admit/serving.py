@@ -29,7 +29,7 @@ from typing import Any
 
 import uvicorn
 
-from admit.kit.logs import configure_logging, uvicorn_log_config
+from admit.kit.http.logs import configure_logging, uvicorn_log_config
 
 APP = "admit.app:create_app"
 OPTIONS: dict[str, Any] = {

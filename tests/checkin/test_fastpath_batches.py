@@ -13,7 +13,7 @@ from sqlalchemy import text
 
 from admit.checkin import fastpath
 from admit.db import utcnow
-from admit.kit.fastread import FastReader
+from admit.kit.lanes.fastread import FastReader
 from tests.checkin import helpers as h
 from tests.factories import World
 

@@ -10,7 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from admit.checkin.jsonlogic import Logic, RuleError, loose_equal, truthy
-from admit.checkin.rules import EventDates, History, RuleVars, evaluate, validate
+from admit.checkin.rule_variables import EventDates, History, RuleVars
+from admit.checkin.rules import evaluate, validate
 
 UTC = dt.UTC
 NOW = dt.datetime(2030, 5, 1, 12, 0, tzinfo=UTC)  # a Wednesday

@@ -16,16 +16,8 @@ import pytest
 
 from admit.checkin import lane
 from admit.checkin.jsonlogic import Budget, RuleError
-from admit.checkin.rules import (
-    MAX_BYTES,
-    OPERATION_BUDGET,
-    EventDates,
-    History,
-    RuleVars,
-    cost,
-    evaluate,
-    validate,
-)
+from admit.checkin.rule_variables import EventDates, History, RuleVars
+from admit.checkin.rules import MAX_BYTES, OPERATION_BUDGET, cost, evaluate, validate
 from tests.checkin import helpers as h
 from tests.factories import World, auth
 

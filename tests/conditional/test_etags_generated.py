@@ -16,8 +16,8 @@ import pytest
 from fastapi.routing import APIRoute
 
 from admit.app import API_ROUTERS
-from admit.kit.conditional import PRECONDITION_FAILED, is_detail_path
-from admit.kit.routing import API_PREFIX
+from admit.kit.http.conditional import PRECONDITION_FAILED, is_detail_path
+from admit.kit.http.routing import API_PREFIX
 from tests.conditional.recipes import RECIPES, Env
 
 ORG = f"{API_PREFIX}/organizers/{{organizer}}"

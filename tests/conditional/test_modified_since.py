@@ -8,7 +8,7 @@ import datetime as dt
 import pytest
 from sqlalchemy import select, update
 
-from admit.kit.changestamp import http_date, last_modified, next_stamp, not_modified
+from admit.kit.stamps.catalog import http_date, last_modified, next_stamp, not_modified
 from admit.models import Event
 from tests.conditional.recipes import E, Env, O
 from tests.factories import auth

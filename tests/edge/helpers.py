@@ -16,7 +16,7 @@ from fastapi import FastAPI
 from admit import app as app_module
 from admit.app import create_app
 from admit.config import Settings
-from admit.kit.logs import JsonFormatter, RequestIdFilter, TextFormatter
+from admit.kit.http.logs import JsonFormatter, RequestIdFilter, TextFormatter
 from tests.conftest import _no_server_errors
 
 

@@ -7,7 +7,7 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from admit.kit.errors import install_error_handlers
+from admit.kit.http.errors import install_error_handlers
 
 
 def _app(exc: Exception) -> FastAPI:

@@ -8,7 +8,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from admit.kit.edge_headers import DOCS_CSP, HTML_CSP
+from admit.kit.http.headers import DOCS_CSP, HTML_CSP
 from tests.carts import helpers as carts
 from tests.checkin import helpers as checkin
 from tests.edge.helpers import LaneSpy, client_for, edge_app

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from admit.kit.health import migration_heads
+from admit.kit.http.health import migration_heads
 from admit.migrate import upgrade
 from tests.edge.helpers import client_for, edge_app
 

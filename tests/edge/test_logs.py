@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from admit.config import Settings
-from admit.kit.logs import REQUEST_ID, logging_config, safe_target, scrub
+from admit.kit.http.logs import REQUEST_ID, logging_config, safe_target, scrub
 from tests.edge.helpers import captured_logs, client_for, edge_app
 from tests.factories import World, auth
 

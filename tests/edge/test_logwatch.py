@@ -1,12 +1,11 @@
-"""The session-wide check (``admit.kit.logwatch``, loaded by pyproject's pytest options)."""
+"""The session-wide check (``admit.auth.logwatch``, loaded by pyproject's pytest options)."""
 
 from __future__ import annotations
 
 import logging
 
-from admit.auth import credentials
-from admit.kit import logwatch
-from admit.kit.logwatch import SecretWatch
+from admit.auth import credentials, logwatch
+from admit.auth.logwatch import SecretWatch
 
 
 def _record(message: str, *args: object) -> logging.LogRecord:

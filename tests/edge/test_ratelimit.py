@@ -13,7 +13,7 @@ import pytest
 import redis
 
 from admit.config import Settings
-from admit.kit.ratelimit import (
+from admit.kit.http.ratelimit import (
     Budget,
     MemoryStore,
     RedisStore,

@@ -13,7 +13,7 @@ from sqlalchemy import insert, select, update
 from admit.exports.exporters import attendee_pdf, checkin
 from admit.exports.exporters.attendees import Selection, attendees, load_catalog
 from admit.exports.exporters.listing import event_info
-from admit.kit import fonts
+from admit.kit.pdf import fonts
 from admit.models import (
     Answer,
     Checkin,

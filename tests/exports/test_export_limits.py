@@ -12,7 +12,7 @@ from sqlalchemy import func, select, update
 from admit.db import utcnow
 from admit.exports import routes
 from admit.exports.limits import reserve_slot, retry_after
-from admit.kit.jobs import enqueue
+from admit.jobs.queue import enqueue
 from admit.models import Job
 from tests.exports.shop import exporters_url
 from tests.factories import auth

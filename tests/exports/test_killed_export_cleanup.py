@@ -13,8 +13,8 @@ from pathlib import Path
 
 import httpx
 
-from admit.kit import jobsweep
-from admit.kit.storage import LocalFileStore
+from admit.jobs import sweep as jobsweep
+from admit.jobs.storage import LocalFileStore
 from tests.exports.test_live_exports import (  # noqa: F401
     Shop,
     api,

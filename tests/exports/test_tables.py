@@ -11,7 +11,7 @@ from decimal import Decimal
 import openpyxl
 import pytest
 
-from admit.exports import tables
+from admit.exports import formats
 from admit.exports import xlsx as xlsx_module
 from admit.exports.tables import CsvFile, Money, TableLimitExceeded
 from admit.exports.xlsx import XlsxFile, XlsxSheet
@@ -98,7 +98,7 @@ def test_the_xlsx_is_compressed():
 @pytest.mark.parametrize(("kind", "delimiter"), [("csv", ","), ("csv;", ";")])
 def test_csv_cells_are_text(kind, delimiter):
     handle = io.BytesIO()
-    book = tables.table_file(kind, handle, yes="Ja", no="Nein")
+    book = formats.table_file(kind, handle, yes="Ja", no="Nein")
     sheet = book.sheet("ignored", HEADERS)
     for row in ROWS[:5]:
         sheet.row(row)
@@ -133,7 +133,7 @@ def test_csv_cells_that_would_be_formulas_are_escaped(kind):
     """Cells starting with =, +, -, @, tab or CR get a leading ' (OWASP's CSV injection
     advice); plain numbers, as text or as numbers, stay numbers; so do negative amounts."""
     handle = io.BytesIO()
-    book = tables.table_file(kind, handle)
+    book = formats.table_file(kind, handle)
     sheet = book.sheet("ignored", ["=header", *HEADERS[1:]])
     sheet.row(FORMULAS)
     sheet.row(NUMBERS)

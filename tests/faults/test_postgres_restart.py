@@ -22,7 +22,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 
 import admit.jobs.diagnostic  # noqa: F401  (registers the "noop" job kind)
 from admit.db import utcnow
-from admit.kit.jobs import new_job_values
+from admit.jobs.queue import new_job_values
 from admit.migrate import upgrade
 from admit.models import Job
 from tests.carts import helpers as carts

@@ -22,7 +22,7 @@ from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 
 from admit.app import create_app
 from admit.config import Settings
-from admit.kit.errors import database_error
+from admit.kit.http.errors import database_error
 from tests.factories import Factory, auth, build_world
 from tests.faults.cluster import free_port
 from tests.faults.site import NOT_ON_PG, PG_URL
@@ -155,7 +155,7 @@ async def test_a_disk_full_upload_is_507(tmp_path: Path) -> None:
     """A request whose file cannot be stored (no space left) gets 507, not 500."""
     from fastapi import FastAPI
 
-    from admit.kit.errors import install_error_handlers
+    from admit.kit.http.errors import install_error_handlers
 
     app = FastAPI()
     install_error_handlers(app)

@@ -12,8 +12,8 @@ from typing import Any
 import httpx
 import orjson
 
-from admit.kit import idempotency
-from admit.kit import idempotency_store as store
+from admit.kit.idempotency import layer as idempotency
+from admit.kit.idempotency import store
 from admit.models import IdempotencyKey
 from tests.factories import auth
 

@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 from sqlalchemy import text
 
-from admit.kit.idempotency_secret import REFUSED as SECRET_REFUSED
-from admit.kit.idempotency_secret import bears_secret
+from admit.kit.idempotency.secret import REFUSED as SECRET_REFUSED
+from admit.kit.idempotency.secret import bears_secret
 from tests.factories import World, auth
 from tests.idempotency.cases import (
     CANNOT_REPLAY,

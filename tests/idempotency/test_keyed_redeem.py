@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from sqlalchemy import func, insert, select, text
 
-from admit.kit import idempotency_lane
+from admit.kit.idempotency import lane as idempotency_lane
 from admit.models import Answer, Checkin, answer_options
 from tests.checkin import helpers as checkin
 from tests.factories import auth

@@ -13,7 +13,7 @@ import pytest
 from sqlalchemy import func, insert, select, update
 
 from admit.db import utcnow
-from admit.kit import idempotency_store as store
+from admit.kit.idempotency import store
 from admit.models import Checkin, IdempotencyKey, Order, Team
 from admit.teams import routes as team_routes
 from tests.checkin import helpers as checkin

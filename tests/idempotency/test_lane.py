@@ -1,5 +1,5 @@
 """Keyed requests on the fast lane (PostgreSQL): they stay on the lane, commit their answers
-with their changes (the cart call writes a key's row itself, ``kit/idempotency_inline``; the
+with their changes (the cart call writes a key's row itself, ``kit/idempotency/inline``; the
 other lanes in group transactions), and replay exactly.
 
 On SQLite there is no lane: the same tests then exercise the framework path."""
@@ -15,8 +15,8 @@ import pytest
 from sqlalchemy import func, select, text
 
 from admit.carts import fastpath
-from admit.kit import idempotency_lane
-from admit.kit import idempotency_store as store
+from admit.kit.idempotency import lane as idempotency_lane
+from admit.kit.idempotency import store
 from admit.models import CartPosition, Checkin, IdempotencyKey
 from tests.carts import helpers as carts
 from tests.checkin import helpers as checkin

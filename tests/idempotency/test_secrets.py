@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 from sqlalchemy import func, select
 
-from admit.kit.idempotency_secret import REFUSED
+from admit.kit.idempotency.secret import REFUSED
 from admit.models import IdempotencyKey, TeamAPIToken, Webhook
 from tests.conftest import _no_server_errors
 from tests.devices.helpers import device_auth, make_device

@@ -9,8 +9,8 @@ from typing import Any
 from sqlalchemy import select
 
 from admit.auth.credentials import hash_token
-from admit.kit.jobs import enqueue
-from admit.kit.transaction import commit_and_notify
+from admit.jobs.queue import enqueue
+from admit.kit.http.transaction import commit_and_notify
 from admit.models import Job, TeamAPIToken
 
 

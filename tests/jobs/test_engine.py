@@ -9,8 +9,8 @@ import datetime as dt
 from sqlalchemy import func, select, update
 
 from admit.db import utcnow
-from admit.kit import jobsweep
-from admit.kit.jobs import KINDS, JobContext, RetryLater, enqueue, job_kind
+from admit.jobs import sweep as jobsweep
+from admit.jobs.queue import KINDS, JobContext, RetryLater, enqueue, job_kind
 from admit.models import Job
 from tests.factories import auth
 from tests.jobs.helpers import job_row, start_job, token_owner, wait_for

@@ -9,7 +9,7 @@ import asyncio
 
 from sqlalchemy import select
 
-from admit.kit.fairgate import FairGate
+from admit.jobs.fairgate import FairGate
 from admit.models import Job
 from tests.jobs.helpers import start_job, wait_for
 

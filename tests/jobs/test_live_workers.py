@@ -16,9 +16,9 @@ from urllib.parse import urlparse
 import pytest
 from aiosmtpd.controller import Controller
 
+from admit.jobs.queue import enqueue
 from admit.jobs.runtime import Background
-from admit.kit.jobs import enqueue
-from admit.kit.transaction import commit_and_notify
+from admit.kit.http.transaction import commit_and_notify
 from admit.mail.outbox import queue_mail
 from admit.models import OutgoingMail
 from tests.jobs.conftest import LiveJobs

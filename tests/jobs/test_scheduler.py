@@ -9,7 +9,7 @@ import datetime as dt
 
 from sqlalchemy import select, update
 
-from admit.kit.scheduler import PeriodicTask, Scheduler
+from admit.jobs.scheduler import PeriodicTask, Scheduler
 from admit.models import PeriodicRun
 
 T0 = dt.datetime(2030, 1, 1, 12, 0, 0, tzinfo=dt.UTC)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from admit.kit.body import MAX_JSON_DEPTH, json_depth
+from admit.kit.http.body import MAX_JSON_DEPTH, json_depth
 from tests.factories import World, auth
 from tests.routes import client, factory, world  # noqa: F401
 from tests.test_access_generated import ROUTES

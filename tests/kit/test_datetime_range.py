@@ -14,7 +14,7 @@ import itertools
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from admit.kit.schema import MAX_YEAR, MIN_YEAR, OUT_OF_RANGE
+from admit.kit.resources.schema import MAX_YEAR, MIN_YEAR, OUT_OF_RANGE
 from tests.factories import World, auth
 from tests.tickets import helpers as h
 

@@ -1,4 +1,4 @@
-"""The DRF-shaped error tree built from pydantic errors (admit.kit.errors)."""
+"""The DRF-shaped error tree built from pydantic errors (admit.kit.http.errors)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 import pytest
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError, model_validator
 
-from admit.kit.errors import (
+from admit.kit.http.errors import (
     NON_FIELD,
     APIError,
     FieldErrors,
@@ -18,7 +18,7 @@ from admit.kit.errors import (
     not_found,
     validation_error,
 )
-from admit.kit.schema import DateTime, I18n, Slug, TimeZoneName
+from admit.kit.resources.schema import DateTime, I18n, Slug, TimeZoneName
 
 DATETIME_MESSAGE = (
     "Datetime has wrong format. Use one of these formats instead: "

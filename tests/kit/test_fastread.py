@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from admit.kit.fastread import FastReader
+from admit.kit.lanes.fastread import FastReader
 
 PREPARED = "SELECT prepare_time FROM pg_prepared_statements WHERE statement = $1"
 QUERY = "SELECT count(*) FROM checkins WHERE list_id = $1"

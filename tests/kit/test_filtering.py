@@ -1,4 +1,4 @@
-"""Query-string parsers, filter sets and allow-listed ordering (admit.kit.filtering)."""
+"""Query-string parsers, filter sets and allow-listed ordering (admit.kit.resources.filtering)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from sqlalchemy import Boolean, Column, Integer, MetaData, String, Table, select
 from starlette.datastructures import QueryParams
 from starlette.requests import Request
 
-from admit.kit.errors import FieldErrors
-from admit.kit.filtering import (
+from admit.kit.http.errors import FieldErrors
+from admit.kit.resources.filtering import (
     Filter,
     FilterSet,
     Ordering,

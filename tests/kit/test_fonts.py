@@ -12,7 +12,7 @@ import pypdf
 import pypdfium2
 import pytest
 
-from admit.kit import fonts
+from admit.kit.pdf import fonts
 from admit.tickets.render import RenderLayout, TicketPage, render_tickets
 from admit.tickets.selection import BUILTIN_LAYOUT
 from tests.tickets.helpers import text_element

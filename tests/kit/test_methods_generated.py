@@ -12,13 +12,13 @@ import httpx
 import pytest
 
 from admit.app import LANE
-from admit.kit.routing import API_PREFIX
+from admit.kit.http.routing import API_PREFIX
 from tests.factories import World, auth
 from tests.routes import METHODS, client, factory, openapi_document, world  # noqa: F401
 
 GET_PATHS = sorted(p for p, methods in METHODS.items() if "GET" in methods)
 PATHS = sorted(METHODS)
-# The GET lanes in front of the framework (kit/fastlane.py): HEAD must reach them too.
+# The GET lanes in front of the framework (kit/lanes/fastlane.py): HEAD must reach them too.
 LANE_GETS = sorted(route.template for route in LANE.routes if route.method == "GET")
 
 

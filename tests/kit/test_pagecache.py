@@ -1,4 +1,4 @@
-"""Kept list pages (``kit/pagecache.py``): answered again only while proved unchanged."""
+"""Kept list pages (``kit/stamps/pagecache.py``): answered again only while proved unchanged."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from admit.kit.fastlane import LaneRequest
-from admit.kit.pagecache import Kept, PageCache, cacheable
+from admit.kit.lanes.fastlane import LaneRequest
+from admit.kit.stamps.pagecache import Kept, PageCache, cacheable
 from admit.models import Event, Item
 from tests.catalog_items.helpers import item, url
 from tests.factories import World, auth

@@ -15,8 +15,8 @@ import pytest
 from fastapi.routing import APIRoute
 
 from admit.app import API_ROUTERS
-from admit.kit.crud import REQUIRED
-from admit.kit.routing import API_PREFIX
+from admit.kit.http.routing import API_PREFIX
+from admit.kit.resources.crud import REQUIRED
 from tests.conditional.recipes import RECIPES, Env
 from tests.kit.put_recipes import PUT_RECIPES
 

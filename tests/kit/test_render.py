@@ -1,4 +1,5 @@
-"""``kit/render.py`` and ``kit/listing.py`` on their own: children and grandchildren, kinds
+"""``kit/resources/render.py`` and ``kit/resources/listing.py`` on their own: children and
+grandchildren, kinds
 loaded only on request, probes, the count in the page's statement, values as JSON shows
 them; the same rows whichever way the children come (inline on the native pool, a statement
 per kind through the session), on both databases."""
@@ -13,11 +14,11 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from admit.kit.fastread import FastReader
-from admit.kit.idempotency_store import in_session
-from admit.kit.listing import Listing, fetcher
-from admit.kit.render import Nested, Rows
-from admit.kit.schema import Money
+from admit.kit.idempotency.store import in_session
+from admit.kit.lanes.fastread import FastReader
+from admit.kit.resources.listing import Listing, fetcher
+from admit.kit.resources.render import Nested, Rows
+from admit.kit.resources.schema import Money
 from admit.models import Item, ItemCategory, ItemVariation, quota_items
 from tests.factories import World
 

@@ -2,8 +2,8 @@
 does (the Pydantic path), on rich data: money with its places, datetimes with microseconds
 and offsets, i18n dicts with several languages, nulls, nested lists empty and full.
 
-Generated over ``kit.crud.MOUNTED``: a renderer added to any resource is compared here, and
-fails the test until the data below gives it rows to compare.
+Generated over ``kit.resources.crud.MOUNTED``: a renderer added to any resource is compared here,
+and fails the test until the data below gives it rows to compare.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
-from admit.kit import crud
+from admit.kit.resources import crud
 from tests.factories import Factory, World, auth
 from tests.seating.helpers import layout
 from tests.uploads.helpers import upload_png

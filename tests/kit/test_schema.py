@@ -7,7 +7,7 @@ import datetime as dt
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from admit.kit.schema import DateTime, I18n, Number, TimeZoneName
+from admit.kit.resources.schema import DateTime, I18n, Number, TimeZoneName
 
 
 class Sample(BaseModel):

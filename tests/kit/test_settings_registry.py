@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from admit.kit.errors import FieldErrors
-from admit.kit.settings import Setting, SettingsRegistry
+from admit.kit.http.errors import FieldErrors
+from admit.kit.resources.settings import Setting, SettingsRegistry
 
 
 def _registry(name: str) -> SettingsRegistry:

@@ -11,14 +11,14 @@ from pathlib import Path
 import boto3
 import pytest
 
-from admit.kit.storage import (
+from admit.jobs.storage import (
     CHUNK_SIZE,
     FileStore,
     LocalFileStore,
     StoredFileMissing,
-    open_store,
 )
-from admit.kit.storage_s3 import S3FileStore
+from admit.jobs.storage_s3 import S3FileStore
+from admit.jobs.stores import open_store
 
 BUCKET = "admit-test"
 

@@ -18,8 +18,8 @@ from aiosmtpd.controller import Controller
 from sqlalchemy import select
 
 from admit.db import utcnow
-from admit.kit import jobsweep
-from admit.kit.transaction import commit_and_notify
+from admit.jobs import sweep as jobsweep
+from admit.kit.http.transaction import commit_and_notify
 from admit.mail.outbox import queue_mail
 from admit.models import Job, OutgoingMail
 

@@ -134,7 +134,7 @@ async def test_held_mails_go_out_once_a_server_is_configured(clean_app, backgrou
     assert (await job_row(clean_app, first_job)).status == "finished"
 
     async def requeue() -> int:
-        from admit.kit.jobsweep import run_in_session
+        from admit.jobs.sweep import run_in_session
 
         return await run_in_session(
             clean_app.state.db, lambda s: requeue_held_mails(s, utcnow(), settings=settings)

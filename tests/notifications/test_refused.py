@@ -7,7 +7,7 @@ import pytest
 from sqlalchemy import func, select
 
 from admit.giftcards import routes as giftcard_routes
-from admit.kit.errors import FieldErrors
+from admit.kit.http.errors import FieldErrors
 from admit.models import Notification
 from admit.notifications.notify import notify
 from tests.factories import World, auth

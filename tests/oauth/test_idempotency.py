@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from sqlalchemy import select
 
-from admit.kit.idempotency_secret import REFUSED
+from admit.kit.idempotency.secret import REFUSED
 from admit.models import IdempotencyKey, OAuthToken
 from tests.oauth.helpers import REDIRECT, get_code, login, make_app
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from admit.kit import openapi_query
+from admit.kit.openapi import query as openapi_query
 from tests.conditional.recipes import Env
 from tests.conftest import _truncate, asgi_client
 from tests.factories import Factory, build_world

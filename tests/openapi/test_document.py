@@ -10,8 +10,9 @@ import pytest
 
 from admit.app import API_ROUTERS
 from admit.devices.access import NoCredentials
-from admit.kit import openapi_query, openapi_responses
-from admit.kit.routing import API_PREFIX
+from admit.kit.http.routing import API_PREFIX
+from admit.kit.openapi import query as openapi_query
+from admit.kit.openapi import responses as openapi_responses
 from tests.routes import API_ROUTES, openapi_document
 
 ROUTING_PARAMS = {"organizer", "event"}
@@ -143,7 +144,7 @@ def test_every_list_documents_paging_ordering_and_filters(schema):
 
 def test_crud_lists_document_their_resources_declarations(schema):
     """The generic lists: each filter and the ordering of the declared resource."""
-    from admit.kit.crud import Resource
+    from admit.kit.resources.crud import Resource
 
     checked = 0
     for router in API_ROUTERS:

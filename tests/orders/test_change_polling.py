@@ -12,8 +12,8 @@ from typing import Any
 from sqlalchemy import text, update
 
 from admit.checkin import fastpath
-from admit.kit import page_stamp
-from admit.kit.page_stamp import PG_MARGIN, REUSE
+from admit.kit.stamps import page as page_stamp
+from admit.kit.stamps.page import PG_MARGIN, REUSE
 from admit.models import OrderPosition
 from tests.checkin import helpers as ch
 from tests.factories import World, auth

@@ -10,8 +10,8 @@ from typing import Any
 
 from sqlalchemy import text, update
 
-from admit.kit.page_stamp import PG_MARGIN, REUSE
-from admit.kit.pagecache import PageCache
+from admit.kit.stamps.page import PG_MARGIN, REUSE
+from admit.kit.stamps.pagecache import PageCache
 from admit.models import OrderPosition, Question
 from tests.checkin import helpers as ch
 from tests.factories import World, auth

@@ -54,7 +54,7 @@ async def test_list_takes_fixed_queries(client, world, factory, count_queries):
         r = await client.get(h.url(world), headers=auth(world.admin))
     assert r.json()["count"] == 5
     # Statements of the list itself (the auth fast path is counted separately and varies).
-    # The page bound's probe (``kit/page_stamp``) is reused for 100 ms: not per page.
+    # The page bound's probe (``kit/stamps/page``) is reused for 100 ms: not per page.
     counted = [[q for q in c.statements if "pg_stat_activity" not in q] for c in (one, five)]
     assert len(counted[1]) == len(counted[0]) <= 11
 

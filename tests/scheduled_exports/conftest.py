@@ -13,8 +13,9 @@ from sqlalchemy import select
 
 from admit.auth.owners import current_principal
 from admit.exports.base import EVENT, ORGANIZER, REGISTRY, Exporter, ExportInput, ExportRun
-from admit.exports.tables import XLSX_TYPE, table_file
-from admit.kit.context import unauthenticated
+from admit.exports.formats import table_file
+from admit.exports.tables import XLSX_TYPE
+from admit.kit.http.context import unauthenticated
 from admit.models import Event, Quota, ScheduledExport, User
 from tests.factories import Factory, World
 from tests.mail.conftest import mailbox, smtp  # noqa: F401
@@ -103,7 +104,7 @@ TEST_EXPORTERS = (QuotaList, EventList, VoucherOnly, Broken)
 
 @pytest.fixture(autouse=True)
 def test_exporters() -> Iterator[None]:
-    from admit.exports.base import load_exporters
+    from admit.exports.lookup import load_exporters
 
     load_exporters()
     added = []

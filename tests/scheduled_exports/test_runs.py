@@ -17,8 +17,8 @@ from sqlalchemy import delete, select, update
 
 from admit.db import utcnow
 from admit.exports.tables import XLSX_TYPE
-from admit.kit.jobs import JobContext
-from admit.kit.transaction import commit_and_notify
+from admit.jobs.queue import JobContext
+from admit.kit.http.transaction import commit_and_notify
 from admit.models import Job, OutgoingMail, ScheduledExport, team_members
 from admit.scheduled_exports import tasks
 from admit.scheduled_exports.service import compute_next_run
@@ -293,7 +293,7 @@ async def test_a_success_resets_the_counter(clean_app, background, factory, worl
 async def test_an_unexpected_error_counts_once_per_job(
     clean_app, background, factory, world: World, monkeypatch
 ):
-    monkeypatch.setattr("admit.kit.jobrunner.ERROR_BACKOFF_SECONDS", 0.01)
+    monkeypatch.setattr("admit.jobs.runner.ERROR_BACKOFF_SECONDS", 0.01)
     owner = await member(factory, world)
     now = dt.datetime(2025, 6, 1, 10, tzinfo=UTC)
     export_id = await add_export(
@@ -400,9 +400,9 @@ def _body() -> dict[str, Any]:
 
 
 async def test_the_scheduler_runs_the_task_every_minute(clean_app, factory, world: World):
+    from admit.jobs.queue import KINDS
     from admit.jobs.runtime import periodic_tasks
-    from admit.kit.jobs import KINDS
-    from admit.kit.scheduler import Scheduler
+    from admit.jobs.scheduler import Scheduler
 
     parts = clean_app.state.background
     task = next(

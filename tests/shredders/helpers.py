@@ -16,7 +16,7 @@ import httpx
 from sqlalchemy import select, update
 
 from admit.db import utcnow
-from admit.kit.jobs import new_job_values
+from admit.jobs.queue import new_job_values
 from admit.models import (
     Answer,
     Checkin,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as dt
 
 from admit.db import utcnow
-from admit.kit import jobsweep
+from admit.jobs import sweep as jobsweep
 from admit.shredders import service
 from tests.factories import auth
 from tests.shredders import helpers as sh

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from admit.kit.fonts import families
+from admit.kit.pdf.fonts import families
 from admit.tickets.layout_format import (
     A4_MM,
     MAX_ELEMENTS,

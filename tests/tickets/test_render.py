@@ -9,7 +9,7 @@ import secrets
 import pytest
 from reportlab.lib.pagesizes import A5, landscape
 
-from admit.kit import fonts
+from admit.kit.pdf import fonts
 from admit.tickets import render as render_module
 from admit.tickets.render import (
     RenderError,

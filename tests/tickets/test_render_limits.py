@@ -8,8 +8,8 @@ import asyncio
 import dataclasses
 import time
 
-from admit.kit import jobs as kit_jobs
-from admit.kit.fairgate import FairGate
+from admit.jobs import queue as kit_jobs
+from admit.jobs.fairgate import FairGate
 from admit.tickets import routes as ticket_routes
 from admit.tickets import tasks as ticket_tasks
 from tests.factories import World, auth

@@ -9,9 +9,9 @@ import pytest
 from sqlalchemy import update
 
 from admit.db import utcnow
-from admit.kit.context import Principal
-from admit.kit.storage import StoredFileMissing
-from admit.kit.transaction import commit_and_notify
+from admit.jobs.storage import StoredFileMissing
+from admit.kit.http.context import Principal
+from admit.kit.http.transaction import commit_and_notify
 from admit.models import UploadedFile
 from admit.uploads import service, sniff
 from tests.factories import World, auth

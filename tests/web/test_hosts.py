@@ -1,4 +1,4 @@
-"""Links are never built from an untrusted ``Host`` (``kit/hosts.py``): without
+"""Links are never built from an untrusted ``Host`` (``kit/http/hosts.py``): without
 ``ADMIT_BASE_URL`` a request whose host is not allowed is refused with 400 wherever it would
 build a link — the password-reset mail above all (the attack: the real user is mailed a reset
 link to the attacker's host)."""

@@ -1,5 +1,5 @@
 """The login throttle counts the client, not the proxy in front of it (the same address as the
-rate limits: ``kit.edge_headers.client_address``), and every form that asks for the current
+rate limits: ``kit.http.headers.client_address``), and every form that asks for the current
 password is throttled like the login."""
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ import pytest
 from sqlalchemy import select
 
 from admit.db import utcnow
-from admit.kit.transaction import commit_and_notify
+from admit.kit.http.transaction import commit_and_notify
 from admit.models import Notification, Webhook, WebhookCall
 from admit.webhooks.fanout import fan_out
 from tests.factories import World, auth

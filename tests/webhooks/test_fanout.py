@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import select, update
 
 from admit.db import utcnow
-from admit.kit.transaction import commit_and_notify
+from admit.kit.http.transaction import commit_and_notify
 from admit.models import Notification, Webhook, WebhookCall, WebhookCursor
 from admit.webhooks import delivery
 from admit.webhooks.fanout import GAP_GRACE_SECONDS, fan_out

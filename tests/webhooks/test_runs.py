@@ -13,7 +13,7 @@ import pytest
 from sqlalchemy import update
 
 from admit.db import utcnow
-from admit.kit.jobs import JobContext
+from admit.jobs.queue import JobContext
 from admit.models import Webhook, WebhookCall
 from admit.webhooks.delivery import deliver
 from tests.factories import World

@@ -8,13 +8,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.auth.credentials import credential_row
 from admit.auth.device_auth import device_token
-from admit.kit.context import (
+from admit.kit.http.context import (
     EVENT_ROW_COLUMNS,
     Grant,
     Principal,
     unauthenticated,
 )
-from admit.kit.errors import APIError
+from admit.kit.http.errors import APIError
 from admit.models import Event, Organizer, Team, TeamAPIToken, team_limit_events
 from admit.oauth.bearer import bearer_token
 

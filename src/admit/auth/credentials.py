@@ -20,8 +20,8 @@ from fastapi import Request
 from sqlalchemy import Select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from admit.kit.context import LANE_REQUEST, prefetch_event, wants_event_snapshot
-from admit.kit.fastread import FastReader
+from admit.kit.http.context import LANE_REQUEST, prefetch_event, wants_event_snapshot
+from admit.kit.lanes.fastread import FastReader
 
 TOKEN_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
 

@@ -21,9 +21,9 @@ from admit.auth.devices import (
     DEVICE_ORGANIZER_PERMISSIONS,
     profile_allows,
 )
-from admit.kit.context import EVENT_ROW_COLUMNS, Grant, Principal, unauthenticated
-from admit.kit.errors import forbidden
-from admit.kit.fastlane import ROUTE_TEMPLATE
+from admit.kit.http.context import EVENT_ROW_COLUMNS, Grant, Principal, unauthenticated
+from admit.kit.http.errors import forbidden
+from admit.kit.lanes.fastlane import ROUTE_TEMPLATE
 from admit.models import Device, Event, Organizer, device_limit_events
 
 REVOKED = "Device access has been revoked."

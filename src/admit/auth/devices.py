@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from admit.kit.routing import API_PREFIX
+from admit.kit.http.routing import API_PREFIX
 
 DEVICE_EVENT_PERMISSIONS: frozenset[str] = frozenset({"event.orders:read", "event.orders:checkin"})
 DEVICE_ORGANIZER_PERMISSIONS: frozenset[str] = frozenset()

@@ -15,7 +15,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.auth.devices import DEVICE_EVENT_PERMISSIONS, DEVICE_ORGANIZER_PERMISSIONS
-from admit.kit.context import Grant, Principal
+from admit.kit.http.context import Grant, Principal
 from admit.models import (
     Device,
     Organizer,

@@ -28,20 +28,22 @@ from sqlalchemy.engine import Dialect
 from starlette.responses import Response
 from starlette.types import Scope
 
+from admit.carts.planning import name_parts
 from admit.carts.render import render
 from admit.carts.schemas import CartPositionIn
-from admit.carts.service import RESERVATION_TIME, name_parts, new_cart_id
+from admit.carts.service import RESERVATION_TIME, new_cart_id
 from admit.db import utcnow
 from admit.events.plugins import SALES_CHANNELS
-from admit.kit import fastread, idempotency_inline
-from admit.kit.batching import Coalescer
-from admit.kit.context import EventAccess, EventContext, lane_context
-from admit.kit.errors import BUSY_SQLSTATES, NON_FIELD
-from admit.kit.fastlane import LaneRequest
-from admit.kit.idempotency import settle
-from admit.kit.idempotency_store import UNCLAIMED, Answer, Request
-from admit.kit.plpgsql import embed, temp_function
-from admit.kit.responses import JSONResponse
+from admit.kit.http.context import EventAccess, EventContext, lane_context
+from admit.kit.http.errors import BUSY_SQLSTATES, NON_FIELD
+from admit.kit.http.responses import JSONResponse
+from admit.kit.idempotency import inline as idempotency_inline
+from admit.kit.idempotency.layer import settle
+from admit.kit.idempotency.store import UNCLAIMED, Answer, Request
+from admit.kit.lanes import fastread
+from admit.kit.lanes.batching import Coalescer
+from admit.kit.lanes.fastlane import LaneRequest
+from admit.kit.lanes.plpgsql import embed, temp_function
 from admit.models import CartPosition
 from admit.quotas import ledger
 from admit.quotas.availability import QUOTAS_OF, TAKEN, quota_busy, sold_out_message
@@ -76,7 +78,7 @@ _PER_REQUEST = (
     ("attendee_name_parts", "jsonb"),
 )
 # A keyed request's key and answer, written by the call with its position
-# (``kit/idempotency_inline``); NULL for a request without a key.
+# (``kit/idempotency/inline``); NULL for a request without a key.
 _KEYED = tuple(zip(idempotency_inline.COLUMNS, idempotency_inline.TYPES, strict=True))
 _NOT_PLAIN = {"voucher_id": "NULL", "addon_to_id": "NULL", "seat_id": "NULL", "is_bundled": "false"}
 _ARGUMENT_COUNT = len(_SHARED) + len(_PER_REQUEST) + len(_KEYED)

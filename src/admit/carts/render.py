@@ -17,6 +17,7 @@ from sqlalchemy.orm import selectinload
 from admit.carts.schemas import CartPositionOut
 from admit.catalog.questions.answers import CheckedAnswer
 from admit.models import Answer, CartPosition, Question
+from admit.seating.expand import register_holder_renderer
 from admit.seating.render import position_seats
 
 # Name parts in reading order; others follow alphabetically, internal keys ("_scheme") never.
@@ -136,3 +137,19 @@ async def render_many(session: AsyncSession, positions: Sequence[CartPosition]) 
         render(p, by_position.get(p.id, []), children_of.get(p.id, []), by_position, seats)
         for p in positions
     ]
+
+
+async def seat_holders(
+    session: AsyncSession, ids: Sequence[int], event_slug: str
+) -> dict[int, dict[str, Any]]:
+    """Cart positions holding seats, for ``?expand=cartposition`` on the seats."""
+    rows = list(
+        await session.scalars(
+            select(CartPosition).where(CartPosition.id.in_(ids)).order_by(CartPosition.id)
+        )
+    )
+    rendered = await render_many(session, rows)
+    return {p.id: data for p, data in zip(rows, rendered, strict=True)}
+
+
+register_holder_renderer("cartposition", seat_holders)

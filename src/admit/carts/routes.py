@@ -16,14 +16,14 @@ from admit.carts import service
 from admit.carts.render import render_many
 from admit.carts.schemas import BulkResponse, CartPositionIn, CartPositionOut
 from admit.db import utcnow
-from admit.kit.body import read_list, read_object
-from admit.kit.context import EventAccess, EventContext, OrgContext
-from admit.kit.crud import Resource, mount_crud, validate_input
-from admit.kit.filtering import Ordering
-from admit.kit.openapi import json_body
-from admit.kit.pagination import paginate
-from admit.kit.responses import JSONResponse, no_content
-from admit.kit.routing import api_router
+from admit.kit.http.body import read_list, read_object
+from admit.kit.http.context import EventAccess, EventContext, OrgContext
+from admit.kit.http.responses import JSONResponse, no_content
+from admit.kit.http.routing import api_router
+from admit.kit.openapi.bodies import json_body
+from admit.kit.resources.crud import Resource, mount_crud, validate_input
+from admit.kit.resources.filtering import Ordering
+from admit.kit.resources.pagination import paginate
 from admit.models import CartPosition
 
 READ = "event.orders:read"

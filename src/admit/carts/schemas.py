@@ -12,7 +12,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, Field
 
 from admit.catalog.questions.answers import AnswerIn
-from admit.kit.schema import DateTime, Money, Pk, Price, ReadModel, WriteModel, email_type
+from admit.kit.resources.schema import DateTime, Money, Pk, Price, ReadModel, WriteModel, email_type
 
 EMAIL_MAX_LENGTH = 254  # the width of the attendee_email column
 CART_ID_MAX_LENGTH = 255

@@ -13,14 +13,14 @@ from typing import Annotated
 
 from fastapi import Path, Request
 
-from admit.kit.context import (
+from admit.kit.http.context import (
     AnyEventPermission,
     EventAccess,
     OrganizerAccess,
     OrgContext,
     Session,
 )
-from admit.kit.errors import forbidden
+from admit.kit.http.errors import forbidden
 
 SCAN = ("event.orders:checkin", "event.orders:write")
 READ = ("event.orders:read", "event.orders:checkin", "event.orders:write")

@@ -21,11 +21,11 @@ from admit.checkin.redeem import Scanner, invalid_pk
 from admit.checkin.schemas import AnnulIn
 from admit.checkin.store import REVERTED_ACTION, checkin_payload
 from admit.db import utcnow
-from admit.kit.body import read_object
-from admit.kit.context import OrgContext
-from admit.kit.crud import validate_input
-from admit.kit.errors import APIError, FieldErrors
-from admit.kit.responses import JSONResponse
+from admit.kit.http.body import read_object
+from admit.kit.http.context import OrgContext
+from admit.kit.http.errors import APIError, FieldErrors
+from admit.kit.http.responses import JSONResponse
+from admit.kit.resources.crud import validate_input
 from admit.models import Checkin, CheckinList, Event, Notification, Order, OrderPosition
 
 

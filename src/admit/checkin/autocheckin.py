@@ -22,9 +22,9 @@ from admit.checkin.access import CONFIGURE
 from admit.checkin.schemas import AutoCheckinRuleIn, AutoCheckinRuleOut
 from admit.db import utcnow
 from admit.events.plugins import SALES_CHANNELS, canonical_plugin
-from admit.kit.context import EventContext, OrgContext
-from admit.kit.crud import Resource
-from admit.kit.errors import FieldErrors, forbidden
+from admit.kit.http.context import EventContext, OrgContext
+from admit.kit.http.errors import FieldErrors, forbidden
+from admit.kit.resources.crud import Resource
 from admit.models import (
     AutoCheckinRule,
     Checkin,
@@ -94,8 +94,8 @@ class AutoCheckinRules(Resource[AutoCheckinRule]):
         return self.serialize_many(ctx, [obj])[0]
 
     async def handle_list(self, ctx: OrgContext) -> Any:
-        from admit.kit.pagination import paginate
-        from admit.kit.responses import JSONResponse
+        from admit.kit.http.responses import JSONResponse
+        from admit.kit.resources.pagination import paginate
 
         body = await paginate(ctx.request, ctx.session, self.list_query(ctx), list)
         ctx.extra["links"] = await rule_links(ctx.session, [r.id for r in body["results"]])

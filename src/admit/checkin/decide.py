@@ -30,7 +30,8 @@ from dataclasses import dataclass
 
 from admit.checkin.jsonlogic import RuleError
 from admit.checkin.rows import ListRow, Match, Scan
-from admit.checkin.rules import EventDates, History, RuleVars, evaluate
+from admit.checkin.rule_variables import EventDates, History, RuleVars
+from admit.checkin.rules import evaluate
 
 LIVE_ORDER_STATES = frozenset({"n", "p"})
 

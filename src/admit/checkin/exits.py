@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import datetime as dt
 import zoneinfo
+from typing import TYPE_CHECKING
 
 from sqlalchemy import and_, exists, func, literal, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
@@ -24,9 +25,14 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
 from admit.db import utcnow
+from admit.jobs.scheduler import PeriodicTask, periodic
 from admit.models import Checkin, CheckinList, Event, Order, OrderPosition, Quota
 from admit.quotas import availability
 from admit.quotas.availability import _position_matches
+
+if TYPE_CHECKING:
+    from admit.config import Settings
+    from admit.jobs.storage import FileStore
 
 
 def next_day(moment: dt.datetime, timezone: str) -> dt.datetime:
@@ -176,3 +182,8 @@ async def exited_counter(
 def register() -> None:
     """Quotas subtract ``exited_orders`` (see :mod:`admit.quotas.availability`)."""
     availability.blocking_counters["exited_orders"] = exited_counter
+
+
+@periodic
+def _periodic_tasks(settings: Settings, store: FileStore) -> list[PeriodicTask]:
+    return [PeriodicTask("checkin.exit_all", 60, exit_all)]

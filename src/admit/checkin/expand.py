@@ -9,8 +9,8 @@ from typing import Any
 
 from sqlalchemy import select
 
-from admit.kit.context import EventContext, OrgContext
-from admit.kit.errors import FieldErrors
+from admit.kit.http.context import EventContext, OrgContext
+from admit.kit.http.errors import FieldErrors
 from admit.models import Event, Item, ItemVariation, Question, SubEvent
 
 KINDS = frozenset({"subevent", "item", "variation", "answers.question"})

@@ -13,7 +13,7 @@ rows already read. A concurrent first entry of the same ticket (another process)
 insert do nothing (``seq`` taken), and the general path then finds the winner's entry.
 
 Scans that queue in a process while its previous statement runs go together into the next
-one (``kit/batching.Coalescer``), per list and scanning permission: at the doors one
+one (``kit/lanes/batching.Coalescer``), per list and scanning permission: at the doors one
 statement and one commit serve many scanners. Two scans of one secret never share a
 statement (the second would not see the first's entry); the repeat goes in the next one and
 is answered as a second scan. A successful redeem thus costs two statements at most:
@@ -32,10 +32,10 @@ import asyncpg
 
 from admit.checkin import lookup
 from admit.checkin.rows import Found, parse
-from admit.kit.batching import Coalescer
-from admit.kit.fastread import FastReader
-from admit.kit.idempotency_store import Request, pg_takeover
-from admit.kit.plpgsql import embed
+from admit.kit.idempotency.store import Request, pg_takeover
+from admit.kit.lanes.batching import Coalescer
+from admit.kit.lanes.fastread import FastReader
+from admit.kit.lanes.plpgsql import embed
 
 
 @dataclass(frozen=True)

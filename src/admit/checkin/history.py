@@ -13,17 +13,17 @@ from typing import Any
 
 from admit.checkin.access import READ, AnyEventPermission
 from admit.checkin.schemas import CheckinOut
-from admit.kit.changestamp import event_pages
-from admit.kit.context import OrgContext
-from admit.kit.crud import Resource
-from admit.kit.filtering import (
+from admit.kit.http.context import OrgContext
+from admit.kit.resources.crud import Resource
+from admit.kit.resources.filtering import (
     Filter,
     FilterSet,
     Ordering,
     parse_datetime,
     parse_int,
 )
-from admit.kit.render import Rows
+from admit.kit.resources.render import Rows
+from admit.kit.stamps.catalog import event_pages
 from admit.models import Checkin
 
 REASONS = frozenset(
@@ -79,7 +79,7 @@ def checkin_to_read(c: Checkin) -> dict[str, Any]:
     }
 
 
-# GETs render straight from the rows (``kit/render.py``); ``device_id`` is the device's
+# GETs render straight from the rows (``kit/resources/render.py``); ``device_id`` is the device's
 # number within the organizer, ``device`` its id.
 HISTORY_ROWS = Rows(CheckinOut, Checkin, columns={"device_id": Checkin.device_number})
 

@@ -2,10 +2,10 @@
 
 A scanner that lost an answer sends the scan again with the same ``X-Idempotency-Key``, and
 the key's answer must commit together with the entry. The lanes' general way for that, a
-group transaction (``kit/idempotency_lane``), costs a claim statement before the scan and a
+group transaction (``kit/idempotency/lane``), costs a claim statement before the scan and a
 closing round trip after it, and a worker runs one group at a time: keyed scans ran at half
 the rate of plain ones. A sale avoids it by rendering its answer before its statement
-(``kit/idempotency_inline``); a redeem cannot, since its answer is made of the lookup that the
+(``kit/idempotency/inline``); a redeem cannot, since its answer is made of the lookup that the
 same statement does.
 
 So the statement keeps the answer as its *recipe* instead: the lookup row (as ``json``,
@@ -14,7 +14,7 @@ request's JSON body. ``fastpath.keyed_statement_sql`` writes the key's row with 
 and the entry together, and only both. The answer sent is rendered from the lookup row the
 statement returned, by :meth:`Redeem.admitted <admit.checkin.redeem.Redeem.admitted>`; a
 replay restores the same row from the recipe, typed as the statement typed it
-(``kit/json_record``), and renders it with the same method,
+(``kit/resources/json_record``), and renders it with the same method,
 so the two answers are the same bytes. Rendering reads nothing else: the entry's answer
 depends on the lookup row, the scan and the request alone.
 
@@ -39,10 +39,10 @@ from admit.checkin.redeem import Redeem, Scanner
 from admit.checkin.rows import parse
 from admit.checkin.schemas import RedeemIn
 from admit.db import Database
-from admit.kit import idempotency_store as store
-from admit.kit.fastread import FastReader
-from admit.kit.idempotency_inline import stored_inline
-from admit.kit.json_record import column_definitions
+from admit.kit.idempotency import store
+from admit.kit.idempotency.inline import stored_inline
+from admit.kit.lanes.fastread import FastReader
+from admit.kit.resources.json_record import column_definitions
 
 # The SELECT that restores a recipe's lookup row and scan, and this code's recipe version.
 _restore: dict[str, str] = {}

@@ -1,4 +1,4 @@
-"""``checkinrpc/redeem/`` in the fast lane (``kit/fastlane.py``): at the doors nearly every
+"""``checkinrpc/redeem/`` in the fast lane (``kit/lanes/fastlane.py``): at the doors nearly every
 request is a scan, and the framework's routing and dependency solving cost more than the scan.
 
 The lane runs the same :class:`~admit.checkin.redeem.Redeem` as the route, on the same
@@ -17,9 +17,9 @@ from admit.checkin import keyed
 from admit.checkin.access import ScanAccess
 from admit.checkin.redeem import Redeem
 from admit.checkin.schemas import RedeemIn
-from admit.kit.context import lane_context
-from admit.kit.fastlane import LaneRequest
-from admit.kit.idempotency_lane import lane_write
+from admit.kit.http.context import lane_context
+from admit.kit.idempotency.lane import lane_write
+from admit.kit.lanes.fastlane import LaneRequest
 
 _ACCESS = ScanAccess()
 

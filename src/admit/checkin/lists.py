@@ -20,12 +20,12 @@ from admit.checkin.access import CONFIGURE, READ, AnyEventPermission
 from admit.checkin.jsonlogic import RuleError
 from admit.checkin.rules import validate as validate_rules
 from admit.checkin.schemas import CheckinListIn, CheckinListOut
-from admit.kit.context import EventAccess, EventContext, OrgContext
-from admit.kit.crud import Resource
-from admit.kit.errors import FieldErrors
-from admit.kit.filtering import Filter, FilterSet, Ordering, parse_datetime, parse_int
-from admit.kit.pagination import paginate
-from admit.kit.responses import JSONResponse
+from admit.kit.http.context import EventAccess, EventContext, OrgContext
+from admit.kit.http.errors import FieldErrors
+from admit.kit.http.responses import JSONResponse
+from admit.kit.resources.crud import Resource
+from admit.kit.resources.filtering import Filter, FilterSet, Ordering, parse_datetime, parse_int
+from admit.kit.resources.pagination import paginate
 from admit.models import (
     Checkin,
     CheckinList,

@@ -1,5 +1,6 @@
 """How the tickets of a check-in list render (``E/checkinlists/{id}/positions/``, its detail
-and ``checkinrpc/search``), declared against ``CheckinPositionOut`` (see ``kit/render.py``).
+and ``checkinrpc/search``), declared against ``CheckinPositionOut`` (see
+``kit/resources/render.py``).
 
 A ticket is the order position as the position list shows it, with three differences kept
 from the scanner's view: only the check-ins on the list (of the ticket's event) are shown,
@@ -19,7 +20,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import aliased
 
 from admit.checkin.checkin_out import CheckinPositionOut
-from admit.kit.render import Rows
+from admit.kit.resources.render import Rows
 from admit.models import Item, ItemVariation, Order, OrderPosition
 from admit.orders.order_rows import ANSWERS, CHECKINS
 

@@ -21,19 +21,19 @@ from admit.checkin import state
 from admit.checkin.access import may_scan
 from admit.checkin.expand import expand, requested
 from admit.checkin.position_rows import CHECKIN_POSITION_ROWS
-from admit.kit.context import EventContext, OrgContext
-from admit.kit.crud import parse_pk
-from admit.kit.errors import FieldErrors, not_found
-from admit.kit.filtering import (
+from admit.kit.http.context import EventContext, OrgContext
+from admit.kit.http.errors import FieldErrors, not_found
+from admit.kit.resources.filtering import (
     Filter,
     FilterSet,
     Ordering,
     parse_bool,
     parse_int,
     parse_int_list,
+    parse_pk,
     parse_str,
 )
-from admit.kit.listing import Complete, Listing, detail_body
+from admit.kit.resources.listing import Complete, Listing, detail_body
 from admit.models import (
     Checkin,
     CheckinList,

@@ -40,10 +40,10 @@ from admit.checkin.rows import Found, ListRow, Match
 from admit.checkin.schemas import RedeemIn
 from admit.checkin.store import NewCheckin, insert_scan
 from admit.db import utcnow
-from admit.kit.context import OrgContext
-from admit.kit.errors import FieldErrors
-from admit.kit.responses import JSONResponse
-from admit.kit.transaction import commit
+from admit.kit.http.context import OrgContext
+from admit.kit.http.errors import FieldErrors
+from admit.kit.http.responses import JSONResponse
+from admit.kit.http.transaction import commit
 from admit.models import Event, OrderPosition, RevokedSecret, checkin_list_items
 
 log = logging.getLogger("admit")

@@ -11,6 +11,7 @@ from starlette.responses import Response
 
 from admit.checkin import annul as annul_module
 from admit.checkin import exits, positions, revocation
+from admit.checkin import openapi as _documented  # noqa: F401  (registers its answers)
 from admit.checkin.access import READ, AnyEventPermission, ScanAccess
 from admit.checkin.autocheckin import auto_checkin_rules
 from admit.checkin.cloning import copy_checkin
@@ -20,12 +21,12 @@ from admit.checkin.redeem import Redeem
 from admit.checkin.schemas import AnnulIn, RedeemIn
 from admit.checkin.status import list_status as status_of
 from admit.events.cloning import extra_copiers
-from admit.kit.body import read_object
-from admit.kit.context import EventContext, OrgContext
-from admit.kit.crud import mount_crud, validate_input
-from admit.kit.openapi import json_body
-from admit.kit.responses import JSONResponse
-from admit.kit.routing import api_router
+from admit.kit.http.body import read_object
+from admit.kit.http.context import EventContext, OrgContext
+from admit.kit.http.responses import JSONResponse
+from admit.kit.http.routing import api_router
+from admit.kit.openapi.bodies import json_body
+from admit.kit.resources.crud import mount_crud, validate_input
 
 router = api_router(tags=["checkin"])
 ORG = "/organizers/{organizer}"

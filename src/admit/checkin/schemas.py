@@ -7,9 +7,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, field_validator
 
-from admit.kit.crud import PK_MAX
-from admit.kit.schema import DateTime, LongText, ReadModel, WriteModel
-from admit.kit.schema import Pk as AnyPk
+from admit.kit.resources.filtering import PK_MAX
+from admit.kit.resources.schema import DateTime, LongText, ReadModel, WriteModel
+from admit.kit.resources.schema import Pk as AnyPk
 
 # An id that can exist: out-of-range values must not reach an INTEGER column.
 Pk = Annotated[AnyPk, Field(ge=1, le=PK_MAX)]

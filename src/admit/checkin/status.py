@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import func, select
 
 from admit.checkin import state
-from admit.kit.context import EventContext
+from admit.kit.http.context import EventContext
 from admit.models import Checkin, CheckinList, Item, ItemVariation, checkin_list_items
 
 

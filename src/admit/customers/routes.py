@@ -23,12 +23,12 @@ from admit.customers.schemas import (
     MembershipTypeIn,
     MembershipTypeOut,
 )
-from admit.kit.context import OrganizerAccess, OrgContext
-from admit.kit.crud import Resource, flush_guard, mount_crud
-from admit.kit.errors import not_found
-from admit.kit.filtering import Filter, FilterSet, Ordering, parse_bool, parse_int
-from admit.kit.responses import JSONResponse
-from admit.kit.routing import api_router
+from admit.kit.http.context import OrganizerAccess, OrgContext
+from admit.kit.http.errors import not_found
+from admit.kit.http.responses import JSONResponse
+from admit.kit.http.routing import api_router
+from admit.kit.resources.crud import Resource, flush_guard, mount_crud
+from admit.kit.resources.filtering import Filter, FilterSet, Ordering, parse_bool, parse_int
 from admit.models import Customer, Membership, MembershipType
 from admit.notifications.notify import notify
 

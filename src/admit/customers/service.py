@@ -16,7 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from admit.auth.credentials import hash_password
 from admit.customers import membership_rules
 from admit.customers.schemas import CustomerIn, MembershipIn
-from admit.kit.errors import APIError, FieldErrors
+from admit.kit.http.errors import APIError, FieldErrors
 from admit.mail.outbox import queue_mail
 from admit.mail.render import render_mail
 from admit.models import Customer, Membership, MembershipType, Organizer

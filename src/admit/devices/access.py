@@ -14,8 +14,8 @@ from fastapi import Request
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.auth.device_auth import DeviceIdentity, request_device
-from admit.kit.context import Authenticated, Principal, Session, authenticate
-from admit.kit.errors import forbidden
+from admit.kit.http.context import Authenticated, Principal, Session, authenticate
+from admit.kit.http.errors import forbidden
 
 
 @dataclass

@@ -29,9 +29,9 @@ from starlette.responses import Response
 
 from admit.db import utcnow
 from admit.devices.access import DeviceAccess, DeviceContext
-from admit.kit.errors import FieldErrors, not_found
-from admit.kit.responses import JSONResponse
-from admit.kit.routing import api_router
+from admit.kit.http.errors import FieldErrors, not_found
+from admit.kit.http.responses import JSONResponse
+from admit.kit.http.routing import api_router
 from admit.models import CheckinList, Event, SubEvent, checkin_list_gates
 
 router = api_router()

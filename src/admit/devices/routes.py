@@ -28,22 +28,22 @@ from admit.devices.schemas import (
     HardwareIn,
     InitializeIn,
 )
-from admit.kit.body import read_object
-from admit.kit.context import OrgContext
-from admit.kit.crud import Resource, flush_guard, mount_crud, parse_pk, validate_input
-from admit.kit.errors import not_found
-from admit.kit.filtering import Filter, FilterSet, Ordering
-from admit.kit.idempotency_secret import secret_bearing
-from admit.kit.openapi import json_body
-from admit.kit.responses import JSONResponse
-from admit.kit.routing import API_PREFIX, api_router
+from admit.kit.http.body import read_object
+from admit.kit.http.context import OrgContext
+from admit.kit.http.errors import not_found
+from admit.kit.http.responses import JSONResponse
+from admit.kit.http.routing import API_PREFIX, api_router
+from admit.kit.idempotency.secret import secret_bearing
+from admit.kit.openapi.bodies import json_body
+from admit.kit.resources.crud import Resource, flush_guard, mount_crud, validate_input
+from admit.kit.resources.filtering import Filter, FilterSet, Ordering, parse_pk
 from admit.models import Device, Gate
 
 READ = "organizer.devices:read"
 WRITE = "organizer.devices:write"
 
 router = api_router()
-# Answers with the device's API token (kit/idempotency_secret: no stored answers).
+# Answers with the device's API token (kit/idempotency/secret: no stored answers).
 secret_bearing("POST", f"{API_PREFIX}/device/initialize")
 secret_bearing("POST", f"{API_PREFIX}/device/roll")
 

@@ -11,7 +11,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, Field, StringConstraints
 
 from admit.auth.devices import SECURITY_PROFILES
-from admit.kit.schema import Pk, ReadModel, WriteModel
+from admit.kit.resources.schema import Pk, ReadModel, WriteModel
 
 Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=190)]
 HardwareText = Annotated[str, Field(max_length=190)] | None

@@ -17,8 +17,8 @@ from sqlalchemy.orm import selectinload
 from admit import __version__
 from admit.auth.credentials import generate_token, hash_token
 from admit.devices.schemas import DeviceIn, HardwareIn, InitializeIn
-from admit.kit.context import unauthenticated
-from admit.kit.errors import FieldErrors
+from admit.kit.http.context import unauthenticated
+from admit.kit.http.errors import FieldErrors
 from admit.models import Device, Gate, Organizer
 from admit.teams.service import resolve_events
 

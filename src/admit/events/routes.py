@@ -8,20 +8,23 @@ from fastapi import Depends
 from sqlalchemy import select
 from starlette.responses import Response
 
-from admit.events import cloning, service
+from admit.events import availability, cloning, service
 from admit.events.plugins import SALES_CHANNELS
 from admit.events.schemas import EventDetailOut, EventIn, EventListOut
-from admit.kit.body import read_object
-from admit.kit.context import (
+from admit.kit.http.body import read_object
+from admit.kit.http.context import (
     EventAccess,
     EventContext,
     OrganizerAccess,
     OrgContext,
     public_base_url,
 )
-from admit.kit.crud import Page, flush_guard, parse_update, validate_input
-from admit.kit.errors import forbidden
-from admit.kit.filtering import (
+from admit.kit.http.errors import forbidden
+from admit.kit.http.responses import JSONResponse, no_content
+from admit.kit.http.routing import api_router
+from admit.kit.openapi.bodies import json_body
+from admit.kit.resources.crud import Page, flush_guard, parse_update, validate_input
+from admit.kit.resources.filtering import (
     Filter,
     FilterSet,
     Ordering,
@@ -30,13 +33,9 @@ from admit.kit.filtering import (
     parse_datetime,
     parse_str,
 )
-from admit.kit.openapi import json_body
-from admit.kit.pagination import paginate
-from admit.kit.responses import JSONResponse, no_content
-from admit.kit.routing import api_router
+from admit.kit.resources.pagination import paginate
 from admit.models import Event
 from admit.notifications.notify import notify, notify_all
-from admit.quotas.service import event_availability_states
 
 router = api_router(tags=["events"])
 
@@ -104,7 +103,7 @@ async def list_events(ctx: Annotated[OrgContext, Depends(OrganizerAccess())]) ->
     body = await paginate(ctx.request, ctx.session, query, list)
     states: dict[int, int | None] = {}
     if channel:
-        states = await event_availability_states(ctx.session, body["results"], channel)
+        states = await availability.event_states(ctx.session, body["results"], channel)
     out = []
     for event in body["results"]:
         data = _serialize(ctx, event, EventListOut)

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BeforeValidator, Field
 
 from admit.events.plugins import SALES_CHANNELS, canonical_plugin
-from admit.kit.schema import (
+from admit.kit.resources.schema import (
     DateTime,
     I18n,
     I18nName,

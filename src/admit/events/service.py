@@ -14,8 +14,8 @@ from admit.db import utcnow
 from admit.events import settings as event_settings
 from admit.events.plugins import PLUGINS, SALES_CHANNELS
 from admit.events.schemas import EventIn
-from admit.kit.errors import APIError, FieldErrors
-from admit.kit.i18n_search import i18n_contains
+from admit.kit.http.errors import APIError, FieldErrors
+from admit.kit.resources.i18n_search import i18n_contains
 from admit.models import (
     Event,
     EventMetaProperty,

@@ -1,7 +1,7 @@
 """The event settings the reference exposes at ``E/settings/``, as far as Admit has them.
 
-:data:`EVENT_SETTINGS` is the registry (``kit/settings.py``); this module declares the core
-keys with the reference's names and defaults, and other packages register theirs (the waiting
+:data:`EVENT_SETTINGS` is the registry (``kit/resources/settings.py``); this module declares the
+core keys with the reference's names and defaults, and other packages register theirs (the waiting
 list its voucher keys, stored in its own table). Values that were set live in
 ``events.settings`` (JSON), so every path that has the event row (the order lane included)
 reads them without another query: :func:`value` is the one way to read a setting.
@@ -20,8 +20,8 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BeforeValidator, Field
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from admit.kit.schema import Date, I18n, LocaleCode, TimeZoneName, email_type
-from admit.kit.settings import Binding, Setting, SettingsRegistry
+from admit.kit.resources.schema import Date, I18n, LocaleCode, TimeZoneName, email_type
+from admit.kit.resources.settings import Binding, Setting, SettingsRegistry
 from admit.models import Event
 
 GENERAL = "event.settings.general:write"

@@ -16,13 +16,13 @@ from fastapi import Depends, Query
 from starlette.responses import Response
 
 from admit.events import settings as event_settings
-from admit.kit.body import read_object
-from admit.kit.context import EventAccess, EventContext
-from admit.kit.crud import flush_guard
-from admit.kit.errors import APIError
-from admit.kit.openapi import json_body
-from admit.kit.responses import JSONResponse
-from admit.kit.routing import api_router
+from admit.kit.http.body import read_object
+from admit.kit.http.context import EventAccess, EventContext
+from admit.kit.http.errors import APIError
+from admit.kit.http.responses import JSONResponse
+from admit.kit.http.routing import api_router
+from admit.kit.openapi.bodies import json_body
+from admit.kit.resources.crud import flush_guard
 
 router = api_router(tags=["events"])
 

@@ -15,6 +15,8 @@ whatever the size of the event.
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
+import re
 import typing
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
@@ -24,9 +26,9 @@ from pydantic import BaseModel, ConfigDict
 from sqlalchemy import Select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from admit.kit.context import Principal
-from admit.kit.i18n import language_of
-from admit.kit.jobs import JobContext
+from admit.jobs.queue import JobContext
+from admit.kit.http.context import Principal
+from admit.kit.resources.i18n import language_of
 
 EVENT = "event"
 ORGANIZER = "organizer"
@@ -91,7 +93,8 @@ def literal_choices(annotation: Any) -> list[str] | None:
     return None
 
 
-# (level, identifier) -> exporter
+# (level, identifier) -> exporter: filled by the exporter modules as they are imported, read
+# through :mod:`admit.exports.lookup`, which imports them all.
 REGISTRY: dict[tuple[str, str], Exporter] = {}
 
 
@@ -101,22 +104,15 @@ def register(cls: type[Exporter]) -> type[Exporter]:
     return cls
 
 
-def exporters(level: str) -> list[Exporter]:
-    """The exporters of a level, in identifier order (stable pagination)."""
-    load_exporters()
-    return sorted(
-        (e for (lvl, _), e in REGISTRY.items() if lvl == level), key=lambda e: e.identifier
-    )
+# What a result file is called (kept safe for any file system).
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
-def find(level: str, identifier: str) -> Exporter | None:
-    load_exporters()
-    return REGISTRY.get((level, identifier))
-
-
-def load_exporters() -> None:
-    """Imports every module that registers exporters."""
-    import admit.exports.exporters  # noqa: F401
+def result_filename(organizer: str, event: str | None, identifier: str, extension: str) -> str:
+    """``<organizer>_<event>_<identifier>_<date>.<ext>``: readable and safe in any OS."""
+    parts = [organizer, event, identifier, dt.datetime.now(dt.UTC).strftime("%Y%m%d%H%M")]
+    stem = "_".join(_UNSAFE.sub("-", p) for p in parts if p)
+    return f"{stem}.{extension}"
 
 
 # Column headers and fixed texts per locale: each exporter module adds its own with

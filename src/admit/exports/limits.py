@@ -16,7 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.db import utcnow
 from admit.exports.tasks import EXPORT_KIND
-from admit.kit.errors import APIError
+from admit.kit.http.errors import APIError
 from admit.models import Job
 
 MAX_RUNNING = 2

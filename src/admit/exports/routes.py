@@ -18,26 +18,27 @@ from pydantic import ValidationError
 from sqlalchemy import select
 from starlette.responses import Response
 
-from admit.exports.base import EVENT, ORGANIZER, Exporter, exporters, find
+from admit.exports.base import EVENT, ORGANIZER, Exporter
 from admit.exports.limits import reserve_slot
+from admit.exports.lookup import exporters, find
 from admit.exports.schemas import ExporterOut, ExportRunIn, ExportStartedOut
 from admit.exports.tasks import EXPORT_KIND, export_input
-from admit.kit.body import read_object
-from admit.kit.context import (
+from admit.jobs.downloads import download, owned_job, owner_of
+from admit.jobs.queue import enqueue
+from admit.kit.http.body import read_object
+from admit.kit.http.context import (
     EventAccess,
     EventContext,
     OrganizerAccess,
     OrgContext,
     public_base_url,
 )
-from admit.kit.crud import Page
-from admit.kit.downloads import download, owned_job, owner_of
-from admit.kit.errors import FieldErrors, forbidden, not_found, validation_error
-from admit.kit.jobs import enqueue
-from admit.kit.openapi import json_body
-from admit.kit.pagination import paginate_list
-from admit.kit.responses import JSONResponse
-from admit.kit.routing import api_router
+from admit.kit.http.errors import FieldErrors, forbidden, not_found, validation_error
+from admit.kit.http.responses import JSONResponse
+from admit.kit.http.routing import api_router
+from admit.kit.openapi.bodies import json_body
+from admit.kit.resources.crud import Page
+from admit.kit.resources.pagination import paginate_list
 from admit.models import Event, Job
 
 router = api_router(tags=["exporters"])

@@ -1,9 +1,10 @@
 """Streaming table files: CSV and XLSX written row by row into a job's result file.
 
 Exporters describe rows once and pick the file type from the requested format
-(:func:`table_file`). Cell values are plain Python values or :class:`Money` (a Decimal with
-its currency's places: a number with that many decimals in XLSX, the exact string in CSV).
-CSV goes straight through; XLSX is written by :mod:`admit.exports.xlsx` in constant memory.
+(:func:`admit.exports.formats.table_file`). Cell values are plain Python values or
+:class:`Money` (a Decimal with its currency's places: a number with that many decimals in
+XLSX, the exact string in CSV). CSV goes straight through; XLSX is written by
+:mod:`admit.exports.xlsx` in constant memory.
 Memory stays flat at any size either way.
 """
 
@@ -146,14 +147,3 @@ def csv_safe(text: str) -> str:
     if not text or text[0] not in FORMULA_STARTS or _PLAIN_NUMBER.fullmatch(text):
         return text
     return "'" + text
-
-
-def table_file(kind: str, handle: BinaryIO, *, yes: str = "Yes", no: str = "No") -> TableFile:
-    """``"xlsx"`` or ``"csv"`` (``"csv;"`` for semicolon-separated)."""
-    if kind == "xlsx":
-        from admit.exports.xlsx import XlsxFile
-
-        return XlsxFile(handle, yes=yes, no=no)
-    if kind in ("csv", "csv;"):
-        return CsvFile(handle, delimiter=";" if kind == "csv;" else ",", yes=yes, no=no)
-    raise ValueError(f"unknown table file kind {kind!r}")

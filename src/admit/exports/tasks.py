@@ -9,8 +9,6 @@ message, never the data.
 
 from __future__ import annotations
 
-import datetime as dt
-import re
 from typing import Any
 
 from pydantic import ValidationError
@@ -18,22 +16,14 @@ from sqlalchemy import select
 
 from admit.auth.owners import current_principal, event_permission, organizer_permission
 from admit.db import write_intent
-from admit.exports.base import EVENT, ORGANIZER, Exporter, ExportRun, find
-from admit.kit.jobs import JobContext, JobFailed, job_kind
+from admit.exports.base import EVENT, ORGANIZER, Exporter, ExportRun
+from admit.exports.lookup import find
+from admit.jobs.queue import JobContext, JobFailed, job_kind
 from admit.models import Event, Organizer
 
 EXPORT_KIND = "export.run"
 # Results are large and fetched soon after: kept a day, as the reference keeps them.
 KEEP_HOURS = 24.0
-
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
-
-
-def result_filename(organizer: str, event: str | None, identifier: str, extension: str) -> str:
-    """``<organizer>_<event>_<identifier>_<date>.<ext>``: readable and safe in any OS."""
-    parts = [organizer, event, identifier, dt.datetime.now(dt.UTC).strftime("%Y%m%d%H%M")]
-    stem = "_".join(_UNSAFE.sub("-", p) for p in parts if p)
-    return f"{stem}.{extension}"
 
 
 def export_input(

@@ -38,7 +38,7 @@ from admit.exports.tables import (
     TableLimitExceeded,
     cell_text,
 )
-from admit.kit.jobs import job_tmpdir
+from admit.jobs.queue import job_tmpdir
 
 # Excel's sheet names: at most 31 characters, none of these.
 _SHEET_FORBIDDEN = str.maketrans({c: " " for c in "[]:*?/\\"})

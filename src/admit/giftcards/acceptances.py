@@ -27,13 +27,13 @@ from admit.giftcards.schemas import (
     AcceptanceOut,
     AcceptancePatch,
 )
-from admit.kit.body import read_object
-from admit.kit.context import OrgContext
-from admit.kit.crud import Resource, flush_guard, parse_update, validate_input
-from admit.kit.errors import APIError, FieldErrors
-from admit.kit.filtering import Filter, FilterSet, Ordering
-from admit.kit.pagination import paginate
-from admit.kit.responses import JSONResponse, no_content
+from admit.kit.http.body import read_object
+from admit.kit.http.context import OrgContext
+from admit.kit.http.errors import APIError, FieldErrors
+from admit.kit.http.responses import JSONResponse, no_content
+from admit.kit.resources.crud import Resource, flush_guard, parse_update, validate_input
+from admit.kit.resources.filtering import Filter, FilterSet, Ordering
+from admit.kit.resources.pagination import paginate
 from admit.models import GiftCardAcceptance, Organizer
 
 ISSUER_ONLY = "Only the issuing organizer can change whether its gift cards are offered."

@@ -12,8 +12,8 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.giftcards.schemas import TransactionOut
-from admit.kit.context import OrgContext
-from admit.kit.render import Rows
+from admit.kit.http.context import OrgContext
+from admit.kit.resources.render import Rows
 from admit.models import Event, GiftCardTransaction, Order, OrderPosition, Organizer
 from admit.orders.serialize import POSITION_LOAD, position_dict, question_identifiers
 
@@ -116,7 +116,7 @@ def _of_order(column: Any) -> Any:
     )
 
 
-# The transactions list renders from rows (``kit/render.py``): the order's code and event
+# The transactions list renders from rows (``kit/resources/render.py``): the order's code and event
 # and the accepting organizer's slug are selected with each transaction.
 TRANSACTION_ROWS = Rows(
     TransactionOut,

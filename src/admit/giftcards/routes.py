@@ -26,24 +26,24 @@ from admit.giftcards.schemas import (
     TransactIn,
     TransactionOut,
 )
-from admit.kit.body import read_object
-from admit.kit.context import OrganizerAccess, OrgContext
-from admit.kit.crud import (
-    Page,
-    Resource,
-    flush_guard,
-    mount_crud,
+from admit.kit.http.body import read_object
+from admit.kit.http.context import OrganizerAccess, OrgContext
+from admit.kit.http.errors import APIError, FieldErrors
+from admit.kit.http.responses import JSONResponse
+from admit.kit.http.routing import api_router
+from admit.kit.openapi.bodies import json_body
+from admit.kit.resources.crud import Page, Resource, flush_guard, mount_crud, parse_update
+from admit.kit.resources.crud import validate_input as validated
+from admit.kit.resources.filtering import (
+    Filter,
+    FilterSet,
+    Ordering,
+    parse_bool,
+    parse_decimal,
     parse_pk,
-    parse_update,
 )
-from admit.kit.crud import validate_input as validated
-from admit.kit.errors import APIError, FieldErrors
-from admit.kit.filtering import Filter, FilterSet, Ordering, parse_bool, parse_decimal
-from admit.kit.listing import Listing
-from admit.kit.openapi import json_body
-from admit.kit.pagination import paginate
-from admit.kit.responses import JSONResponse
-from admit.kit.routing import api_router
+from admit.kit.resources.listing import Listing
+from admit.kit.resources.pagination import paginate
 from admit.models import GiftCard, GiftCardTransaction
 from admit.notifications.notify import notify
 

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BeforeValidator, Field, StringConstraints
 
-from admit.kit.schema import DateTime, LongText, Money, ReadModel, WriteModel
+from admit.kit.resources.schema import DateTime, LongText, Money, ReadModel, WriteModel
 
 CURRENCY_RE = re.compile(r"^[A-Z]{3}$")
 

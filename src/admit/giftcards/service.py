@@ -19,7 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
 from admit.db import utcnow
-from admit.kit.errors import APIError, FieldErrors, not_found
+from admit.kit.http.errors import APIError, FieldErrors, not_found
 from admit.models import (
     Event,
     GiftCard,

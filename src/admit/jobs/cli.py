@@ -15,16 +15,11 @@ from rich.table import Table
 from sqlalchemy import or_, select, update
 
 from admit.config import Settings
+from admit.console import console, run_work
 from admit.db import Database, create_database, utcnow
 from admit.models import JOB_STATUSES, Job
 
 jobs_app = typer.Typer(help="Inspect and retry background jobs.", no_args_is_help=True)
-
-
-def _cli() -> Any:
-    import admit.cli
-
-    return admit.cli
 
 
 # Start and stop lines of ``admit worker`` / ``admit scheduler``: a few a run, always logged
@@ -34,7 +29,7 @@ LIFECYCLE = "admit.jobs.lifecycle"
 
 def configure_logging(settings: Settings) -> None:
     """The server's logging (``ADMIT_LOG_LEVEL``, ``ADMIT_LOG_FORMAT``, secrets scrubbed)."""
-    from admit.kit.logs import configure_logging as configure
+    from admit.kit.http.logs import configure_logging as configure
 
     configure(settings)
     logging.getLogger(LIFECYCLE).setLevel(logging.INFO)
@@ -56,7 +51,7 @@ def worker(concurrency: int | None) -> None:
 
     settings = Settings()
     if not settings.resolved_broker_url:
-        _cli().console.print(
+        console.print(
             "[red]No broker is configured (ADMIT_REDIS_URL or ADMIT_BROKER_URL).[/red] Without "
             "one, jobs run inside `admit serve` and no worker is needed."
         )
@@ -81,7 +76,7 @@ def worker(concurrency: int | None) -> None:
         finally:
             await db.dispose()
 
-    _cli()._run(_until_signalled(work))
+    run_work(_until_signalled(work))
 
 
 def scheduler() -> None:
@@ -105,7 +100,7 @@ def scheduler() -> None:
         finally:
             await db.dispose()
 
-    _cli()._run(_until_signalled(work))
+    run_work(_until_signalled(work))
 
 
 async def _with_db(work: Callable[[Database], Awaitable[Any]]) -> Any:
@@ -143,7 +138,7 @@ def list_jobs(
             counts = select(Job.status, func.count()).group_by(Job.status)
             return rows, dict((await session.execute(counts)).all())  # type: ignore[arg-type]
 
-    rows, counts = _cli()._run(_with_db(work))
+    rows, counts = run_work(_with_db(work))
     table = Table("id", "uuid", "kind", "status", "%", "attempts", "created", "message")
     for job in rows:
         table.add_row(
@@ -156,7 +151,6 @@ def list_jobs(
             job.created.isoformat(timespec="seconds"),
             (job.message or "")[:60],
         )
-    console = _cli().console
     console.print(table)
     console.print(", ".join(f"{s}: {counts.get(s, 0)}" for s in JOB_STATUSES))
 
@@ -169,9 +163,9 @@ def show_job(job: Annotated[str, typer.Argument(help="The job's id or uuid.")]) 
         async with db.sessionmaker() as session:
             return (await session.execute(select(Job).where(_by_id(job)))).scalar_one_or_none()
 
-    row = _cli()._run(_with_db(work))
+    row = run_work(_with_db(work))
     if row is None:
-        _cli().console.print(f"[red]No job {job}.[/red]")
+        console.print(f"[red]No job {job}.[/red]")
         raise typer.Exit(1)
     for column in Job.__table__.columns:
         if column.key != "secret":
@@ -200,8 +194,8 @@ def retry_job(job: Annotated[str, typer.Argument(help="The job's id or uuid.")])
             await session.commit()
             return result.rowcount  # type: ignore[attr-defined]
 
-    if not _cli()._run(_with_db(work)):
-        _cli().console.print(f"[red]No failed job {job}.[/red]")
+    if not run_work(_with_db(work)):
+        console.print(f"[red]No failed job {job}.[/red]")
         raise typer.Exit(1)
     print(f"Job {job} waits again; the next sweep of a scheduler hands it to a worker.")
 
@@ -211,9 +205,9 @@ def ping(
     timeout: Annotated[float, typer.Option(help="Seconds to wait for a worker.")] = 30.0,
 ) -> None:
     """Send a no-op job and wait until a worker (or an embedded server) ran it."""
+    from admit.jobs.queue import enqueue
     from admit.jobs.runtime import Background
-    from admit.kit.jobs import enqueue
-    from admit.kit.transaction import commit_and_notify
+    from admit.kit.http.transaction import commit_and_notify
 
     settings = Settings()
 
@@ -241,8 +235,8 @@ def ping(
             await asyncio.sleep(0.05)
         return None
 
-    answer = _cli()._run(_with_db(work))
+    answer = run_work(_with_db(work))
     if answer is None:
-        _cli().console.print(f"[red]No worker ran the job within {timeout:g} s.[/red]")
+        console.print(f"[red]No worker ran the job within {timeout:g} s.[/red]")
         raise typer.Exit(1)
     print(f"A job was {answer[0]} {answer[1] * 1000:.0f} ms after it was sent.")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 
-from admit.kit.jobs import JobContext, JobFailed, job_kind
+from admit.jobs.queue import JobContext, JobFailed, job_kind
 
 MAX_SECONDS = 600
 

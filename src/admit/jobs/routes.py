@@ -1,7 +1,7 @@
 """The caller's own background jobs: status and result download (an Admit extension).
 
 Exports, shredders and ticket rendering answer their own download URLs with the same
-semantics (:mod:`admit.kit.downloads`); these routes show any job the caller started.
+semantics (:mod:`admit.jobs.downloads`); these routes show any job the caller started.
 """
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from typing import Annotated
 from fastapi import Depends, Path
 from starlette.responses import Response
 
+from admit.jobs.downloads import download, owned_job
 from admit.jobs.schemas import JobOut
-from admit.kit.context import OrganizerAccess, OrgContext, public_base_url
-from admit.kit.downloads import download, owned_job
-from admit.kit.responses import JSONResponse
-from admit.kit.routing import api_router
+from admit.kit.http.context import OrganizerAccess, OrgContext, public_base_url
+from admit.kit.http.responses import JSONResponse
+from admit.kit.http.routing import api_router
 from admit.models import Job
 
 router = api_router(tags=["jobs"])

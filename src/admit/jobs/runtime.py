@@ -3,6 +3,11 @@
 Embedded mode (no broker URL): the server process hands jobs to itself and runs the
 scheduler. At scale: API processes only hand jobs to the broker, ``admit worker`` processes
 run them, ``admit scheduler`` processes run the periodic work (each task once per period).
+
+The engine imports no package's job kinds or periodic tasks: each package registers its own
+(``jobs.queue.job_kind``, ``jobs.scheduler.periodic``) at import, and the entries that start
+background work (``app.py``, the ``admit worker`` and ``admit scheduler`` commands) import them
+all through ``admit/all_tasks.py``.
 """
 
 from __future__ import annotations
@@ -10,42 +15,25 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
-import functools
 from collections.abc import AsyncIterator
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.config import Settings
 from admit.db import Database
-from admit.kit import jobsweep
-from admit.kit.jobrunner import JobEngine
-from admit.kit.jobs import DEFAULT_TIME_LIMIT, KINDS
-from admit.kit.scheduler import PeriodicTask, Scheduler
-from admit.kit.storage import FileStore, open_store
-
-
-def load_job_kinds() -> None:
-    """Imports every module that registers a job kind (a worker must know them all)."""
-    import admit.exports.tasks
-    import admit.jobs.diagnostic
-    import admit.mail.tasks
-    import admit.scheduled_exports.tasks
-    import admit.shredders.tasks
-    import admit.tickets.tasks
-    import admit.webhooks.delivery  # noqa: F401
+from admit.jobs import diagnostic as _diagnostic  # noqa: F401  (the engine's own kind)
+from admit.jobs import sweep as jobsweep
+from admit.jobs.queue import DEFAULT_TIME_LIMIT, KINDS
+from admit.jobs.runner import JobEngine
+from admit.jobs.scheduler import PERIODIC, PeriodicTask, Scheduler
+from admit.jobs.storage import FileStore
+from admit.jobs.stores import open_store
+from admit.kit.idempotency.store import purge_expired as purge_idempotency_keys
 
 
 def periodic_tasks(settings: Settings, store: FileStore) -> list[PeriodicTask]:
-    from admit.carts.service import purge_expired
-    from admit.checkin.exits import exit_all
-    from admit.kit.idempotency_store import purge_expired as purge_idempotency_keys
-    from admit.mail.tasks import requeue_held_mails
-    from admit.notifications.retention import purge_old_notifications
-    from admit.scheduled_exports import tasks as scheduled_exports
-    from admit.sendmail import tasks as sendmail
-    from admit.uploads.service import purge_expired as purge_uploads
-    from admit.waitinglist import auto as waitinglist_auto
-    from admit.webhooks.tasks import periodic_tasks as webhook_tasks
+    """The engine's own periodic work, then every registered package's
+    (:func:`admit.jobs.scheduler.periodic`)."""
 
     async def sweep(session: AsyncSession, now: dt.datetime) -> None:
         await jobsweep.sweep(session, now, settings, store)
@@ -58,24 +46,8 @@ def periodic_tasks(settings: Settings, store: FileStore) -> list[PeriodicTask]:
     return [
         PeriodicTask("jobs.sweep", settings.job_sweep_seconds, sweep),
         PeriodicTask("files.remove_partials", 600, sweep_files),
-        *webhook_tasks(),
-        PeriodicTask("carts.purge_expired", 60, purge_expired),
-        PeriodicTask("checkin.exit_all", 60, exit_all),
-        PeriodicTask(
-            "waitinglist.assign", waitinglist_auto.INTERVAL_SECONDS, waitinglist_auto.assign_all
-        ),
-        PeriodicTask(
-            "mail.requeue_held", 60, functools.partial(requeue_held_mails, settings=settings)
-        ),
-        PeriodicTask("notifications.purge", 3600, purge_old_notifications),
         PeriodicTask("idempotency.purge", 600, purge_idempotency_keys),
-        PeriodicTask("scheduled_exports.start_due", 60, scheduled_exports.start_due),
-        PeriodicTask("uploads.purge", 3600, functools.partial(purge_uploads, store=store)),
-        PeriodicTask(
-            "sendmail.rules",
-            sendmail.INTERVAL_SECONDS,
-            functools.partial(sendmail.send_due, base_url=settings.base_url),
-        ),
+        *(task for factory in PERIODIC for task in factory(settings, store)),
     ]
 
 
@@ -90,7 +62,6 @@ class Background:
         broker_url: str | None = None,
         concurrency: int | None = None,
     ) -> None:
-        load_job_kinds()
         self.settings = settings
         self.db = db
         self.store = open_store(settings.storage_url, settings.files_dir)

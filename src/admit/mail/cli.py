@@ -11,17 +11,12 @@ from rich.table import Table
 from sqlalchemy import func, select
 
 from admit.config import Settings
+from admit.console import console, run_work
 from admit.db import Database, create_database
 
 mail_app = typer.Typer(help="Inspect and resend outgoing e-mail.", no_args_is_help=True)
 
 STATUSES = ("queued", "sent", "failed")
-
-
-def _cli() -> Any:
-    import admit.cli  # imported late: admit.cli imports this module
-
-    return admit.cli
 
 
 def _output() -> Console:
@@ -36,7 +31,7 @@ def _run_with_db(work: Callable[[Database], Awaitable[Any]]) -> Any:
         finally:
             await db.dispose()
 
-    return _cli()._run(run())
+    return run_work(run())
 
 
 @mail_app.command("list")
@@ -87,7 +82,7 @@ def show_mail(mail_id: Annotated[int, typer.Argument(help="The mail's id.")]) ->
 
     mail = _run_with_db(work)
     if mail is None:
-        _cli().console.print(f"[red]No mail {mail_id}.[/red]")
+        console.print(f"[red]No mail {mail_id}.[/red]")
         raise typer.Exit(1)
     lines = [
         f"Message-ID: {mail.message_id or ''}",
@@ -112,7 +107,7 @@ def show_mail(mail_id: Annotated[int, typer.Argument(help="The mail's id.")]) ->
 @mail_app.command("retry")
 def retry_mail(mail_id: Annotated[int, typer.Argument(help="The mail's id.")]) -> None:
     """Send a failed mail again (after the server or the address was fixed)."""
-    from admit.kit.transaction import commit_and_notify
+    from admit.kit.http.transaction import commit_and_notify
     from admit.mail.tasks import enqueue_delivery
 
     async def work(db: Database) -> bool:
@@ -128,6 +123,6 @@ def retry_mail(mail_id: Annotated[int, typer.Argument(help="The mail's id.")]) -
             return True
 
     if not _run_with_db(work):
-        _cli().console.print(f"[red]No failed mail {mail_id}.[/red]")
+        console.print(f"[red]No failed mail {mail_id}.[/red]")
         raise typer.Exit(1)
     print(f"Mail {mail_id} is queued again; a worker or a running server sends it.")

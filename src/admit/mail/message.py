@@ -14,7 +14,7 @@ from email.utils import format_datetime, make_msgid, parseaddr
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from admit.kit.storage import FileStore, StoredFileMissing
+from admit.jobs.storage import FileStore, StoredFileMissing
 from admit.models import Event, Organizer, OutgoingMail
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from admit.kit.storage import check_key
+from admit.jobs.storage import check_key
 from admit.mail.tasks import enqueue_delivery
 from admit.models import OutgoingMail
 

@@ -10,19 +10,26 @@ holds, its failure is written to the mail and ends its job: it never stops other
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import logging
 from email.message import EmailMessage
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import load_only
 
 from admit.db import utcnow
-from admit.kit.jobs import JobContext, JobFailed, RetryLater, enqueue, job_kind
+from admit.jobs.queue import JobContext, JobFailed, RetryLater, enqueue, job_kind
+from admit.jobs.scheduler import PeriodicTask, periodic
 from admit.mail.message import BrokenMail, compose, sender_address, sender_name
 from admit.mail.smtp import PermanentFailure, TemporaryFailure, deliver, parse_smtp_url
 from admit.models import Job, OutgoingMail
+
+if TYPE_CHECKING:
+    from admit.config import Settings
+    from admit.jobs.storage import FileStore
+
 
 log = logging.getLogger("admit.mail")
 
@@ -152,3 +159,12 @@ async def requeue_held_mails(session: AsyncSession, now: dt.datetime, *, setting
     if held:
         log.info("mail: %d held mail(s) handed to new jobs", len(held))
     return len(held)
+
+
+@periodic
+def _periodic_tasks(settings: Settings, store: FileStore) -> list[PeriodicTask]:
+    return [
+        PeriodicTask(
+            "mail.requeue_held", 60, functools.partial(requeue_held_mails, settings=settings)
+        )
+    ]

@@ -1,8 +1,8 @@
 """What moves an order's ``last_modified``: the order row itself and every row rendered as part
 of it (positions, fees, payments, refunds, answers and their chosen options, successful
-check-ins, print logs), changed through whatever path. Triggers (``kit/parent_stamp.py``)
+check-ins, print logs), changed through whatever path. Triggers (``models/stamp_triggers.py``)
 installed by migration 0018 (and by ``metadata.create_all``) keep it, so ``modified_since``
-on the order lists is exact; ``kit/page_stamp.py`` gives the matching ``X-Page-Generated``.
+on the order lists is exact; ``kit/stamps/page.py`` gives the matching ``X-Page-Generated``.
 
 Failed scans are not part of an order (its check-ins are the successful ones): the redeem
 lane's refusals leave ``last_modified`` alone. Cart answers have no order position and are
@@ -11,7 +11,6 @@ skipped by the path (its key is NULL)."""
 from __future__ import annotations
 
 from admit.db import Base
-from admit.kit.parent_stamp import Child, ParentStamp
 from admit.models.checkin import Checkin
 from admit.models.orders import (
     Answer,
@@ -23,6 +22,7 @@ from admit.models.orders import (
     PrintLog,
     answer_options,
 )
+from admit.models.stamp_triggers import Child, ParentStamp
 
 ORDER_STAMP = ParentStamp(
     name="order_stamp",

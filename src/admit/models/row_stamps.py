@@ -1,8 +1,8 @@
-"""Change stamps of single rows, moved by triggers (``kit/parent_stamp.py`` with no children):
+"""Change stamps of single rows, moved by triggers (``models/stamp_triggers.py`` with no children):
 ``vouchers.last_modified`` and ``checkins.last_modified``, on every insert and update through
 whatever path (a redemption's count, the redeem lane's batched inserts, an annulment, a
-shredder). The kept voucher and check-in pages (``kit/pagecache.py``) probe the newest of them
-against a page's bound; deletions are on ``models/deletion_stamp.py``.
+shredder). The kept voucher and check-in pages (``kit/stamps/pagecache.py``) probe the newest of
+them against a page's bound; deletions are on ``models/deletion_stamp.py``.
 
 On PostgreSQL the stamp is the transaction's start or later (a value the application set is
 kept only when it is not earlier), so a change committed after a page was read is never
@@ -12,8 +12,8 @@ default and updates the statement's time."""
 from __future__ import annotations
 
 from admit.db import Base
-from admit.kit.parent_stamp import ParentStamp
 from admit.models.checkin import Checkin
+from admit.models.stamp_triggers import ParentStamp
 from admit.models.vouchers import Voucher
 
 VOUCHER_STAMP = ParentStamp(name="voucher_stamp", stamp=Voucher.last_modified)

@@ -5,11 +5,18 @@ was delivered stays in each webhook's call log (itself kept 30 days)."""
 from __future__ import annotations
 
 import datetime as dt
+from typing import TYPE_CHECKING
 
 from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from admit.jobs.scheduler import PeriodicTask, periodic
 from admit.models import Notification
+
+if TYPE_CHECKING:
+    from admit.config import Settings
+    from admit.jobs.storage import FileStore
+
 
 KEEP_DAYS = 30
 BATCH = 10_000
@@ -27,3 +34,8 @@ async def purge_old_notifications(session: AsyncSession, now: dt.datetime) -> in
     if ids:
         await session.execute(delete(Notification).where(Notification.id.in_(ids)))
     return len(ids)
+
+
+@periodic
+def _periodic_tasks(settings: Settings, store: FileStore) -> list[PeriodicTask]:
+    return [PeriodicTask("notifications.purge", 3600, purge_old_notifications)]

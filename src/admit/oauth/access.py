@@ -11,8 +11,8 @@ from __future__ import annotations
 from fastapi import Request
 
 from admit.devices.access import NoCredentials
-from admit.kit.context import Authenticated, Principal, Session, authenticate
-from admit.kit.errors import forbidden
+from admit.kit.http.context import Authenticated, Principal, Session, authenticate
+from admit.kit.http.errors import forbidden
 
 
 class ClientCredentials(NoCredentials):

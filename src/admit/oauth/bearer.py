@@ -4,7 +4,7 @@ The principal is the user (``kind="oauth"``, ``id`` and ``user_id`` the user's i
 starts belong to the user), holding the grants of the user's teams *today*, limited to the
 organizers the user chose when authorizing the application, and the token's scopes: without
 ``read`` or ``write`` it reaches no organizer; without ``write`` the access check refuses
-unsafe methods (``kit/context.py``).
+unsafe methods (``kit/http/context.py``).
 
 Bearer tokens are always looked up in the database, never in the fast lane's credential cache:
 revoking a token, refreshing it or revoking the application takes effect in every worker with
@@ -23,7 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from admit.auth.credentials import hash_token
 from admit.auth.owners import _TEAM_COLUMNS, _team_grants
 from admit.db import utcnow
-from admit.kit.context import Principal, unauthenticated
+from admit.kit.http.context import Principal, unauthenticated
 from admit.models import (
     OAuthGrant,
     OAuthToken,

@@ -12,16 +12,11 @@ from rich.console import Console
 from sqlalchemy import select
 
 from admit.config import Settings
+from admit.console import console, run_work
 from admit.db import Database, create_database
 from admit.oauth import apps
 
 oauth_app = typer.Typer(help="Manage OAuth applications.", no_args_is_help=True)
-
-
-def _cli() -> Any:
-    import admit.cli  # imported late: admit.cli imports this module
-
-    return admit.cli
 
 
 def _output() -> Console:
@@ -39,11 +34,11 @@ def _in_transaction(work: Callable[[Any], Awaitable[Any]]) -> Any:
         finally:
             await db.dispose()
 
-    return _cli()._run(run())
+    return run_work(run())
 
 
 def _fail(message: str) -> None:
-    _cli().console.print(f"[red]{message}[/red]")
+    console.print(f"[red]{message}[/red]")
     raise typer.Exit(1)
 
 

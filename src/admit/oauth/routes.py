@@ -11,10 +11,10 @@ from fastapi import Depends, Request
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.db import write_intent
-from admit.kit.context import Principal, Session, public_base_url
-from admit.kit.idempotency_secret import secret_bearing
-from admit.kit.responses import JSONResponse
-from admit.kit.routing import API_PREFIX, api_router
+from admit.kit.http.context import Principal, Session, public_base_url
+from admit.kit.http.responses import JSONResponse
+from admit.kit.http.routing import API_PREFIX, api_router
+from admit.kit.idempotency.secret import secret_bearing
 from admit.models import User
 from admit.oauth import server
 from admit.oauth.access import ClientCredentials, ProfileAccess

@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm.base import NO_VALUE
 
 from admit.db import utcnow
-from admit.kit.errors import APIError, FieldErrors
+from admit.kit.http.errors import APIError, FieldErrors
 from admit.models import Event, Order, OrderFee, OrderPayment
 from admit.orders import codes, hooks
 from admit.orders.schemas import CancelIn, ExtendIn

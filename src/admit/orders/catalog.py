@@ -4,7 +4,7 @@ worker as of the event's catalog stamp.
 Validating and pricing an order reads the event, its products with variations, tax rules,
 questions, dates and discounts; read per request, that costs more than writing the order. The
 lane keeps them per event, labelled with the event's ``catalog_modified`` stamp as read
-*before* the rest (``kit/changestamp.py``: every write of the event or its catalog moves the
+*before* the rest (``kit/stamps/catalog.py``: every write of the event or its catalog moves the
 stamp in the same transaction). Discounts move no stamp, so they carry a fingerprint of their
 rows (:data:`DISCOUNT_PRINT`) instead. The database call that writes a lane order compares
 both with the database's current values and declines on any difference (the request then takes

@@ -27,7 +27,7 @@ from admit.catalog.questions.answers import to_models
 from admit.catalog.taxes.compute import currency_places
 from admit.catalog.taxes.rules import Buyer, SaleBlocked, TaxedSale, retax, tax_sale
 from admit.db import utcnow
-from admit.kit.errors import FieldErrors
+from admit.kit.http.errors import FieldErrors
 from admit.models import Answer, Event, Order, OrderFee, OrderPosition, TaxRule
 from admit.notifications.notify import (
     ORDER_CHANGED_CANCEL,

@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import selectinload
 
 from admit.catalog.questions.answers import CheckedAnswer, check_answers, load_questions, valid_ids
-from admit.kit.errors import FieldErrors
+from admit.kit.http.errors import FieldErrors
 from admit.models import (
     Event,
     Item,

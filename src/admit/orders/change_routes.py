@@ -9,13 +9,13 @@ from fastapi import Depends
 from sqlalchemy import select
 from starlette.responses import Response
 
-from admit.kit.body import read_object
-from admit.kit.context import EventAccess, EventContext
-from admit.kit.crud import flush_guard, validate_input
-from admit.kit.errors import APIError, not_found
-from admit.kit.openapi import json_body
-from admit.kit.responses import JSONResponse, no_content
-from admit.kit.routing import api_router
+from admit.kit.http.body import read_object
+from admit.kit.http.context import EventAccess, EventContext
+from admit.kit.http.errors import APIError, not_found
+from admit.kit.http.responses import JSONResponse, no_content
+from admit.kit.http.routing import api_router
+from admit.kit.openapi.bodies import json_body
+from admit.kit.resources.crud import flush_guard, validate_input
 from admit.mail.outbox import queue_mail
 from admit.mail.render import render_mail
 from admit.models import Order

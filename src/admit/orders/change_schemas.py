@@ -13,8 +13,8 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, Field, model_validator
 
 from admit.catalog.questions.answers import AnswerIn
-from admit.kit.crud import PK_MAX
-from admit.kit.schema import DateTime, Money, Pk, WriteModel
+from admit.kit.resources.filtering import PK_MAX
+from admit.kit.resources.schema import DateTime, Money, Pk, WriteModel
 from admit.orders.schemas import NameFields
 
 

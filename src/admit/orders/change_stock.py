@@ -17,7 +17,7 @@ from collections import Counter, defaultdict
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from admit.kit.errors import FieldErrors
+from admit.kit.http.errors import FieldErrors
 from admit.models import Quota
 from admit.orders.quota import quota_message
 from admit.quotas import availability

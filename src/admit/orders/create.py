@@ -21,7 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.customers import membership_rules
 from admit.db import utcnow
-from admit.kit.errors import FieldErrors
+from admit.kit.http.errors import FieldErrors
 from admit.models import Event, OrderPosition
 from admit.notifications.notify import notify_all
 from admit.orders import codes, customer_link, hooks, order_fields, validity

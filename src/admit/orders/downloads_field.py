@@ -22,7 +22,7 @@ from fastapi import Request
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from admit.kit.context import public_base_url
+from admit.kit.http.context import public_base_url
 from admit.models import Event, Item, OrderPosition
 from admit.orders.filters import View
 from admit.tickets.downloads import order_refusal, position_refusal
@@ -38,7 +38,7 @@ def api_base(request: Request, organizer_slug: str, event_slug: str) -> str:
 
 
 def event_api_base(public_base: str, organizer_slug: str, event_slug: str) -> str:
-    """:func:`api_base` from the public base URL (``kit.context.public_base_url``)."""
+    """:func:`api_base` from the public base URL (``kit.http.context.public_base_url``)."""
     return f"{public_base}/api/v1/organizers/{organizer_slug}/events/{event_slug}/"
 
 

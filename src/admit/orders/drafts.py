@@ -25,7 +25,7 @@ from admit.catalog.questions.answers import (
     load_questions,
     valid_ids,
 )
-from admit.kit.errors import FieldErrors
+from admit.kit.http.errors import FieldErrors
 from admit.models import Event, Item, Seat, SubEvent
 from admit.orders import codes
 from admit.orders.pricing import Line

@@ -17,8 +17,8 @@ from fastapi import Request
 from sqlalchemy import ColumnElement, and_, exists, func, or_, select
 from sqlalchemy.orm import aliased
 
-from admit.kit.errors import FieldErrors
-from admit.kit.filtering import (
+from admit.kit.http.errors import FieldErrors
+from admit.kit.resources.filtering import (
     Filter,
     FilterSet,
     Ordering,

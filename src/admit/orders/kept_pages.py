@@ -1,9 +1,9 @@
 """The order, position and check-in list pages that integrations and scanners poll, answered
-from kept pages (``kit/pagecache.py``) while nothing they show changed.
+from kept pages (``kit/stamps/pagecache.py``) while nothing they show changed.
 
 These lists are rendered by their routes (not in the lane): a lane handler
-(``kit.pagecache.kept_route``) checks the caller exactly as the route does, proves a kept page
-still holds and answers it, or lets the route render and keeps what it answered. What such a
+(``kit.stamps.pagecache.kept_route``) checks the caller exactly as the route does, proves a kept
+page still holds and answers it, or lets the route render and keeps what it answered. What such a
 page shows moves one of three things, all probed in one statement:
 
 - the stamp of an order of the event (``orders.last_modified``, moved by triggers for every
@@ -17,10 +17,10 @@ page shows moves one of three things, all probed in one statement:
 from __future__ import annotations
 
 from admit.checkin.access import READ as CHECKIN_READ
-from admit.kit.changestamp import event_pages
-from admit.kit.context import AnyEventPermission, EventAccess
-from admit.kit.fields import EXCLUDE, INCLUDE
-from admit.kit.routing import API_PREFIX
+from admit.kit.http.context import AnyEventPermission, EventAccess
+from admit.kit.http.routing import API_PREFIX
+from admit.kit.resources.fields import EXCLUDE, INCLUDE
+from admit.kit.stamps.catalog import event_pages
 from admit.models import Order
 from admit.orders.routes import READ as ORDERS_READ
 
@@ -32,8 +32,8 @@ SHAPING = (INCLUDE, EXCLUDE)
 
 _E = f"{API_PREFIX}/organizers/{{organizer}}/events/{{event}}"
 # (path template, the route's access check, query parameters kept beside paging: filters
-# whose answer depends on the rows alone, not on the clock); served by ``kit.pagecache.kept_route``
-# with ``ORDER_PAGES``.
+# whose answer depends on the rows alone, not on the clock); served by
+# ``kit.stamps.pagecache.kept_route`` with ``ORDER_PAGES``.
 KEPT_LISTS: tuple[tuple[str, EventAccess, tuple[str, ...]], ...] = (
     (
         f"{_E}/orders/",

@@ -5,7 +5,7 @@ The lane runs the general path's own checks and builders (``drafts.check_positio
 ``validity.windows``, ``pricing.price_order``, ``rows.build``) against the worker's copy of the
 catalog (``orders/catalog.py``), and hands the rows to ``pg_temp.admit_place_orders``
 (``orders/lane_sql.py``), which takes the quota and writes them; concurrent orders of one event
-share a call (``kit/batching``). It answers 201 with the order rendered from its rows as the
+share a call (``kit/lanes/batching``). It answers 201 with the order rendered from its rows as the
 detail renders it, and 400 when the quota is short or a product has none (the errors the
 general path gives).
 
@@ -30,13 +30,13 @@ from pydantic import ValidationError
 from starlette.responses import Response
 
 from admit.db import utcnow
-from admit.kit import fastread
-from admit.kit.batching import Coalescer
-from admit.kit.context import EventAccess, EventContext, lane_context, public_base_url
-from admit.kit.errors import BUSY_SQLSTATES, FieldErrors
-from admit.kit.fastlane import LaneRequest
-from admit.kit.idempotency_lane import lane_write
-from admit.kit.responses import JSONResponse
+from admit.kit.http.context import EventAccess, EventContext, lane_context, public_base_url
+from admit.kit.http.errors import BUSY_SQLSTATES, FieldErrors
+from admit.kit.http.responses import JSONResponse
+from admit.kit.idempotency.lane import lane_write
+from admit.kit.lanes import fastread
+from admit.kit.lanes.batching import Coalescer
+from admit.kit.lanes.fastlane import LaneRequest
 from admit.orders import codes, hooks, order_fields, validity
 from admit.orders.catalog import Catalog, cache
 from admit.orders.created import created_body

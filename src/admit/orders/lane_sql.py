@@ -2,7 +2,7 @@
 
 The general path takes the quota lock, counts, inserts the order's rows, updates the sales
 ledger and commits in a dozen round trips, with the lock held across most of them. Here the
-orders of one event that queued behind the previous call (``kit/batching``) go in one call:
+orders of one event that queued behind the previous call (``kit/lanes/batching``) go in one call:
 the quotas of all their products locked in id order, counted once from the ledger, then for
 each order in turn the same checks as :func:`admit.quotas.availability.reserve` (no quota for
 a product; a closed quota; a quota that would go below zero, the first in id order naming
@@ -11,7 +11,7 @@ answers with their options, fees, payment and notifications, exactly the rows ``
 made for it. The ledger gets one upsert per product at the end, in key order.
 
 The statements that decide are the general path's own (``QUOTAS_OF``, ``TAKEN``, the ledger
-upsert, embedded by ``kit/plpgsql``); the rows come complete from Python and are cast to the
+upsert, embedded by ``kit/lanes/plpgsql``); the rows come complete from Python and are cast to the
 tables' column types by ``jsonb_populate_record``. Nothing is written for an order the call
 declines: when the catalog it was validated against is no longer the database's (the stamp
 or the discounts' fingerprint moved), or a quota of the batch closes when sold out or
@@ -25,7 +25,7 @@ from collections.abc import Sequence
 
 from sqlalchemy.engine import Dialect
 
-from admit.kit.plpgsql import embed, temp_function
+from admit.kit.lanes.plpgsql import embed, temp_function
 from admit.models import Answer, Order, OrderFee, OrderPayment, OrderPosition
 from admit.orders import hooks
 from admit.orders.catalog import DISCOUNT_PRINT, NO_DISCOUNTS
@@ -60,7 +60,7 @@ RESULT = (
     ("payment_id", "integer"),
     ("quota_name", "text"),
     ("bad_keys", "integer[]"),  # sold_out / no_quota: the products (batch key numbers)
-    # done: the order's stamp as the database left it (``kit/parent_stamp.py`` moves it to
+    # done: the order's stamp as the database left it (``models/stamp_triggers.py`` moves it to
     # the transaction's start), which the answer shows
     ("last_modified", "timestamptz"),
 )

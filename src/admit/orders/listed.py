@@ -1,12 +1,12 @@
 """Order and order position GETs (lists and details) rendered from rows (``order_rows.py``)
-through ``kit/listing.py``: the count and the page in one statement, one statement per kind
-of child, the JSON written once by orjson.
+through ``kit/resources/listing.py``: the count and the page in one statement, one statement per
+kind of child, the JSON written once by orjson.
 
 The same filters, orderings and flags as ever select the rows (``filters.py``). A list
 narrowed by nothing but its event (no filter, flag or search asked) is served by a statement
 built once per ordering; any other by one built from the filtered query. ``pdf_data`` (event
 endpoints only, as in the reference) is added to a rendered page in one ticket batch;
-``include=`` / ``exclude=`` (``kit/fields.py``) then narrow the rendered rows.
+``include=`` / ``exclude=`` (``kit/resources/fields.py``) then narrow the rendered rows.
 
 Writes (create, PATCH, actions) still answer through ``serialize.py`` and ``downloads_field.py``
 on ORM objects; ``tests/orders/test_row_parity.py`` holds both to the same bytes.
@@ -20,13 +20,13 @@ from typing import Any
 from sqlalchemy import ARRAY, Integer, Select, any_, bindparam, select
 from starlette.responses import Response
 
-from admit.kit.context import EventContext, OrgContext, public_base_url
-from admit.kit.crud import parse_pk
-from admit.kit.errors import FieldErrors, not_found
-from admit.kit.fastread import FastReader
-from admit.kit.fields import FieldSelection
-from admit.kit.listing import Complete, Listing, detail_body, page_body, page_window
-from admit.kit.page_stamp import header_value, page_generated
+from admit.kit.http.context import EventContext, OrgContext, public_base_url
+from admit.kit.http.errors import FieldErrors, not_found
+from admit.kit.lanes.fastread import FastReader
+from admit.kit.resources.fields import FieldSelection
+from admit.kit.resources.filtering import parse_pk
+from admit.kit.resources.listing import Complete, Listing, detail_body, page_body, page_window
+from admit.kit.stamps.page import header_value, page_generated
 from admit.models import Event, Order, OrderPosition
 from admit.orders.filters import (
     ORDER_FILTERS,
@@ -48,7 +48,7 @@ def _variant(canceled_positions: bool) -> tuple[bool, ...]:
     return ORDER_ROWS.variant({"view": View(canceled_positions=canceled_positions)})
 
 
-# By the reader's kind (``native``: children inline, see ``kit/render.py``) and whether
+# By the reader's kind (``native``: children inline, see ``kit/resources/render.py``) and whether
 # canceled positions are shown (the positions of the other kind are not selected).
 _ORDER_DETAIL = {
     (native, shown): select(*ORDER_ROWS.columns_for(native, _variant(shown))).where(
@@ -122,8 +122,8 @@ def _pdf_data(ctx: OrgContext, event: Event | None, view: View) -> Complete | No
 
 
 def _shaped(ctx: OrgContext, after: Complete | None) -> Complete | None:
-    """``after`` followed by the request's ``include=`` / ``exclude=`` (``kit/fields.py``),
-    on the rendered rows before they are written."""
+    """``after`` followed by the request's ``include=`` / ``exclude=``
+    (``kit/resources/fields.py``), on the rendered rows before they are written."""
     selection = FieldSelection.from_query(ctx.request.query_params)
     if selection is None:
         return after
@@ -173,7 +173,7 @@ async def order_list(
 ) -> Response:
     """``E/orders/`` (``event`` given: the only one offering ``pdf_data``) or ``O/orders/``
     (``slugs``: the events whose orders the caller may read). ``X-Page-Generated`` is a
-    bound for ``modified_since`` polling taken before the rows are read (``kit/page_stamp``)."""
+    bound for ``modified_since`` polling taken before the rows are read (``kit/stamps/page``)."""
     generated = header_value(await page_generated(ctx.session))
     params = ctx.request.query_params
     page = page_window(ctx.request)

@@ -21,14 +21,15 @@ from sqlalchemy import select
 from starlette.responses import Response
 
 from admit.db import utcnow
-from admit.kit.body import read_object
-from admit.kit.context import EventAccess, EventContext
-from admit.kit.crud import flush_guard, parse_pk, validate_input
-from admit.kit.errors import not_found
-from admit.kit.openapi import json_body
-from admit.kit.pagination import paginate
-from admit.kit.responses import JSONResponse
-from admit.kit.routing import api_router
+from admit.kit.http.body import read_object
+from admit.kit.http.context import EventAccess, EventContext
+from admit.kit.http.errors import not_found
+from admit.kit.http.responses import JSONResponse
+from admit.kit.http.routing import api_router
+from admit.kit.openapi.bodies import json_body
+from admit.kit.resources.crud import flush_guard, validate_input
+from admit.kit.resources.filtering import parse_pk
+from admit.kit.resources.pagination import paginate
 from admit.models import Order, OrderPayment, OrderRefund
 from admit.orders import payments, refunds
 from admit.orders.money_schemas import (
@@ -38,15 +39,8 @@ from admit.orders.money_schemas import (
     ProcessIn,
     RefundIn,
 )
-from admit.orders.routes import (
-    PAID,
-    PAYMENT_CONFIRMED,
-    READ,
-    WRITE,
-    E,
-    load_order,
-    notify_order,
-)
+from admit.orders.routes import READ, WRITE, E, load_order, notify_order
+from admit.orders.rows import PAID, PAYMENT_CONFIRMED
 from admit.orders.serialize import payment_dict, refund_dict
 from admit.vouchers import usage as voucher_usage
 

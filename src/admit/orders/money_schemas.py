@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator
 
-from admit.kit.schema import DateTime, Money, Pk, WriteModel
+from admit.kit.resources.schema import DateTime, Money, Pk, WriteModel
 
 PaymentState = Literal["created", "pending", "confirmed", "canceled", "failed", "refunded"]
 RefundState = Literal["created", "transit", "external", "done", "failed", "canceled"]

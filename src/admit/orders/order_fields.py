@@ -17,7 +17,7 @@ from pydantic import AfterValidator, BeforeValidator
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from admit.kit.errors import FieldErrors
+from admit.kit.http.errors import FieldErrors
 from admit.models import Device, Order, OrderPosition, PrintLog
 
 ROUNDING_MODES = ("line", "sum_by_net", "sum_by_net_only_business", "sum_by_net_keep_gross")

@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from admit.kit.openapi_types import Amount, Timestamp
+from admit.kit.openapi.types import Amount, Timestamp
 
 
 class Closed(BaseModel):

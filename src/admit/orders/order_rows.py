@@ -1,5 +1,5 @@
 """How orders and order positions render for GETs, declared against their documented shapes
-(``order_out.py``, see ``kit/render.py``): the same JSON as ``serialize.order_dict`` /
+(``order_out.py``, see ``kit/resources/render.py``): the same JSON as ``serialize.order_dict`` /
 ``position_dict`` completed by ``downloads_field``, without ORM objects.
 
 A page of orders costs one statement for the orders (with their count) and one per kind of
@@ -20,7 +20,7 @@ from typing import Any
 from pydantic import BaseModel
 from sqlalchemy import case, select
 
-from admit.kit.render import Nested, Rows
+from admit.kit.resources.render import Nested, Rows
 from admit.models import (
     Answer,
     Checkin,

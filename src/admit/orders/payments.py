@@ -28,8 +28,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.db import utcnow
 from admit.giftcards import service as cards
-from admit.kit.crud import parse_pk
-from admit.kit.errors import APIError, FieldErrors, not_found
+from admit.kit.http.errors import APIError, FieldErrors, not_found
+from admit.kit.resources.filtering import parse_pk
 from admit.models import Event, GiftCard, Order, OrderPayment, OrderRefund, Organizer
 from admit.orders import actions, hooks
 from admit.orders.money_schemas import PaymentIn

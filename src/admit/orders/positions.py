@@ -13,12 +13,13 @@ from starlette.responses import Response
 
 from admit.catalog.questions.answers import check_answers, load_questions, to_models
 from admit.db import utcnow
-from admit.kit.body import read_object
-from admit.kit.context import EventAccess, EventContext
-from admit.kit.crud import flush_guard, parse_pk, parse_update
-from admit.kit.errors import APIError, FieldErrors, not_found
-from admit.kit.openapi import json_body
-from admit.kit.responses import JSONResponse, no_content
+from admit.kit.http.body import read_object
+from admit.kit.http.context import EventAccess, EventContext
+from admit.kit.http.errors import APIError, FieldErrors, not_found
+from admit.kit.http.responses import JSONResponse, no_content
+from admit.kit.openapi.bodies import json_body
+from admit.kit.resources.crud import flush_guard, parse_update
+from admit.kit.resources.filtering import parse_pk
 from admit.models import Answer, Order, OrderFee, OrderPosition
 from admit.notifications.notify import (
     ORDER_CHANGED_BLOCKED,

@@ -19,7 +19,7 @@ from admit.catalog.discounts.engine import CartLine, DiscountRule, compute
 from admit.catalog.questions.answers import invalid_pk
 from admit.catalog.taxes.compute import currency_places
 from admit.catalog.taxes.rules import Applied, Buyer, SaleBlocked, TaxedSale, tax_sale
-from admit.kit.errors import FieldErrors
+from admit.kit.http.errors import FieldErrors
 from admit.models import Discount, Event, Item, ItemVariation, SubEvent, TaxRule
 
 if TYPE_CHECKING:

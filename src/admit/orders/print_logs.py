@@ -15,13 +15,13 @@ from sqlalchemy import select
 from starlette.responses import Response
 
 from admit.db import utcnow
-from admit.kit.body import read_object
-from admit.kit.context import EventAccess, EventContext
-from admit.kit.crud import flush_guard, validate_input
-from admit.kit.openapi import json_body
-from admit.kit.responses import JSONResponse
-from admit.kit.routing import api_router
-from admit.kit.schema import DateTime, WriteModel
+from admit.kit.http.body import read_object
+from admit.kit.http.context import EventAccess, EventContext
+from admit.kit.http.responses import JSONResponse
+from admit.kit.http.routing import api_router
+from admit.kit.openapi.bodies import json_body
+from admit.kit.resources.crud import flush_guard, validate_input
+from admit.kit.resources.schema import DateTime, WriteModel
 from admit.models import Device, PrintLog
 from admit.orders.order_fields import print_log_dict
 from admit.orders.positions import PATH, WRITE, load_position

@@ -21,7 +21,7 @@ from decimal import Decimal
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.db import utcnow
-from admit.kit.errors import FieldErrors
+from admit.kit.http.errors import FieldErrors
 from admit.models import Order, OrderPayment, OrderRefund
 from admit.orders import actions, payments
 from admit.orders.create import PAYMENT_TERM_DAYS

@@ -428,7 +428,7 @@ async def write(session: AsyncSession, new: NewOrder) -> Written:
     payment_id = (
         await session.execute(_PAYMENT_INSERT, {**new.payment, "order_id": order_id})
     ).scalar_one()
-    # The stamp as the database left it: its triggers (``kit/parent_stamp.py``) move it to
+    # The stamp as the database left it: its triggers (``models/stamp_triggers.py``) move it to
     # the transaction's start, and on SQLite on with every row written after the order's.
     new.order["last_modified"] = await conn.scalar(_STAMP, {"order_id": order_id})
     per_position = iter(answer_ids)

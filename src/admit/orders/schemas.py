@@ -10,7 +10,7 @@ from pydantic import AfterValidator, Field, field_validator, model_validator
 from admit.catalog.questions.answers import AnswerIn
 from admit.catalog.taxes.countries import COUNTRIES
 from admit.events.plugins import SALES_CHANNELS
-from admit.kit.schema import DateTime, LongText, Money, Pk, Price, WriteModel
+from admit.kit.resources.schema import DateTime, LongText, Money, Pk, Price, WriteModel
 from admit.orders.order_fields import ROUNDING_MODES, ApiMeta, Date
 
 EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")

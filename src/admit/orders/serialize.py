@@ -23,6 +23,7 @@ from admit.models import (
     Question,
 )
 from admit.orders.order_fields import order_fields, position_fields, position_print_logs
+from admit.seating.expand import register_holder_renderer
 from admit.seating.render import position_seats
 
 ORDER_LOAD = (
@@ -293,3 +294,29 @@ async def render_orders(
         order_dict(o, slugs[o.event_id], bases[o.event_id], idents, seats, checkins, logs)
         for o in orders
     ]
+
+
+async def seat_holders(
+    session: AsyncSession, ids: Sequence[int], event_slug: str
+) -> dict[int, dict[str, Any]]:
+    """Order positions holding seats, for ``?expand=orderposition`` on the seats: the position
+    resource with its ``order`` (code, event) and without its ``seat`` (the seat is the parent)."""
+    rows = (
+        await session.execute(
+            select(OrderPosition, Order.code)
+            .join(Order, Order.id == OrderPosition.order_id)
+            .where(OrderPosition.id.in_(ids))
+            .options(*POSITION_LOAD)
+        )
+    ).all()
+    idents = await question_identifiers(session, [p for p, _ in rows])
+    found = {}
+    for position, code in rows:
+        data = position_dict(position, code, idents)
+        data["order"] = {"code": code, "event": event_slug}
+        data.pop("seat", None)
+        found[position.id] = data
+    return found
+
+
+register_holder_renderer("orderposition", seat_holders)

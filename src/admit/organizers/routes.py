@@ -7,12 +7,12 @@ from typing import Annotated
 from fastapi import Depends, Request
 from sqlalchemy import select
 
-from admit.kit.context import Authenticated, OrganizerAccess, OrgContext, Principal, Session
-from admit.kit.context import public_base_url as base_url
-from admit.kit.crud import Page
-from admit.kit.pagination import paginate
-from admit.kit.responses import JSONResponse
-from admit.kit.routing import api_router
+from admit.kit.http.context import Authenticated, OrganizerAccess, OrgContext, Principal, Session
+from admit.kit.http.context import public_base_url as base_url
+from admit.kit.http.responses import JSONResponse
+from admit.kit.http.routing import api_router
+from admit.kit.resources.crud import Page
+from admit.kit.resources.pagination import paginate
 from admit.models import Organizer
 from admit.organizers.schemas import OrganizerOut
 

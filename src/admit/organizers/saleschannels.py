@@ -16,13 +16,13 @@ from fastapi import Depends
 from starlette.responses import Response
 
 from admit.events.plugins import SALES_CHANNELS
-from admit.kit.context import OrganizerAccess, OrgContext
-from admit.kit.crud import Page
-from admit.kit.errors import not_found
-from admit.kit.pagination import paginate_list
-from admit.kit.responses import JSONResponse
-from admit.kit.routing import api_router
-from admit.kit.schema import ReadModel
+from admit.kit.http.context import OrganizerAccess, OrgContext
+from admit.kit.http.errors import not_found
+from admit.kit.http.responses import JSONResponse
+from admit.kit.http.routing import api_router
+from admit.kit.resources.crud import Page
+from admit.kit.resources.pagination import paginate_list
+from admit.kit.resources.schema import ReadModel
 
 router = api_router(tags=["saleschannels"])
 

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from admit.kit.schema import ReadModel
+from admit.kit.resources.schema import ReadModel
 
 
 class OrganizerOut(ReadModel):

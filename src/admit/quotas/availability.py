@@ -20,7 +20,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.db import utcnow
-from admit.kit.errors import APIError, busy_error
+from admit.kit.http.errors import APIError, busy_error
 from admit.models import CartPosition, Quota, quota_items, quota_variations
 from admit.models.quotas import SalesCount
 

@@ -29,7 +29,7 @@ from sqlalchemy import bindparam, delete, func, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from admit.kit.transaction import before_commit
+from admit.kit.http.transaction import before_commit
 from admit.models import CartPosition, Order, OrderPosition
 from admit.models.quotas import SalesCount
 

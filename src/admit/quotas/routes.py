@@ -16,15 +16,23 @@ from sqlalchemy.orm import load_only, selectinload
 from starlette.responses import Response
 
 from admit.events.cloning import extra_copiers
-from admit.kit.changestamp import ModifiedSinceList
-from admit.kit.context import EventAccess, EventContext, OrgContext, lane_context
-from admit.kit.crud import Resource, mount_crud, parse_pk
-from admit.kit.errors import FieldErrors, not_found
-from admit.kit.fastlane import LaneRequest
-from admit.kit.filtering import Filter, FilterSet, Ordering, parse_bool, parse_int, parse_int_list
-from admit.kit.pagination import paginate
-from admit.kit.responses import JSONResponse
-from admit.kit.routing import api_router
+from admit.kit.http.context import EventAccess, EventContext, OrgContext, lane_context
+from admit.kit.http.errors import FieldErrors, not_found
+from admit.kit.http.responses import JSONResponse
+from admit.kit.http.routing import api_router
+from admit.kit.lanes.fastlane import LaneRequest
+from admit.kit.resources.crud import Resource, mount_crud
+from admit.kit.resources.filtering import (
+    Filter,
+    FilterSet,
+    Ordering,
+    parse_bool,
+    parse_int,
+    parse_int_list,
+    parse_pk,
+)
+from admit.kit.resources.pagination import paginate
+from admit.kit.stamps.catalog import ModifiedSinceList
 from admit.models import Item, ItemVariation, Quota, quota_items
 from admit.quotas import service
 from admit.quotas.cloning import copy_quotas

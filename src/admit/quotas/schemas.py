@@ -6,8 +6,8 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator, Field, field_validator
 
-from admit.kit.filtering import INT_MAX
-from admit.kit.schema import ReadModel, WriteModel
+from admit.kit.resources.filtering import INT_MAX
+from admit.kit.resources.schema import ReadModel, WriteModel
 
 
 def _pk_input(value: Any) -> Any:

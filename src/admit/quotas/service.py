@@ -17,7 +17,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import selectinload
 
 from admit.db import utcnow
-from admit.kit.errors import NON_FIELD, FieldErrors
+from admit.events.availability import AvailabilitySource, provide_availability
+from admit.kit.http.errors import NON_FIELD, FieldErrors
 from admit.models import (
     Event,
     Item,
@@ -339,3 +340,9 @@ async def event_availability_states(
             if state is not None and (current is None or state > current):
                 result[date.event_id] = state
     return result
+
+
+# The event and date lists show these states; the catalog cannot import sales, so it is told.
+provide_availability(
+    AvailabilitySource(events=event_availability_states, subevents=subevent_availability_states)
+)

@@ -14,17 +14,17 @@ from fastapi import Depends, Path, Request
 from starlette.responses import Response
 
 from admit.auth.permissions import EVENT_PERMISSIONS, ORGANIZER_PERMISSIONS
-from admit.kit.context import (
+from admit.kit.http.context import (
     AnyEventPermission,
     EventContext,
     OrganizerAccess,
     OrgContext,
     Session,
 )
-from admit.kit.crud import mount_crud
-from admit.kit.errors import forbidden
-from admit.kit.openapi import json_body
-from admit.kit.routing import api_router
+from admit.kit.http.errors import forbidden
+from admit.kit.http.routing import api_router
+from admit.kit.openapi.bodies import json_body
+from admit.kit.resources.crud import mount_crud
 from admit.scheduled_exports.schemas import (
     EventExportIn,
     EventExportOut,

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BeforeValidator, Field
 
-from admit.kit.schema import LOCALES, ReadModel, TimeZoneName, WriteModel, email_address
+from admit.kit.resources.schema import LOCALES, ReadModel, TimeZoneName, WriteModel, email_address
 
 # The languages an export can be written in (column headers, fixed texts; a text without a
 # translation stays English): ``LOCALES``, the languages the reference offers.

@@ -37,13 +37,14 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.responses import Response
 
 from admit.db import utcnow
-from admit.exports.base import EVENT, ORGANIZER, Exporter, find
-from admit.kit.context import EventContext, OrgContext
-from admit.kit.crud import Resource
-from admit.kit.errors import FieldErrors, errors_from_pydantic, forbidden
-from admit.kit.filtering import Ordering
-from admit.kit.pagination import paginate
-from admit.kit.responses import JSONResponse
+from admit.exports.base import EVENT, ORGANIZER, Exporter
+from admit.exports.lookup import find
+from admit.kit.http.context import EventContext, OrgContext
+from admit.kit.http.errors import FieldErrors, errors_from_pydantic, forbidden
+from admit.kit.http.responses import JSONResponse
+from admit.kit.resources.crud import Resource
+from admit.kit.resources.filtering import Ordering
+from admit.kit.resources.pagination import paginate
 from admit.models import ScheduledExport, User
 from admit.scheduled_exports import schedule
 from admit.scheduled_exports.schemas import (

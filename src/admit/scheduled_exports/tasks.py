@@ -32,7 +32,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from sqlalchemy import select, update
@@ -41,12 +41,18 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from admit.db import utcnow
 from admit.exports.base import EVENT, ORGANIZER
 from admit.exports.tasks import export_input, run_export
-from admit.kit.jobs import JobContext, JobFailed, enqueue, job_kind
-from admit.kit.transaction import commit_and_notify
+from admit.jobs.queue import JobContext, JobFailed, enqueue, job_kind
+from admit.jobs.scheduler import PeriodicTask, periodic
+from admit.kit.http.transaction import commit_and_notify
 from admit.mail.outbox import queue_mail
 from admit.models import Event, Job, ScheduledExport, User
 from admit.scheduled_exports.schemas import split_recipients
 from admit.scheduled_exports.service import compute_next_run
+
+if TYPE_CHECKING:
+    from admit.config import Settings
+    from admit.jobs.storage import FileStore
+
 
 log = logging.getLogger("admit.scheduled_exports")
 
@@ -299,3 +305,8 @@ def _unique(addresses: Sequence[str], skip: Sequence[str] = ()) -> list[str]:
             seen.add(address.lower())
             found.append(address)
     return found
+
+
+@periodic
+def _periodic_tasks(settings: Settings, store: FileStore) -> list[PeriodicTask]:
+    return [PeriodicTask("scheduled_exports.start_due", 60, start_due)]

@@ -21,8 +21,8 @@ from sqlalchemy import select
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from admit.kit.crud import PK_MAX
-from admit.kit.errors import APIError, busy_error
+from admit.kit.http.errors import APIError, busy_error
+from admit.kit.resources.filtering import PK_MAX
 from admit.models import Event, Item, OrderPosition, Seat, SubEvent
 from admit.seating.holders import holds
 from admit.seating.render import seat_name

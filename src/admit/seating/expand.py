@@ -3,23 +3,36 @@
 A page of seats costs a fixed number of queries: one for the holders of all its seats, and one
 or two per expanded kind. An expanded order position is the order position resource with an
 added ``order`` object (``code``, ``event``) and without its ``seat`` (the seat is the parent).
+
+Order and cart positions belong to sales, which the catalog does not import: the orders and
+carts packages say how to show them here (:func:`register_holder_renderer`) when imported, as
+the vouchers package does through :mod:`admit.seating.holders`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
 
-from admit.carts.render import render_many
 from admit.db import utcnow
-from admit.kit.context import EventContext
-from admit.kit.errors import FieldErrors, forbidden
-from admit.models import CartPosition, Order, OrderPosition, Seat
-from admit.orders.serialize import POSITION_LOAD, position_dict, question_identifiers
+from admit.kit.http.context import EventContext
+from admit.kit.http.errors import FieldErrors, forbidden
+from admit.models import Seat
 from admit.seating.holders import Holds, holds, voucher_renderer
+
+# ``render(session, ids, event slug)``: the holders of one kind as the API shows them, by id.
+HolderRender = Callable[[AsyncSession, Sequence[int], str], Awaitable[dict[int, dict[str, Any]]]]
+_renderers: dict[str, HolderRender] = {}
+
+
+def register_holder_renderer(kind: str, render: HolderRender) -> None:
+    """Called once by the package that owns ``kind`` (``orderposition``, ``cartposition``); a
+    later call replaces the earlier."""
+    _renderers[kind] = render
+
 
 # What may be expanded, and the permission reading it needs.
 EXPANDABLE = {
@@ -94,32 +107,16 @@ class Expansion:
                     d[kind] = objects.get(d[kind], d[kind])
 
     async def _order_positions(self, ids: list[int]) -> dict[int, Any]:
-        session = self.ctx.session
-        rows = (
-            await session.execute(
-                select(OrderPosition, Order.code)
-                .join(Order, Order.id == OrderPosition.order_id)
-                .where(OrderPosition.id.in_(ids))
-                .options(*POSITION_LOAD)
-            )
-        ).all()
-        idents = await question_identifiers(session, [p for p, _ in rows])
-        found = {}
-        for position, code in rows:
-            data = position_dict(position, code, idents)
-            data["order"] = {"code": code, "event": self.ctx.event.slug}
-            data.pop("seat", None)
-            found[position.id] = data
-        return found
+        return await self._registered("orderposition", ids)
 
     async def _cart_positions(self, ids: list[int]) -> dict[int, Any]:
-        rows = list(
-            await self.ctx.session.scalars(
-                select(CartPosition).where(CartPosition.id.in_(ids)).order_by(CartPosition.id)
-            )
-        )
-        rendered = await render_many(self.ctx.session, rows)
-        return {p.id: data for p, data in zip(rows, rendered, strict=True)}
+        return await self._registered("cartposition", ids)
+
+    async def _registered(self, kind: str, ids: list[int]) -> dict[int, Any]:
+        render = _renderers.get(kind)
+        if render is None:
+            raise RuntimeError(f"nothing shows seat holders of kind {kind!r}: not registered")
+        return await render(self.ctx.session, ids, self.ctx.event.slug)
 
     async def _vouchers(self, ids: list[int]) -> dict[int, Any]:
         render = voucher_renderer()

@@ -12,11 +12,11 @@ from sqlalchemy import or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.responses import Response
 
-from admit.kit.context import OrgContext
-from admit.kit.crud import Resource, mount_crud
-from admit.kit.errors import APIError, FieldErrors
-from admit.kit.filtering import Ordering
-from admit.kit.routing import api_router
+from admit.kit.http.context import OrgContext
+from admit.kit.http.errors import APIError, FieldErrors
+from admit.kit.http.routing import api_router
+from admit.kit.resources.crud import Resource, mount_crud
+from admit.kit.resources.filtering import Ordering
 from admit.models import Event, SeatingPlan, SubEvent
 from admit.seating.layout import LayoutError, parse_layout
 from admit.seating.schemas import SeatingPlanIn, SeatingPlanOut

@@ -17,17 +17,18 @@ from sqlalchemy import Select, select, update
 from starlette.responses import Response
 
 from admit.db import utcnow
-from admit.kit.body import read_object
-from admit.kit.context import EventAccess, EventContext
-from admit.kit.crud import Page, flush_guard, parse_pk, parse_update, validate_input
-from admit.kit.errors import FieldErrors, not_found
-from admit.kit.filtering import Filter, FilterSet, parse_bool
-from admit.kit.listing import Listing, detail_body
-from admit.kit.openapi import json_body
-from admit.kit.render import Rows
-from admit.kit.responses import JSONResponse
-from admit.kit.routing import api_router
+from admit.kit.http.body import read_object
+from admit.kit.http.context import EventAccess, EventContext
+from admit.kit.http.errors import FieldErrors, not_found
+from admit.kit.http.responses import JSONResponse
+from admit.kit.http.routing import api_router
+from admit.kit.openapi.bodies import json_body
+from admit.kit.resources.crud import Page, flush_guard, parse_update, validate_input
+from admit.kit.resources.filtering import Filter, FilterSet, parse_bool, parse_pk
+from admit.kit.resources.listing import Listing, detail_body
+from admit.kit.resources.render import Rows
 from admit.models import Seat, SubEvent
+from admit.seating import openapi as _documented  # noqa: F401  (registers its parameters)
 from admit.seating.claim import lock_seats
 from admit.seating.expand import Expansion, expansion
 from admit.seating.holders import available
@@ -87,7 +88,7 @@ async def _seat(ctx: EventContext, subevent_id: str | None, raw_pk: str) -> Seat
     return seat
 
 
-# GETs render from the rows (``kit/render.py``); what holds a seat is added per page.
+# GETs render from the rows (``kit/resources/render.py``); what holds a seat is added per page.
 SEAT_ROWS = Rows(SeatOut, Seat, computed=("orderposition", "cartposition", "voucher"))
 SEATS = Listing(SEAT_ROWS, Seat.__table__, Seat.event_id, Seat.id, None)
 

@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 from pydantic import Field, field_validator, model_validator
 
-from admit.kit.schema import Pk, ReadModel, WriteModel
+from admit.kit.resources.schema import Pk, ReadModel, WriteModel
 
 BULK_LIMIT = 10_000
 

@@ -16,8 +16,8 @@ from sqlalchemy import delete, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.db import utcnow
-from admit.kit.crud import PK_MAX
-from admit.kit.errors import FieldErrors
+from admit.kit.http.errors import FieldErrors
+from admit.kit.resources.filtering import PK_MAX
 from admit.models import Event, Item, Seat, SeatingPlan, SubEvent
 from admit.seating.claim import lock_seats
 from admit.seating.holders import holds

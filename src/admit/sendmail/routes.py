@@ -4,8 +4,8 @@ Importing this module also makes event cloning copy the rules."""
 from __future__ import annotations
 
 from admit.events.cloning import extra_copiers
-from admit.kit.crud import mount_crud
-from admit.kit.routing import api_router
+from admit.kit.http.routing import api_router
+from admit.kit.resources.crud import mount_crud
 from admit.sendmail.cloning import copy_rules
 from admit.sendmail.service import sendmail_rules
 

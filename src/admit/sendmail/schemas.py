@@ -7,9 +7,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, field_validator
 
-from admit.kit.crud import PK_MAX
-from admit.kit.schema import DateTime, ReadModel, RequiredI18n, WriteModel, i18n_name
-from admit.kit.schema import Pk as AnyPk
+from admit.kit.resources.filtering import PK_MAX
+from admit.kit.resources.schema import DateTime, ReadModel, RequiredI18n, WriteModel, i18n_name
+from admit.kit.resources.schema import Pk as AnyPk
 
 Subject = i18n_name(255)  # as the reference's e-mail subjects
 

@@ -20,11 +20,11 @@ from sqlalchemy import delete, insert, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.events.plugins import canonical_plugin
-from admit.kit.context import EventContext, OrgContext
-from admit.kit.crud import Resource
-from admit.kit.errors import FieldErrors, forbidden
-from admit.kit.pagination import paginate
-from admit.kit.responses import JSONResponse
+from admit.kit.http.context import EventContext, OrgContext
+from admit.kit.http.errors import FieldErrors, forbidden
+from admit.kit.http.responses import JSONResponse
+from admit.kit.resources.crud import Resource
+from admit.kit.resources.pagination import paginate
 from admit.models import Event, Item, SendMailRule, sendmail_rule_items
 from admit.sendmail import placeholders
 from admit.sendmail.schemas import DEFAULT_STATUSES, PENDING, SendMailRuleIn, SendMailRuleOut

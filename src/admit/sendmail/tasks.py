@@ -13,16 +13,19 @@ placeholders of :mod:`.placeholders` filled in, as text and as HTML.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.db import utcnow
-from admit.kit.transaction import commit_and_notify
+from admit.jobs.scheduler import PeriodicTask, periodic
+from admit.kit.http.transaction import commit_and_notify
 from admit.mail.outbox import queue_mail
 from admit.models import (
     Event,
@@ -39,6 +42,11 @@ from admit.sendmail import placeholders, recipients
 from admit.sendmail.recipients import Claimed
 from admit.sendmail.schedule import LATE_LIMIT, base_window, event_zone, is_due, send_time
 from admit.sendmail.service import has_plugin, plugin_enabled
+
+if TYPE_CHECKING:
+    from admit.config import Settings
+    from admit.jobs.storage import FileStore
+
 
 log = logging.getLogger("admit.sendmail")
 
@@ -272,3 +280,14 @@ def _name(order: Order, tickets: Sequence[OrderPosition], position: OrderPositio
         if name:
             return name
     return ""
+
+
+@periodic
+def _periodic_tasks(settings: Settings, store: FileStore) -> list[PeriodicTask]:
+    return [
+        PeriodicTask(
+            "sendmail.rules",
+            INTERVAL_SECONDS,
+            functools.partial(send_due, base_url=settings.base_url),
+        )
+    ]

@@ -23,7 +23,7 @@ from typing import IO, Any, BinaryIO
 
 import orjson
 
-from admit.kit.storage import FileStore, StoredFileMissing
+from admit.jobs.storage import FileStore, StoredFileMissing
 from admit.shredders.base import JsonList, JsonMap, Part, Shredder, ShredRun, StoredFile
 
 MANIFEST = "manifest.json"

@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 from sqlalchemy import Select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from admit.kit.storage import FileStore
+from admit.jobs.storage import FileStore
 
 
 @dataclass
@@ -81,6 +81,7 @@ class Shredder:
         return {"identifier": self.identifier, "verbose_name": self.verbose_name}
 
 
+# Filled by the shredder modules as they are imported; read through :mod:`admit.shredders.lookup`.
 REGISTRY: dict[str, Shredder] = {}
 
 
@@ -88,25 +89,6 @@ def register(cls: type[Shredder]) -> type[Shredder]:
     """Class decorator: one instance serves every run."""
     REGISTRY[cls.identifier] = cls()
     return cls
-
-
-def load_shredders() -> None:
-    """Imports every module that registers shredders."""
-    import admit.shredders.attendees
-    import admit.shredders.cache
-    import admit.shredders.checkins
-    import admit.shredders.contact  # noqa: F401
-
-
-def shredders() -> list[Shredder]:
-    """All shredders in identifier order (stable pagination)."""
-    load_shredders()
-    return sorted(REGISTRY.values(), key=lambda s: s.identifier)
-
-
-def find(identifier: str) -> Shredder | None:
-    load_shredders()
-    return REGISTRY.get(identifier)
 
 
 def position_key(code: str, positionid: int) -> str:

@@ -12,16 +12,16 @@ from typing import Annotated
 from fastapi import Depends, Path
 from starlette.responses import Response
 
-from admit.kit.body import read_object
-from admit.kit.context import EventAccess, EventContext, public_base_url
-from admit.kit.crud import Page
-from admit.kit.downloads import download
-from admit.kit.openapi import json_body
-from admit.kit.pagination import paginate_list
-from admit.kit.responses import JSONResponse
-from admit.kit.routing import api_router
+from admit.jobs.downloads import download
+from admit.kit.http.body import read_object
+from admit.kit.http.context import EventAccess, EventContext, public_base_url
+from admit.kit.http.responses import JSONResponse
+from admit.kit.http.routing import api_router
+from admit.kit.openapi.bodies import json_body
+from admit.kit.resources.crud import Page
+from admit.kit.resources.pagination import paginate_list
 from admit.shredders import service
-from admit.shredders.base import shredders
+from admit.shredders.lookup import shredders
 from admit.shredders.schemas import (
     ShredderOut,
     ShredExportIn,

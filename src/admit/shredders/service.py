@@ -25,13 +25,13 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.db import utcnow
-from admit.kit.context import Principal
-from admit.kit.downloads import owned_job, owner_of
-from admit.kit.errors import APIError, FieldErrors, not_found
-from admit.kit.jobs import enqueue, kick_after_commit, new_job_values
-from admit.kit.storage import FileStore
+from admit.jobs.downloads import owned_job, owner_of
+from admit.jobs.queue import enqueue, kick_after_commit, new_job_values
+from admit.jobs.storage import FileStore
+from admit.kit.http.context import Principal
+from admit.kit.http.errors import APIError, FieldErrors, not_found
 from admit.models import Event, Job, SubEvent
-from admit.shredders.base import find
+from admit.shredders.lookup import find
 
 EXPORT_KIND = "shred.export"
 SHRED_KIND = "shred.run"

@@ -25,11 +25,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.auth.owners import current_principal, event_permission
 from admit.db import utcnow, write_intent
-from admit.kit.errors import busy_error
-from admit.kit.jobs import JobContext, JobFailed, RetryLater, job_kind
+from admit.jobs.queue import JobContext, JobFailed, RetryLater, job_kind
+from admit.kit.http.errors import busy_error
 from admit.models import Event, Job, Organizer
 from admit.shredders.archive import ArchiveUnreadable, digest_of, read_manifest, write_archive
-from admit.shredders.base import Shredder, ShredRun, find
+from admit.shredders.base import Shredder, ShredRun
+from admit.shredders.lookup import find
 from admit.shredders.service import (
     EXPORT_KEEP_HOURS,
     EXPORT_KIND,

@@ -18,10 +18,10 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.responses import Response
 
-from admit.kit.context import OrgContext
-from admit.kit.crud import Resource
-from admit.kit.errors import FieldErrors
-from admit.kit.filtering import Ordering
+from admit.kit.http.context import OrgContext
+from admit.kit.http.errors import FieldErrors
+from admit.kit.resources.crud import Resource
+from admit.kit.resources.filtering import Ordering
 from admit.models import Event, EventMetaProperty, SubEvent
 from admit.subevents.schemas import MetaPropertyIn, MetaPropertyOut
 

@@ -14,12 +14,14 @@ from sqlalchemy import Select, select
 from sqlalchemy.orm import selectinload
 from starlette.responses import Response
 
+from admit.events import availability
 from admit.events.service import attr_params, load_meta_properties
-from admit.kit.changestamp import ModifiedSinceList
-from admit.kit.context import OrgContext
-from admit.kit.crud import Resource, mount_crud
-from admit.kit.errors import APIError, FieldErrors
-from admit.kit.filtering import (
+from admit.kit.http.context import OrgContext
+from admit.kit.http.errors import APIError, FieldErrors
+from admit.kit.http.responses import JSONResponse
+from admit.kit.http.routing import api_router
+from admit.kit.resources.crud import Resource, mount_crud
+from admit.kit.resources.filtering import (
     Filter,
     FilterSet,
     Ordering,
@@ -28,12 +30,10 @@ from admit.kit.filtering import (
     parse_datetime,
     parse_str,
 )
-from admit.kit.pagination import paginate
-from admit.kit.responses import JSONResponse
-from admit.kit.routing import api_router
+from admit.kit.resources.pagination import paginate
+from admit.kit.stamps.catalog import ModifiedSinceList
 from admit.models import Event, SubEvent
 from admit.notifications.notify import notify_in_event
-from admit.quotas.service import subevent_availability_states
 from admit.seating import sync as seating_sync
 from admit.subevents import service
 from admit.subevents.meta import MetaPropertyResource
@@ -61,7 +61,7 @@ _COMMON = (
     *date_range("date_to", SubEvent.date_to),
     Filter.where("ends_after", parse_datetime, service.ends_after),
     Filter.where("modified_since", parse_datetime, lambda v: SubEvent.last_modified >= v),
-    # Adds best_availability_state (computed from quotas by admit.quotas.service).
+    # Adds best_availability_state (from quotas: admit.events.availability asks the quotas package).
     Filter("with_availability_for", parse_str, lambda q, _v: q),
 )
 EVENT_FILTERS = FilterSet((*_COMMON, Filter.where("search", parse_str, service.search)))
@@ -112,7 +112,7 @@ class _SubEvents(Resource[SubEvent]):
         """Async work a page needs before it is serialised (availability from quotas)."""
         channel = ctx.request.query_params.get("with_availability_for")
         if channel:
-            ctx.extra["availability"] = await subevent_availability_states(
+            ctx.extra["availability"] = await availability.subevent_states(
                 ctx.session, rows, channel
             )
 

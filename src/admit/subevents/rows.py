@@ -1,4 +1,4 @@
-"""How the dates of an event series render for GETs (see ``kit/render.py``): the same JSON
+"""How the dates of an event series render for GETs (see ``kit/resources/render.py``): the same JSON
 as ``subevent_to_read`` through ``SubEventOut``, for ``E/subevents/`` (the event's slug from
 the URL) and ``O/subevents/`` (each date's event slug selected with it)."""
 
@@ -9,7 +9,7 @@ from typing import Any
 
 from sqlalchemy import select
 
-from admit.kit.render import Nested, Rows
+from admit.kit.resources.render import Nested, Rows
 from admit.models import Event, SubEvent, SubEventItem, SubEventItemVariation
 from admit.subevents.schemas import ItemOverrideOut, SubEventOut, VariationOverrideOut
 

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field
 
-from admit.kit.schema import (
+from admit.kit.resources.schema import (
     DateTime,
     I18n,
     I18nName,

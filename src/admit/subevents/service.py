@@ -12,9 +12,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.db import utcnow
 from admit.events.service import attr_params, meta_data_errors, meta_value_matches
-from admit.kit.crud import PK_MAX
-from admit.kit.errors import FieldErrors
-from admit.kit.i18n_search import i18n_contains
+from admit.kit.http.errors import FieldErrors
+from admit.kit.resources.filtering import PK_MAX
+from admit.kit.resources.i18n_search import i18n_contains
 from admit.models import (
     Event,
     EventMetaProperty,

@@ -9,14 +9,16 @@ from sqlalchemy import Select, delete, select
 from sqlalchemy.orm import selectinload
 from starlette.responses import Response
 
-from admit.kit.body import read_object
-from admit.kit.context import OrgContext, public_base_url
-from admit.kit.crud import Resource, flush_guard, mount_crud, parse_pk, validate_input
-from admit.kit.errors import not_found
-from admit.kit.filtering import Ordering
-from admit.kit.idempotency_secret import secret_bearing
-from admit.kit.responses import JSONResponse, no_content
-from admit.kit.routing import API_PREFIX, api_router
+from admit.kit.http.body import read_object
+from admit.kit.http.context import OrgContext, public_base_url
+from admit.kit.http.errors import not_found
+from admit.kit.http.responses import JSONResponse, no_content
+from admit.kit.http.routing import API_PREFIX, api_router
+from admit.kit.idempotency.secret import secret_bearing
+from admit.kit.openapi import responses as documented
+from admit.kit.openapi.query import O
+from admit.kit.resources.crud import Resource, flush_guard, mount_crud, validate_input
+from admit.kit.resources.filtering import Ordering, parse_pk
 from admit.models import Team, TeamAPIToken, TeamInvite, User, team_members
 from admit.teams import service
 from admit.teams.schemas import (
@@ -30,9 +32,12 @@ from admit.teams.schemas import (
     TokenOut,
 )
 
+# A token is deactivated, not deleted: the answer shows it.
+documented.document({("DELETE", f"{O}/teams/{{team}}/tokens/{{id}}/"): ("200", TokenOut)})
+
 PERMISSION = "organizer.teams:write"
 router = api_router()
-# A new token is shown in its creation's answer only (kit/idempotency_secret).
+# A new token is shown in its creation's answer only (kit/idempotency/secret).
 secret_bearing("POST", f"{API_PREFIX}/organizers/{{organizer}}/teams/{{team}}/tokens")
 
 

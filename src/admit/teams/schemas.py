@@ -6,7 +6,7 @@ from email_validator import EmailNotValidError, validate_email
 from pydantic import AfterValidator, Field, StringConstraints
 
 from admit.auth.permissions import EVENT_PERMISSIONS, ORGANIZER_PERMISSIONS
-from admit.kit.schema import ReadModel, WriteModel
+from admit.kit.resources.schema import ReadModel, WriteModel
 
 
 def _choices(allowed: tuple[str, ...]):

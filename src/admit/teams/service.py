@@ -7,7 +7,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.auth.credentials import generate_token, hash_token
 from admit.auth.permissions import LEGACY_FLAGS, apply_legacy_flag, legacy_flag
-from admit.kit.errors import FieldErrors
+from admit.kit.http.errors import FieldErrors
 from admit.mail.outbox import queue_mail
 from admit.mail.render import render_mail
 from admit.models import Event, Team, TeamAPIToken, TeamInvite, User, team_members

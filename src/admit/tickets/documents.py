@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, BinaryIO
 
 import orjson
 
-from admit.kit.storage import FileStore, StoredFileMissing
+from admit.jobs.storage import FileStore, StoredFileMissing
 from admit.models import TicketLayout, UploadedFile
 from admit.tickets.errors import RenderError
 from admit.tickets.loading import Batch, PositionData, picture_uuid

@@ -33,13 +33,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.responses import Response, StreamingResponse
 
 from admit.db import utcnow, write_intent
-from admit.kit.context import EventContext
-from admit.kit.downloads import content_disposition, owner_of
-from admit.kit.errors import APIError
-from admit.kit.jobs import enqueue
-from admit.kit.responses import JSONResponse
-from admit.kit.storage import StoredFileMissing
-from admit.kit.transaction import commit_and_notify
+from admit.jobs.downloads import content_disposition, owner_of
+from admit.jobs.queue import enqueue
+from admit.jobs.storage import StoredFileMissing
+from admit.kit.http.context import EventContext
+from admit.kit.http.errors import APIError
+from admit.kit.http.responses import JSONResponse
+from admit.kit.http.transaction import commit_and_notify
 from admit.models import Job, TicketFile
 from admit.tickets.documents import Part, fingerprint, plan
 from admit.tickets.loading import Batch, PositionData, load_batch

@@ -22,7 +22,7 @@ left corner, on ``page`` (1-based, default 1). Numbers may be JSON numbers or nu
 ``poweredby``
     ``size`` (mm, required), ``content``: ``dark`` (default) or ``white``.
 
-Font families are those of :mod:`admit.kit.fonts`; the reference's family names are taken and
+Font families are those of :mod:`admit.kit.pdf.fonts`; the reference's family names are taken and
 mapped to the closest of ours (serif, monospace, or else sans), case-insensitively.
 
 Validation (:func:`check_layout`) refuses unknown types and variables, missing or non-numeric
@@ -36,7 +36,7 @@ its type present and typed (defaults filled), in list order::
 
     common:      {"index": int, "type": str, "page": int >= 1, "left": float, "bottom": float}
     textarea:    + {"width": float > 0, "content": str, "text": str, "text_i18n": {lang: str},
-                    "locale": str | None, "fontfamily": str (a kit.fonts family),
+                    "locale": str | None, "fontfamily": str (a kit.pdf.fonts family),
                     "fontsize": float > 0, "lineheight": float > 0, "bold": bool,
                     "italic": bool, "align": "left" | "center" | "right",
                     "color": [int r, int g, int b, float alpha], "rotation": float in [0, 360),
@@ -65,7 +65,7 @@ from typing import Any
 
 import orjson
 
-from admit.kit.fonts import DEFAULT_FAMILY, families
+from admit.kit.pdf.fonts import DEFAULT_FAMILY, families
 from admit.tickets.variables import FREE_TEXT, IMAGE_VARIABLES, QUESTION_PREFIX, TEXT_VARIABLES
 
 A4_MM = (210.0, 297.0)

@@ -16,13 +16,13 @@ from sqlalchemy import Select, select
 from starlette.responses import Response
 
 from admit.events.cloning import extra_copiers
-from admit.kit.body import read_object
-from admit.kit.context import EventContext, OrgContext, public_base_url
-from admit.kit.crud import Resource, flush_guard, mount_crud, parse_update, validate_input
-from admit.kit.errors import APIError, FieldErrors
-from admit.kit.pagination import paginate
-from admit.kit.responses import JSONResponse, no_content
-from admit.kit.routing import api_router
+from admit.kit.http.body import read_object
+from admit.kit.http.context import EventContext, OrgContext, public_base_url
+from admit.kit.http.errors import APIError, FieldErrors
+from admit.kit.http.responses import JSONResponse, no_content
+from admit.kit.http.routing import api_router
+from admit.kit.resources.crud import Resource, flush_guard, mount_crud, parse_update, validate_input
+from admit.kit.resources.pagination import paginate
 from admit.models import TicketLayout, TicketLayoutItem
 from admit.tickets import layouts as service
 from admit.tickets.layout_format import MAX_LAYOUT_BYTES

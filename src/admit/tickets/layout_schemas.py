@@ -9,8 +9,8 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from admit.events.plugins import SALES_CHANNELS
-from admit.kit.crud import PK_MAX
-from admit.kit.schema import Pk, ReadModel, WriteModel
+from admit.kit.resources.filtering import PK_MAX
+from admit.kit.resources.schema import Pk, ReadModel, WriteModel
 
 Ref = Annotated[Pk, Field(ge=1, le=PK_MAX)]
 Channel = Literal[SALES_CHANNELS]  # type: ignore[valid-type]

@@ -28,9 +28,9 @@ from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.events.cloning import CloneMaps
-from admit.kit.context import Principal
-from admit.kit.errors import FieldErrors
-from admit.kit.storage import FileStore, StoredFileMissing
+from admit.jobs.storage import FileStore, StoredFileMissing
+from admit.kit.http.context import Principal
+from admit.kit.http.errors import FieldErrors
 from admit.models import Event, Item, Question, TicketLayout, TicketLayoutItem, UploadedFile
 from admit.tickets.layout_format import A4_MM, LayoutContext, LayoutError, check_layout
 from admit.tickets.layout_schemas import TicketLayoutIn

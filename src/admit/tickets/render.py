@@ -36,8 +36,8 @@ from reportlab.lib.utils import ImageReader
 from reportlab.pdfbase import pdfmetrics
 from reportlab.pdfgen.canvas import Canvas
 
-from admit.kit import fonts
-from admit.kit.i18n import localized
+from admit.kit.pdf import fonts
+from admit.kit.resources.i18n import localized
 from admit.tickets.background import (
     BackgroundError,
     BackgroundPage,

@@ -12,16 +12,16 @@ from starlette.responses import Response
 
 from admit.events.plugins import SALES_CHANNELS
 from admit.exports.limits import reserve_slot
-from admit.kit.body import read_object
-from admit.kit.context import EventAccess, EventContext, public_base_url
-from admit.kit.crud import PK_MAX, parse_pk
-from admit.kit.downloads import download, owner_of
-from admit.kit.errors import FieldErrors, errors_from_pydantic, not_found
-from admit.kit.jobs import enqueue
-from admit.kit.openapi import json_body
-from admit.kit.responses import JSONResponse
-from admit.kit.routing import api_router
-from admit.kit.schema import Name, Pk, WriteModel
+from admit.jobs.downloads import download, owner_of
+from admit.jobs.queue import enqueue
+from admit.kit.http.body import read_object
+from admit.kit.http.context import EventAccess, EventContext, public_base_url
+from admit.kit.http.errors import FieldErrors, errors_from_pydantic, not_found
+from admit.kit.http.responses import JSONResponse
+from admit.kit.http.routing import api_router
+from admit.kit.openapi.bodies import json_body
+from admit.kit.resources.filtering import PK_MAX, parse_pk
+from admit.kit.resources.schema import Name, Pk, WriteModel
 from admit.models import Job, Order, OrderPosition, TicketLayout
 from admit.tickets.documents import Part
 from admit.tickets.downloads import no_ticket, order_refusal, position_refusal, serve_tickets

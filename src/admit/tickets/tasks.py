@@ -20,7 +20,7 @@ from typing import Any
 from sqlalchemy import select
 
 from admit.auth.owners import current_principal, event_permission
-from admit.kit.jobs import JobContext, JobFailed, job_kind
+from admit.jobs.queue import JobContext, JobFailed, job_kind
 from admit.models import Event, Organizer
 from admit.tickets.documents import MissingPositions, Part, plan, render_pages
 from admit.tickets.errors import RenderError

@@ -15,7 +15,7 @@ from decimal import Decimal
 from typing import Any
 
 from admit.catalog.taxes.compute import currency_places
-from admit.kit.i18n import localized
+from admit.kit.resources.i18n import localized
 from admit.seating.render import seat_name
 from admit.tickets.loading import Batch, PositionData
 from admit.tickets.variables import QUESTION_PREFIX, TEXT_VARIABLES

@@ -15,7 +15,7 @@ from urllib.parse import unquote, urlsplit
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from admit.kit.context import Principal
+from admit.kit.http.context import Principal
 from admit.models import UploadedFile
 from admit.uploads.service import MEDIA_PREFIX, InvalidUpload, claim_upload
 

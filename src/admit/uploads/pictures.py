@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from admit.kit.context import Principal
-from admit.kit.errors import FieldErrors
+from admit.kit.http.context import Principal
+from admit.kit.http.errors import FieldErrors
 from admit.models import Item, UploadedFile
 from admit.uploads.fields import FileChoice, resolve_file_field
 from admit.uploads.service import (

@@ -18,12 +18,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.responses import Response, StreamingResponse
 
 from admit.devices.access import NoCredentials
-from admit.kit.context import Authenticated, Principal, Session
-from admit.kit.downloads import content_disposition
-from admit.kit.errors import forbidden, not_found
-from admit.kit.responses import JSONResponse
-from admit.kit.routing import api_router
-from admit.kit.storage import StoredFileMissing
+from admit.jobs.downloads import content_disposition
+from admit.jobs.storage import StoredFileMissing
+from admit.kit.http.context import Authenticated, Principal, Session
+from admit.kit.http.errors import forbidden, not_found
+from admit.kit.http.responses import JSONResponse
+from admit.kit.http.routing import api_router
 from admit.models import UploadedFile
 from admit.uploads.service import UPLOAD_PERMISSIONS, may_upload, receive_upload, url_name
 

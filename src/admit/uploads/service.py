@@ -8,7 +8,7 @@ declared length is larger), the content is checked to be what the type says (see
 :mod:`admit.uploads.sniff`), and the file goes to the file store. The answer is
 ``{"id": "file:<uuid>"}``.
 
-An upload belongs to the credential that sent it (``kit.downloads.owner_of``) and expires after
+An upload belongs to the credential that sent it (``jobs.downloads.owner_of``) and expires after
 :data:`LIFETIME` unless a file field takes it with :func:`claim_upload`, which clears the
 expiry. The periodic :func:`purge_expired` deletes expired rows and, after the commit, their
 stored files. A used upload is public at ``/api/v1/media/<uuid>/<name>``: the uuid is random
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import functools
 import re
 import shutil
 import tempfile
@@ -27,21 +28,26 @@ import uuid
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Collection
 from email.message import Message
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from fastapi import Request
 from sqlalchemy import delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.db import utcnow
-from admit.kit.context import Principal
-from admit.kit.downloads import owner_of
-from admit.kit.errors import APIError, FieldErrors
-from admit.kit.routing import API_PREFIX
-from admit.kit.storage import CHUNK_SIZE, FileStore
-from admit.kit.transaction import after_commit
+from admit.jobs.downloads import owner_of
+from admit.jobs.scheduler import PeriodicTask, periodic
+from admit.jobs.storage import CHUNK_SIZE, FileStore
+from admit.kit.http.context import Principal
+from admit.kit.http.errors import APIError, FieldErrors
+from admit.kit.http.routing import API_PREFIX
+from admit.kit.http.transaction import after_commit
 from admit.models import UploadedFile
 from admit.uploads.sniff import NotThatType, PageSizes, PoolBusy, inspect
+
+if TYPE_CHECKING:
+    from admit.config import Settings
+
 
 MAX_UPLOAD_BYTES = 10 * 1024 * 1024
 LIFETIME = dt.timedelta(hours=24)
@@ -378,3 +384,8 @@ async def purge_expired(session: AsyncSession, now: dt.datetime, *, store: FileS
     if keys:
         after_commit(session, delete_files)
     return len(keys)
+
+
+@periodic
+def _periodic_tasks(settings: Settings, store: FileStore) -> list[PeriodicTask]:
+    return [PeriodicTask("uploads.purge", 3600, functools.partial(purge_expired, store=store))]

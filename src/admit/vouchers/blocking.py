@@ -24,7 +24,7 @@ from sqlalchemy import and_, bindparam, case, func, or_, select, union_all
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.db import UTCDateTime, utcnow
-from admit.kit.errors import NON_FIELD
+from admit.kit.http.errors import NON_FIELD
 from admit.models import CartPosition, Item, ItemVariation, Quota, Voucher, quota_items
 from admit.models import quota_variations as qv
 from admit.quotas import availability
@@ -108,7 +108,7 @@ def _build_count_query(*, single: bool = False) -> Any:
 
 
 _COUNT_QUERY = _build_count_query()
-# One quota's units held (no row: none), for ``kit/plpgsql.embed``.
+# One quota's units held (no row: none), for ``kit/lanes/plpgsql.embed``.
 HELD_IN_QUOTA = _build_count_query(single=True)
 
 

@@ -79,7 +79,7 @@ def blocks_quota(voucher: Voucher, now: dt.datetime) -> bool:
 
 async def _locked(session: AsyncSession, query: Any) -> list[Voucher]:
     """The vouchers, locked in id order until commit (PostgreSQL; SQLite serialises writers
-    anyway). A wait past the connection's lock timeout answers 409 (``kit.errors``)."""
+    anyway). A wait past the connection's lock timeout answers 409 (``kit.http.errors``)."""
     query = query.order_by(Voucher.id).with_for_update().execution_options(populate_existing=True)
     return list((await session.scalars(query)).all())
 

@@ -16,23 +16,24 @@ from fastapi import Depends
 from pydantic import BaseModel, ValidationError
 from starlette.responses import Response
 
-from admit.kit.body import read_list, read_object
-from admit.kit.changestamp import event_pages
-from admit.kit.context import EventAccess, EventContext, OrgContext
-from admit.kit.crud import Resource, flush_guard, mount_crud, parse_pk, validate_input
-from admit.kit.errors import NON_FIELD, FieldErrors, errors_from_pydantic, not_found
-from admit.kit.filtering import (
+from admit.kit.http.body import read_list, read_object
+from admit.kit.http.context import EventAccess, EventContext, OrgContext
+from admit.kit.http.errors import NON_FIELD, FieldErrors, errors_from_pydantic, not_found
+from admit.kit.http.responses import JSONResponse, no_content
+from admit.kit.http.routing import api_router
+from admit.kit.http.transaction import SAFE_METHODS
+from admit.kit.openapi.bodies import json_body
+from admit.kit.resources.crud import Resource, flush_guard, mount_crud, validate_input
+from admit.kit.resources.filtering import (
     Filter,
     FilterSet,
     Ordering,
     parse_decimal,
     parse_int,
+    parse_pk,
 )
-from admit.kit.openapi import json_body
-from admit.kit.pagination import paginate
-from admit.kit.responses import JSONResponse, no_content
-from admit.kit.routing import api_router
-from admit.kit.transaction import SAFE_METHODS
+from admit.kit.resources.pagination import paginate
+from admit.kit.stamps.catalog import event_pages
 from admit.models import Voucher
 from admit.notifications.notify import notify_each, notify_in_event
 from admit.vouchers import blocking, render, seats, service

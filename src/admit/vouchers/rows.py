@@ -1,11 +1,11 @@
-"""How vouchers render for GETs (see ``kit/render.py``): the same JSON as ``render.render``
-through ``VoucherOut``, the seat as its guid."""
+"""How vouchers render for GETs (see ``kit/resources/render.py``): the same JSON as
+``render.render`` through ``VoucherOut``, the seat as its guid."""
 
 from __future__ import annotations
 
 from sqlalchemy import select
 
-from admit.kit.render import Rows
+from admit.kit.resources.render import Rows
 from admit.models import Seat, Voucher
 from admit.vouchers.schemas import VoucherOut
 

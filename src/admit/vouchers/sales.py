@@ -13,7 +13,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from admit.kit.errors import FieldErrors
+from admit.kit.http.errors import FieldErrors
 from admit.models import Event
 from admit.orders.pricing import catalog_price
 from admit.vouchers import codes, redeem
@@ -73,7 +73,7 @@ async def for_order(
 async def for_cart(
     session: AsyncSession, event: Event, planned: Sequence[Any], now: dt.datetime
 ) -> None:
-    """Vouchers of one cart position request (``carts.service.Planned``: parent first, then
+    """Vouchers of one cart position request (``carts.planning.Planned``: parent first, then
     add-ons and bundled). Sets ``voucher_id`` and ``quota_exempt`` on each planned position
     and, when some are exempt, locks every quota of the request. Raises FieldErrors shaped
     like the request (nested errors under ``addons`` / ``bundled``)."""

@@ -10,8 +10,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, field_validator
 
-from admit.kit.filtering import INT_MAX
-from admit.kit.schema import DateTime, LongText, Money, Pk, ReadModel, WriteModel
+from admit.kit.resources.filtering import INT_MAX
+from admit.kit.resources.schema import DateTime, LongText, Money, Pk, ReadModel, WriteModel
 
 CODE_MIN_LENGTH = 5
 CODE_MAX_LENGTH = 255

@@ -19,8 +19,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.carts.service import delete_position
 from admit.db import utcnow
-from admit.kit.crud import PK_MAX
-from admit.kit.errors import NON_FIELD, APIError, FieldErrors
+from admit.kit.http.errors import NON_FIELD, APIError, FieldErrors
+from admit.kit.resources.filtering import PK_MAX
 from admit.models import (
     CartPosition,
     Event,

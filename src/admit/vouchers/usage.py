@@ -17,7 +17,7 @@ from typing import Any
 from sqlalchemy import and_, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from admit.kit.errors import APIError
+from admit.kit.http.errors import APIError
 from admit.models import Order, OrderPosition, Voucher
 from admit.vouchers.redeem import ZERO, Use, carts_holding, lock_ids
 

@@ -1,6 +1,6 @@
 """Automatic voucher assignment: when quota frees up, the people waiting longest get vouchers.
 
-Runs once a period from the scheduler (``kit/scheduler.py``), only for events whose waiting
+Runs once a period from the scheduler (``jobs/scheduler.py``), only for events whose waiting
 list settings have ``auto_assign`` (off by default). Safe with several processes at once:
 entries are taken with ``FOR UPDATE SKIP LOCKED`` (an entry being handled elsewhere is
 skipped, never sent twice) and each voucher takes its unit under the quota lock. Each event is
@@ -11,14 +11,21 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+from typing import TYPE_CHECKING
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.db import utcnow
-from admit.kit.transaction import commit
+from admit.jobs.scheduler import PeriodicTask, periodic
+from admit.kit.http.transaction import commit
 from admit.models import Event, WaitingListEntry, WaitingListSettings
 from admit.waitinglist.service import NotAvailable, assign_voucher
+
+if TYPE_CHECKING:
+    from admit.config import Settings
+    from admit.jobs.storage import FileStore
+
 
 log = logging.getLogger("admit")
 
@@ -77,3 +84,8 @@ async def assign_event(session: AsyncSession, event_id: int, now: dt.datetime) -
         except NotAvailable:
             full.add(key)
     return sent
+
+
+@periodic
+def _periodic_tasks(settings: Settings, store: FileStore) -> list[PeriodicTask]:
+    return [PeriodicTask("waitinglist.assign", INTERVAL_SECONDS, assign_all)]

@@ -16,14 +16,22 @@ from sqlalchemy import func
 from starlette.responses import Response
 
 from admit.db import utcnow
-from admit.kit.body import read_object
-from admit.kit.context import EventAccess, EventContext, OrgContext
-from admit.kit.crud import Resource, flush_guard, mount_crud, parse_pk, parse_update
-from admit.kit.errors import APIError
-from admit.kit.filtering import Filter, FilterSet, Ordering, parse_bool, parse_int, parse_str
-from admit.kit.openapi import json_body
-from admit.kit.responses import JSONResponse, no_content
-from admit.kit.routing import api_router
+from admit.kit.http.body import read_object
+from admit.kit.http.context import EventAccess, EventContext, OrgContext
+from admit.kit.http.errors import APIError
+from admit.kit.http.responses import JSONResponse, no_content
+from admit.kit.http.routing import api_router
+from admit.kit.openapi.bodies import json_body
+from admit.kit.resources.crud import Resource, flush_guard, mount_crud, parse_update
+from admit.kit.resources.filtering import (
+    Filter,
+    FilterSet,
+    Ordering,
+    parse_bool,
+    parse_int,
+    parse_pk,
+    parse_str,
+)
 from admit.models import WaitingListEntry, WaitingListSettings
 from admit.waitinglist import service, settings_keys
 from admit.waitinglist.schemas import (

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BeforeValidator, Field, model_validator
 
-from admit.kit.schema import Phone, Pk, ReadModel, WriteModel, email_address
+from admit.kit.resources.schema import Phone, Pk, ReadModel, WriteModel, email_address
 
 MAX_VOUCHER_HOURS = 24 * 365
 

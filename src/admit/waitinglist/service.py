@@ -17,8 +17,8 @@ from sqlalchemy import Integer, bindparam, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.db import utcnow
-from admit.kit.crud import PK_MAX
-from admit.kit.errors import APIError, FieldErrors
+from admit.kit.http.errors import APIError, FieldErrors
+from admit.kit.resources.filtering import PK_MAX
 from admit.mail.outbox import queue_mail
 from admit.mail.render import render_mail
 from admit.models import (
@@ -217,7 +217,7 @@ class NotAvailable(Exception):
 
 
 async def lock_entry(session: AsyncSession, entry_id: int, event_id: int) -> WaitingListEntry:
-    """The entry, locked until commit (409 past the lock timeout, see ``kit.errors``)."""
+    """The entry, locked until commit (409 past the lock timeout, see ``kit.http.errors``)."""
     query = (
         select(WaitingListEntry)
         .where(WaitingListEntry.id == entry_id, WaitingListEntry.event_id == event_id)

@@ -11,7 +11,7 @@ from pydantic import BeforeValidator, Field
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.events.settings import EVENT_SETTINGS, GENERAL
-from admit.kit.settings import Binding, Setting
+from admit.kit.resources.settings import Binding, Setting
 from admit.models import Event, WaitingListSettings
 from admit.models.waitinglist import DEFAULT_VOUCHER_HOURS
 from admit.waitinglist.schemas import MAX_VOUCHER_HOURS, _int_input

@@ -17,7 +17,7 @@ from authlib.oauth2.rfc6749 import OAuth2Error
 from fastapi import APIRouter, Request
 from starlette.responses import RedirectResponse, Response
 
-from admit.kit.context import Session, public_base_url
+from admit.kit.http.context import Session, public_base_url
 from admit.oauth import server
 from admit.oauth.scopes import DESCRIPTIONS
 from admit.oauth.store import Owner

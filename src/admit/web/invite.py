@@ -8,7 +8,7 @@ from urllib.parse import quote
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
-from admit.kit.context import Session
+from admit.kit.http.context import Session
 from admit.models import User
 from admit.users import accounts, invites
 from admit.web.forms import first

@@ -7,7 +7,7 @@ from urllib.parse import quote
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
-from admit.kit.context import Session, public_base_url
+from admit.kit.http.context import Session, public_base_url
 from admit.models import User
 from admit.users import accounts, logins, reset, throttle, totp
 from admit.web.forms import first

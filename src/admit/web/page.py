@@ -15,9 +15,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.responses import RedirectResponse, Response
 
 from admit.db import utcnow, write_intent
-from admit.kit.context import Session, public_base_url
-from admit.kit.edge_headers import client_address
-from admit.kit.transaction import SAFE_METHODS
+from admit.kit.http.context import Session, public_base_url
+from admit.kit.http.headers import client_address
+from admit.kit.http.transaction import SAFE_METHODS
 from admit.models import LoginSession, User
 from admit.users import logins
 from admit.users.accounts import password_fingerprint

@@ -22,7 +22,7 @@ from fastapi import Request
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 from starlette.responses import Response
 
-from admit.kit.context import public_base_url
+from admit.kit.http.context import public_base_url
 from admit.models import User
 from admit.users.accounts import password_fingerprint
 

@@ -31,7 +31,7 @@ from sqlalchemy import and_, func, or_, select, update
 from sqlalchemy.exc import SQLAlchemyError
 
 from admit.db import Database, utcnow
-from admit.kit.jobs import JobContext, JobFailed, job_kind
+from admit.jobs.queue import JobContext, JobFailed, job_kind
 from admit.models import Webhook, WebhookCall
 from admit.webhooks.outcomes import HookState, expiry, outcome, write
 from admit.webhooks.service import arm, signing_secrets

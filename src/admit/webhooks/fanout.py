@@ -19,7 +19,7 @@ from typing import Any
 from sqlalchemy import insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from admit.kit.jobs import enqueue
+from admit.jobs.queue import enqueue
 from admit.models import Webhook, WebhookCall, WebhookCursor, webhook_limit_events
 from admit.notifications.types import canonical, family, in_family
 from admit.webhooks.sources import SOURCES, Row, Source

@@ -16,14 +16,14 @@ from sqlalchemy import select
 from starlette.responses import Response
 
 from admit.db import utcnow
-from admit.kit.context import OrganizerAccess, OrgContext
-from admit.kit.crud import Page, Resource, flush_guard, mount_crud, parse_pk
-from admit.kit.errors import not_found
-from admit.kit.filtering import Filter, FilterSet, Ordering
-from admit.kit.idempotency_secret import secret_bearing
-from admit.kit.pagination import paginate
-from admit.kit.responses import JSONResponse, no_content
-from admit.kit.routing import API_PREFIX, api_router
+from admit.kit.http.context import OrganizerAccess, OrgContext
+from admit.kit.http.errors import not_found
+from admit.kit.http.responses import JSONResponse, no_content
+from admit.kit.http.routing import API_PREFIX, api_router
+from admit.kit.idempotency.secret import secret_bearing
+from admit.kit.resources.crud import Page, Resource, flush_guard, mount_crud
+from admit.kit.resources.filtering import Filter, FilterSet, Ordering, parse_pk
+from admit.kit.resources.pagination import paginate
 from admit.models import Webhook, WebhookCall
 from admit.webhooks import service
 from admit.webhooks.schemas import CallOut, WebhookIn, WebhookOut, WebhookSecretOut
@@ -96,7 +96,7 @@ Access = Annotated[OrgContext, Depends(OrganizerAccess(PERMISSION))]
 WebhookId = Annotated[str, Path(description="The webhook's id")]
 CallId = Annotated[str, Path(description="The call's id (from the delivery log)")]
 DETAIL = "/organizers/{organizer}/webhooks/{id}"
-# The signing secret is shown in these answers only (kit/idempotency_secret).
+# The signing secret is shown in these answers only (kit/idempotency/secret).
 secret_bearing("POST", f"{API_PREFIX}/organizers/{{organizer}}/webhooks")
 secret_bearing("POST", f"{API_PREFIX}{DETAIL}/rotate_secret")
 

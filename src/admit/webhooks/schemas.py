@@ -8,7 +8,7 @@ from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, Field, model_validator
 
-from admit.kit.schema import ReadModel, WriteModel
+from admit.kit.resources.schema import ReadModel, WriteModel
 from admit.notifications.types import ACTION_TYPES, PREFIXES, canonical, is_known
 
 MAX_URL_LENGTH = 1000

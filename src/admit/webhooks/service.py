@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import selectinload
 
 from admit.db import utcnow
-from admit.kit.errors import FieldErrors
+from admit.kit.http.errors import FieldErrors
 from admit.models import Webhook, WebhookCall
 from admit.teams.service import resolve_events
 from admit.webhooks.addresses import Refused, check_on_save

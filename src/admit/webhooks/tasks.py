@@ -5,13 +5,18 @@ after its job was lost, is marked to be woken)."""
 from __future__ import annotations
 
 import datetime as dt
+from typing import TYPE_CHECKING
 
 from sqlalchemy import delete, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from admit.kit.scheduler import PeriodicTask
+from admit.jobs.scheduler import PeriodicTask, periodic
 from admit.models import Webhook, WebhookCall
 from admit.webhooks.fanout import INTERVAL_SECONDS, fan_out
+
+if TYPE_CHECKING:
+    from admit.config import Settings
+    from admit.jobs.storage import FileStore
 
 LOG_DAYS = 30
 PURGE_BATCH = 5000
@@ -59,7 +64,8 @@ async def _fan_out(session: AsyncSession, now: dt.datetime) -> None:
     await fan_out(session, now)
 
 
-def periodic_tasks() -> list[PeriodicTask]:
+@periodic
+def periodic_tasks(settings: Settings, store: FileStore) -> list[PeriodicTask]:
     return [
         PeriodicTask("webhooks.fanout", INTERVAL_SECONDS, _fan_out),
         PeriodicTask("webhooks.housekeeping", HOUSEKEEPING_SECONDS, housekeeping),

@@ -10,10 +10,10 @@ from sqlalchemy.orm import selectinload
 from admit.catalog.discounts import service
 from admit.catalog.discounts.rows import DISCOUNT_ROWS
 from admit.catalog.discounts.schemas import DiscountIn, DiscountOut
-from admit.kit.context import OrgContext
-from admit.kit.crud import Resource, mount_crud
-from admit.kit.filtering import Filter, FilterSet, Ordering
-from admit.kit.routing import api_router
+from admit.kit.http.context import OrgContext
+from admit.kit.http.routing import api_router
+from admit.kit.resources.crud import Resource, mount_crud
+from admit.kit.resources.filtering import Filter, FilterSet, Ordering
 from admit.models import Discount
 
 router = api_router()

@@ -1,4 +1,4 @@
-"""How discounts render for GETs (see ``kit/render.py``): the same JSON as
+"""How discounts render for GETs (see ``kit/resources/render.py``): the same JSON as
 ``discount_to_read`` through ``DiscountOut``."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 
 from admit.catalog.discounts.schemas import DiscountOut
 from admit.events.plugins import SALES_CHANNELS
-from admit.kit.render import Nested, Rows
+from admit.kit.resources.render import Nested, Rows
 from admit.models import Discount
 
 _ALL_CHANNELS = list(SALES_CHANNELS)

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BeforeValidator, Field
 
 from admit.events.schemas import Channels
-from admit.kit.schema import DateTime, Money, Percent, ReadModel, WriteModel
+from admit.kit.resources.schema import DateTime, Money, Percent, ReadModel, WriteModel
 
 INT_MAX = 2**31 - 1  # INTEGER columns
 SUBEVENT_MODES = ("mixed", "same", "distinct")

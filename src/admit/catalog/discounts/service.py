@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.catalog.discounts.schemas import DiscountIn
 from admit.events.plugins import SALES_CHANNELS
-from admit.kit.errors import NON_FIELD, FieldErrors
+from admit.kit.http.errors import NON_FIELD, FieldErrors
 from admit.models import Discount, Item
 
 _SCALARS = tuple(

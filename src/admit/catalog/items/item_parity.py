@@ -18,8 +18,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.catalog.items.schemas import Count, Ref
 from admit.catalog.items.service import Errors, invalid_pk, load_by_id
-from admit.kit.errors import NON_FIELD
-from admit.kit.schema import DateTime, ReadModel, WriteModel
+from admit.kit.http.errors import NON_FIELD
+from admit.kit.resources.schema import DateTime, ReadModel, WriteModel
 from admit.models import Event, Item, MembershipType, Quota
 
 UnavailableMode = Literal["hide", "info"]

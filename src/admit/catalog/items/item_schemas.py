@@ -22,8 +22,8 @@ from admit.catalog.items.schemas import (
     VariationIn,
     VariationOut,
 )
-from admit.kit.crud import PK_MAX
-from admit.kit.schema import (
+from admit.kit.resources.filtering import PK_MAX
+from admit.kit.resources.schema import (
     DateTime,
     I18n,
     LongText,

@@ -45,8 +45,8 @@ from admit.catalog.items.service import (
     window_error,
     writes_meta,
 )
-from admit.kit.errors import NON_FIELD
-from admit.kit.i18n_search import i18n_contains
+from admit.kit.http.errors import NON_FIELD
+from admit.kit.resources.i18n_search import i18n_contains
 from admit.models import (
     Event,
     Item,

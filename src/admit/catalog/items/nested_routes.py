@@ -20,10 +20,10 @@ from admit.catalog.items.schemas import (
     VariationIn,
     VariationOut,
 )
-from admit.kit.context import EventContext, OrgContext
-from admit.kit.errors import APIError, FieldErrors
-from admit.kit.filtering import Filter, FilterSet, Ordering, parse_str
-from admit.kit.i18n_search import i18n_contains
+from admit.kit.http.context import EventContext, OrgContext
+from admit.kit.http.errors import APIError, FieldErrors
+from admit.kit.resources.filtering import Filter, FilterSet, Ordering, parse_str
+from admit.kit.resources.i18n_search import i18n_contains
 from admit.models import ItemAddOn, ItemBundle, ItemVariation
 
 ITEM_PATH = f"{EVENT_PATH}/items/{{item}}"

@@ -27,7 +27,7 @@ from admit.catalog.items.service import (
     window_error,
     writes_meta,
 )
-from admit.kit.errors import NON_FIELD
+from admit.kit.http.errors import NON_FIELD
 from admit.models import Item, ItemAddOn, ItemBundle, ItemCategory, ItemVariation
 
 _VARIATION_COLUMNS = (

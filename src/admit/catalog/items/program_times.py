@@ -27,13 +27,13 @@ from admit.catalog.items.item_parity import (
 )
 from admit.catalog.items.nested_routes import ITEM_PATH
 from admit.catalog.items.resource import ItemChild, notify_item
-from admit.kit.context import OrgContext
-from admit.kit.crud import parse_pk
-from admit.kit.errors import NON_FIELD, FieldErrors, not_found
-from admit.kit.pagination import paginate_list
-from admit.kit.responses import JSONResponse, no_content
-from admit.kit.schema import ReadModel
-from admit.kit.transaction import SAFE_METHODS
+from admit.kit.http.context import OrgContext
+from admit.kit.http.errors import NON_FIELD, FieldErrors, not_found
+from admit.kit.http.responses import JSONResponse, no_content
+from admit.kit.http.transaction import SAFE_METHODS
+from admit.kit.resources.crud import parse_pk
+from admit.kit.resources.pagination import paginate_list
+from admit.kit.resources.schema import ReadModel
 from admit.models import Item
 from admit.notifications.notify import ITEM_CHANGED
 

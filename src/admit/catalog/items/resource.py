@@ -14,11 +14,12 @@ from pydantic import BaseModel
 from sqlalchemy import select
 from starlette.responses import Response
 
-from admit.kit.body import read_object
-from admit.kit.context import OrgContext
-from admit.kit.crud import Resource, flush_guard, parse_pk, parse_update
-from admit.kit.errors import not_found
-from admit.kit.responses import JSONResponse
+from admit.kit.http.body import read_object
+from admit.kit.http.context import OrgContext
+from admit.kit.http.errors import not_found
+from admit.kit.http.responses import JSONResponse
+from admit.kit.resources.crud import Resource, flush_guard, parse_update
+from admit.kit.resources.filtering import parse_pk
 from admit.models import Item
 from admit.notifications.notify import ITEM_CHANGED, notify_in_event
 

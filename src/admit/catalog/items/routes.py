@@ -15,12 +15,12 @@ from admit.catalog.items.program_times import ProgramTimeResource
 from admit.catalog.items.resource import EVENT_PATH, CatalogResource, notify_item
 from admit.catalog.items.rows import CATEGORY_ROWS, ITEM_ROWS
 from admit.catalog.items.schemas import CategoryIn, CategoryOut
-from admit.kit.changestamp import ModifiedSinceList
-from admit.kit.context import EventContext, OrgContext, public_base_url
-from admit.kit.crud import mount_crud
-from admit.kit.errors import APIError
-from admit.kit.filtering import Filter, FilterSet, Ordering, parse_int, parse_str
-from admit.kit.routing import api_router
+from admit.kit.http.context import EventContext, OrgContext, public_base_url
+from admit.kit.http.errors import APIError
+from admit.kit.http.routing import api_router
+from admit.kit.resources.crud import mount_crud
+from admit.kit.resources.filtering import Filter, FilterSet, Ordering, parse_int, parse_str
+from admit.kit.stamps.catalog import ModifiedSinceList
 from admit.models import Item, ItemCategory
 from admit.notifications.notify import ITEM_ADDED, ITEM_CHANGED, ITEM_DELETED
 from admit.uploads.pictures import apply_picture, picture_url, resolve_picture

@@ -1,6 +1,6 @@
 """How categories and items (with variations, add-ons and bundles) render for GETs, declared
-against their read schemas (see ``kit/render.py``): the same JSON as ``category_to_read`` /
-``item_to_read`` through the schemas, without ORM objects."""
+against their read schemas (see ``kit/resources/render.py``): the same JSON as ``category_to_read``
+/ ``item_to_read`` through the schemas, without ORM objects."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from admit.catalog.items.item_schemas import ItemOut
 from admit.catalog.items.schemas import AddOnOut, BundleOut, CategoryOut, VariationOut
 from admit.catalog.items.service import meta_out
 from admit.events.plugins import SALES_CHANNELS
-from admit.kit.render import Nested, Rows
+from admit.kit.resources.render import Nested, Rows
 from admit.models import Item, ItemAddOn, ItemBundle, ItemCategory, ItemVariation, TaxRule
 from admit.uploads.service import media_url
 

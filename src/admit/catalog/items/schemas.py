@@ -13,8 +13,8 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BeforeValidator, Field
 
 from admit.events.plugins import SALES_CHANNELS
-from admit.kit.crud import PK_MAX
-from admit.kit.schema import (
+from admit.kit.resources.filtering import PK_MAX
+from admit.kit.resources.schema import (
     DateTime,
     I18n,
     LongText,

@@ -15,8 +15,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.catalog.items.schemas import CategoryIn
 from admit.events.plugins import SALES_CHANNELS
-from admit.kit.crud import PK_MAX
-from admit.kit.errors import FieldErrors
+from admit.kit.http.errors import FieldErrors
+from admit.kit.resources.filtering import PK_MAX
 from admit.models import Item, ItemCategory
 
 Errors = dict[str, Any]

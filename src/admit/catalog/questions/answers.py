@@ -20,8 +20,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import selectinload
 
 from admit.catalog.taxes.countries import COUNTRIES
-from admit.kit.crud import PK_MAX
-from admit.kit.schema import (
+from admit.kit.resources.filtering import PK_MAX
+from admit.kit.resources.schema import (
     PHONE_RE,
     LongText,
     Pk,

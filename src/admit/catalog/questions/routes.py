@@ -16,13 +16,13 @@ from starlette.responses import Response
 from admit.catalog.questions import service
 from admit.catalog.questions.rows import OPTION_ROWS, QUESTION_ROWS
 from admit.catalog.questions.schemas import OptionIn, OptionOut, QuestionIn, QuestionOut
-from admit.kit.changestamp import ModifiedSinceList
-from admit.kit.context import OrgContext
-from admit.kit.crud import Resource, mount_crud, parse_pk
-from admit.kit.errors import not_found
-from admit.kit.filtering import Filter, FilterSet, Ordering, parse_bool
-from admit.kit.responses import no_content
-from admit.kit.routing import api_router
+from admit.kit.http.context import OrgContext
+from admit.kit.http.errors import not_found
+from admit.kit.http.responses import no_content
+from admit.kit.http.routing import api_router
+from admit.kit.resources.crud import Resource, mount_crud
+from admit.kit.resources.filtering import Filter, FilterSet, Ordering, parse_bool, parse_pk
+from admit.kit.stamps.catalog import ModifiedSinceList
 from admit.models import Item, Question, QuestionOption
 
 WRITE = "event.items:write"

@@ -1,5 +1,5 @@
-"""How questions (with their options) render for GETs (see ``kit/render.py``): the same JSON
-as ``question_to_read`` through ``QuestionOut``."""
+"""How questions (with their options) render for GETs (see ``kit/resources/render.py``): the same
+JSON as ``question_to_read`` through ``QuestionOut``."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from admit.catalog.questions.schemas import OptionOut, QuestionOut
-from admit.kit.render import Nested, Rows
+from admit.kit.resources.render import Nested, Rows
 from admit.models import Question, QuestionOption
 
 

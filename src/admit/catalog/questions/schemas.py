@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Field, PlainSerializer
 
-from admit.kit.schema import (
+from admit.kit.resources.schema import (
     DateTime,
     I18n,
     ReadModel,

@@ -15,8 +15,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import load_only
 
 from admit.catalog.questions.schemas import CHOICE_TYPES, DEPENDABLE_TYPES, QuestionIn
-from admit.kit.crud import PK_MAX
-from admit.kit.errors import NON_FIELD, FieldErrors
+from admit.kit.http.errors import NON_FIELD, FieldErrors
+from admit.kit.resources.filtering import PK_MAX
 from admit.models import Item, Question, QuestionOption
 
 # Upper-case letters and digits without look-alikes (no I, O, 0, 1, 2, 4, 5, 6).

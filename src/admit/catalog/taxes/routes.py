@@ -11,11 +11,11 @@ from starlette.responses import Response
 from admit.catalog.taxes import service
 from admit.catalog.taxes.rows import TAX_RULE_ROWS
 from admit.catalog.taxes.schemas import TaxRuleIn, TaxRuleOut
-from admit.kit.changestamp import ModifiedSinceList
-from admit.kit.context import OrgContext
-from admit.kit.crud import Resource, mount_crud
-from admit.kit.responses import no_content
-from admit.kit.routing import api_router
+from admit.kit.http.context import OrgContext
+from admit.kit.http.responses import no_content
+from admit.kit.http.routing import api_router
+from admit.kit.resources.crud import Resource, mount_crud
+from admit.kit.stamps.catalog import ModifiedSinceList
 from admit.models import TaxRule
 
 router = api_router()

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BeforeValidator, ConfigDict, Field, model_validator
 
 from admit.catalog.taxes.countries import COUNTRIES, RULE_COUNTRIES
-from admit.kit.schema import I18n, I18nName, Percent, ReadModel, WriteModel
+from admit.kit.resources.schema import I18n, I18nName, Percent, ReadModel, WriteModel
 
 # The codes of the spec's list; ``E/<reason>`` carries a VATEX exemption reason code.
 TAX_CODE_RE = re.compile(r"^(S/(standard|reduced|averaged)|AE|O|E|E/VATEX-[A-Z0-9-]+|Z|G|K|L|M|B)$")

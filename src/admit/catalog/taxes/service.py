@@ -9,7 +9,7 @@ from sqlalchemy import exists, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.catalog.taxes.schemas import TaxRuleIn
-from admit.kit.errors import APIError, FieldErrors
+from admit.kit.http.errors import APIError, FieldErrors
 from admit.models import Item, TaxRule
 
 IN_USE = "This tax rule can not be deleted as it is currently in use."

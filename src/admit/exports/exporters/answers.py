@@ -21,7 +21,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.exports.reader import Reader, among_ids
-from admit.kit.i18n import localized
+from admit.kit.resources.i18n import localized
 from admit.models import Answer, Question, QuestionOption, answer_options
 
 CHOICE_TYPES = ("C", "M")

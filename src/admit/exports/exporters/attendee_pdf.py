@@ -5,7 +5,7 @@ reportlab's ``build()`` wants the whole story up front, which for a large list m
 row's flowables in memory at once. :class:`ChunkedDocument` feeds the document template one
 part at a time instead (a table of at most a few hundred rows): each part is laid out and
 drawn as it comes and then dropped; only the finished pages, compressed, stay until the file
-is written. Text goes through :func:`admit.kit.fonts.split_by_font`, so a name in Cyrillic,
+is written. Text goes through :func:`admit.kit.pdf.fonts.split_by_font`, so a name in Cyrillic,
 Greek or Chinese prints in a font that has its glyphs rather than as boxes.
 """
 
@@ -24,7 +24,7 @@ from reportlab.platypus import Flowable, Paragraph, Spacer, Table, TableStyle
 from reportlab.platypus.doctemplate import BaseDocTemplate, PageTemplate
 from reportlab.platypus.frames import Frame
 
-from admit.kit import fonts
+from admit.kit.pdf import fonts
 
 PADDING = 3  # points left and right of a cell's text
 # A cell never grows past a page: long texts are cut (reportlab cannot split a table row).

@@ -22,7 +22,7 @@ from sqlalchemy.orm import aliased, selectinload
 
 from admit.checkin import state
 from admit.exports.exporters.listing import EventInfo, chunks, localized
-from admit.kit.jobs import JobFailed
+from admit.jobs.queue import JobFailed
 from admit.models import (
     Answer,
     Checkin,

@@ -18,7 +18,7 @@ from pydantic import Field
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from admit.exports.base import ExportInput, ExportRun, add_translations, register
+from admit.exports.base import ExportInput, ExportRun, add_translations, register, result_filename
 from admit.exports.exporters.attendee_pdf import Checkbox, ChunkedDocument, column_widths
 from admit.exports.exporters.attendees import (
     Attendee,
@@ -42,9 +42,8 @@ from admit.exports.exporters.listing import (
     money,
     table,
 )
-from admit.exports.tasks import result_filename
-from admit.kit.crud import PK_MAX
-from admit.kit.jobs import JobFailed
+from admit.jobs.queue import JobFailed
+from admit.kit.resources.filtering import PK_MAX
 from admit.models import (
     CheckinList,
     Question,

@@ -41,7 +41,7 @@ from admit.exports.exporters.listing import (
     table,
     zone,
 )
-from admit.kit.jobs import JobFailed
+from admit.jobs.queue import JobFailed
 from admit.models import Event, GiftCard, GiftCardTransaction, Order, OrderPosition, Organizer
 
 PERMISSION = "organizer.giftcards:read"

@@ -19,12 +19,19 @@ import orjson
 from sqlalchemy import select
 
 from admit.catalog.taxes.compute import currency_places
-from admit.exports.base import EVENT, Exporter, ExportInput, ExportRun, add_translations, register
+from admit.exports.base import (
+    EVENT,
+    Exporter,
+    ExportInput,
+    ExportRun,
+    add_translations,
+    register,
+    result_filename,
+)
 from admit.exports.exporters.json_catalog import catalog, datetime_text, money_text
 from admit.exports.exporters.orderdata import count, orders_query
 from admit.exports.reader import Reader, among_ids
-from admit.exports.tasks import result_filename
-from admit.kit.jobs import JobFailed
+from admit.jobs.queue import JobFailed
 from admit.models import (
     Answer,
     Event,

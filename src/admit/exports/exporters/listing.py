@@ -23,11 +23,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.catalog.taxes.compute import currency_places
 from admit.db import write_intent
-from admit.exports.base import Exporter, ExportRun, add_translations, stream_rows
-from admit.exports.tables import CSV_TYPE, XLSX_TYPE, Money, Sheet, table_file
-from admit.exports.tasks import result_filename
-from admit.kit.i18n import localized
-from admit.kit.jobs import JobFailed
+from admit.exports.base import Exporter, ExportRun, add_translations, result_filename, stream_rows
+from admit.exports.formats import table_file
+from admit.exports.tables import CSV_TYPE, XLSX_TYPE, Money, Sheet
+from admit.jobs.queue import JobFailed
+from admit.kit.resources.i18n import localized
 from admit.models import Event, Item, ItemVariation
 
 # ``default`` and ``semicolon`` are the reference's names for its CSV variants.

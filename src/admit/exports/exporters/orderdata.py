@@ -23,8 +23,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from admit.catalog.taxes.compute import currency_places
 from admit.exports.exporters.answers import AnswerColumns, load_answer_columns
 from admit.exports.reader import Reader, among_ids
-from admit.kit.i18n import localized
-from admit.kit.jobs import JobFailed
+from admit.jobs.queue import JobFailed
+from admit.kit.resources.i18n import localized
 from admit.models import (
     Event,
     Item,

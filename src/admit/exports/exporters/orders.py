@@ -38,6 +38,7 @@ from admit.exports.base import (
     ExportInput,
     ExportRun,
     register,
+    result_filename,
 )
 from admit.exports.exporters.answers import answer_cells, answers_statement
 from admit.exports.exporters.order_texts import FEE_TYPES, ORDER_STATUS
@@ -54,6 +55,7 @@ from admit.exports.exporters.orderdata import (
     positions_query,
     seat_name,
 )
+from admit.exports.formats import table_file
 from admit.exports.reader import BREATHE, Reader
 from admit.exports.tables import (
     CSV_TYPE,
@@ -61,10 +63,8 @@ from admit.exports.tables import (
     Money,
     TableFile,
     TableLimitExceeded,
-    table_file,
 )
-from admit.exports.tasks import result_filename
-from admit.kit.jobs import JobFailed
+from admit.jobs.queue import JobFailed
 
 OrderListFormat = Literal[
     "xlsx",

@@ -1,7 +1,7 @@
 """Order change stamp: triggers that move ``orders.last_modified`` with every change of an
 order, its positions, fees, payments, refunds, answers, check-ins and print logs.
 
-The DDL is written by ``admit.models.order_stamp.ORDER_STAMP`` (``kit/parent_stamp.py``), the
+The DDL is written by ``admit.models.order_stamp.ORDER_STAMP`` (``models/stamp_triggers.py``), the
 one definition that ``metadata.create_all`` uses as well.
 
 Revision ID: 0018

@@ -1,0 +1,4 @@
+"""What every PDF needs, whichever domain draws it: the embedded Unicode fonts.
+
+Imports nothing of admit.
+"""

@@ -1,0 +1,283 @@
+"""Pages and details of a :class:`~admit.kit.resources.render.Rows` declaration, as JSON bytes.
+
+The count and the page come in one round trip: the page's statement carries the count of
+the whole (filtered) list as a scalar subquery in a last column, which the database works
+out once. An empty page needs no count: on page 1 it is 0, past page 1 the page is 404
+(as the reference answers), so no second statement is ever needed. Counts are exact.
+
+Statements are built once where the request allows: a list narrowed by nothing but the
+tenant (no filter asked) is served by a page statement built once per ordering, with the
+tenant, the page size and the offset as parameters, so a request builds no SQL at all. A
+filtered list is built per request from the resource's own list query (the same filters
+as ever) with its columns swapped for the rendered ones; the native pool caches its SQL by
+SQLAlchemy's cache key. Either way the rows are those the resource's list query selects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any
+
+import orjson
+from fastapi import Request
+from sqlalchemy import ColumnElement, Select, bindparam, func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+from starlette.responses import Response
+
+from admit.kit.http.errors import APIError
+from admit.kit.http.responses import json_default
+from admit.kit.lanes.fastread import FastReader
+from admit.kit.resources.filtering import INT_MAX, Ordering
+from admit.kit.resources.pagination import envelope, page_params
+from admit.kit.resources.render import Fetch, Record, Rows
+
+COUNT = "__count"
+# Completes rendered rows in place (e.g. values loaded in one batch for the whole page).
+Complete = Callable[[list[dict[str, Any]]], Awaitable[None]]
+_OPTIONS = orjson.OPT_UTC_Z
+# Page statements kept per resource, one per ordering a client asked for (bounded: beyond
+# this, further orderings are built per request).
+_MAX_ORDERINGS = 32
+
+
+def dumps(body: Any) -> bytes:
+    return orjson.dumps(body, option=_OPTIONS, default=json_default)
+
+
+def json_response(body: Any, status_code: int = 200) -> Response:
+    return Response(dumps(body), status_code=status_code, media_type="application/json")
+
+
+def page_window(request: Request) -> tuple[int, int, int]:
+    """The page, its size and its offset asked for; 404 past the last row any INTEGER id
+    allows, whatever the count (such offsets must not reach a query)."""
+    page, size = page_params(request)
+    offset = (page - 1) * size
+    if offset > INT_MAX:
+        raise APIError(404, "Invalid page.")
+    return page, size, offset
+
+
+def fetcher(reader: FastReader, session: AsyncSession) -> Fetch:
+    async def fetch(stmt: Select[Any], params: Mapping[str, Any]) -> Sequence[Record]:
+        return await reader.rows(session, stmt, params)
+
+    return fetch
+
+
+class Listing:
+    """The list and detail statements of one kind of rows in one tenant column, for either
+    kind of reader (``native``: children inline, see ``kit/resources/render.py``)."""
+
+    def __init__(
+        self,
+        rows: Rows,
+        table: Any,
+        tenant: ColumnElement[Any] | None,
+        pk: ColumnElement[Any],
+        ordering: Ordering | None,
+        *,
+        where: Sequence[ColumnElement[bool]] = (),
+        count_from: Any = None,
+        key_where: Sequence[ColumnElement[bool]] = (),
+        narrow: bool = False,
+    ) -> None:
+        """``where``: what the statements built once add to the tenant (e.g. leaving out
+        canceled rows). ``count_from``: the table their count reads, where ``table`` is a
+        join the count does not need (a foreign key guarantees the joined row).
+        ``key_where``: what only the page's key query adds (e.g. the joined table's tenant,
+        equal by construction, so that the database can walk that table's index).
+
+        ``narrow``: pages of large tables find the page's keys first (filtered, sorted and
+        cut to the page on the key alone) and read the rendered columns for those rows
+        only. Otherwise the database may work out every column, subqueries included, for
+        every row it sorts, and sorts rows as wide as the rendered ones."""
+        self.narrow = narrow
+        self.rows = rows
+        self.table = table
+        self.tenant = tenant
+        self.pk = pk
+        self.ordering = ordering
+        self.where = tuple(where)
+        self.key_where = tuple(key_where)
+        self.count_from = table if count_from is None else count_from
+        self._pages: dict[tuple[str | None, bool, tuple[bool, ...]], Select[Any]] = {}
+        self._details: dict[tuple[bool, tuple[bool, ...]], Select[Any]] = {}
+
+    def _base(self, native: bool, variant: tuple[bool, ...]) -> Select[Any]:
+        assert self.tenant is not None
+        return (
+            select(*self.rows.columns_for(native, variant))
+            .select_from(self.table)
+            .where(self.tenant == bindparam("tenant"), *self.where)
+        )
+
+    def static_page(
+        self, raw_ordering: str | None, native: bool, variant: tuple[bool, ...] = ()
+    ) -> tuple[Select[Any], bool]:
+        """The page statement for an ordering (unknown names dropped), and whether it is kept
+        (else it was built for this request). ``variant``: see :meth:`Rows.variant`."""
+        if self.ordering is not None:
+            raw_ordering = self.ordering.known(raw_ordering)
+        stmt = self._pages.get((raw_ordering, native, variant))
+        if stmt is not None:
+            return stmt, True
+        count = (
+            select(func.count())
+            .select_from(self.count_from)
+            .where(self.tenant == bindparam("tenant"), *self.where)
+            .scalar_subquery()
+        )
+        order = self.ordering.clauses(raw_ordering) if self.ordering is not None else [self.pk]
+        limit, offset = bindparam("limit"), bindparam("offset")
+        if self.narrow:
+            keys = select(self.pk).select_from(self.table)
+            keys = keys.where(self.tenant == bindparam("tenant"), *self.where, *self.key_where)
+            keys = keys.order_by(*order)
+            stmt = self._keyed(keys, limit, offset, count, native, variant)
+        else:
+            stmt = self._base(native, variant).add_columns(count.label(COUNT)).order_by(*order)
+            stmt = stmt.limit(limit).offset(offset)
+        if len(self._pages) >= _MAX_ORDERINGS:
+            return stmt, False
+        self._pages[(raw_ordering, native, variant)] = stmt
+        return stmt, True
+
+    def page_of(
+        self,
+        query: Select[Any],
+        size: int,
+        offset: int,
+        native: bool,
+        variant: tuple[bool, ...] = (),
+    ) -> Select[Any]:
+        """The page of a resource's list query (``select(Model)`` with its filters and
+        ordering), its columns swapped for the rendered ones and the count added."""
+        count = select(func.count()).select_from(query.order_by(None).subquery())
+        if self.ordering is None:
+            query = query.order_by(self.pk)  # a stable order, as the static statement's
+        if self.narrow:
+            return self._keyed(query, size, offset, count.scalar_subquery(), native, variant)
+        columns = self.rows.columns_for(native, variant)
+        return (
+            query.with_only_columns(*columns, count.scalar_subquery().label(COUNT))
+            .limit(size)
+            .offset(offset)
+        )
+
+    def _keyed(
+        self,
+        query: Select[Any],
+        limit: Any,
+        offset: Any,
+        count: Any,
+        native: bool,
+        variant: tuple[bool, ...],
+    ) -> Select[Any]:
+        """The rendered columns of the rows whose keys ``query`` (ordered) pages to."""
+        keys = query.with_only_columns(self.pk.label("k")).limit(limit).offset(offset)
+        page = keys.subquery("page")
+        return (
+            select(*self.rows.columns_for(native, variant), count.label(COUNT))
+            .select_from(self.table)
+            .join(page, self.pk == page.c.k)
+            .order_by(*query._order_by_clauses)
+        )
+
+    async def respond(
+        self,
+        request: Request,
+        session: AsyncSession,
+        *,
+        query: Select[Any] | None = None,
+        tenant: Any = None,
+        ordering: str | None = None,
+        extra: Mapping[str, Any] | None = None,
+        after: Complete | None = None,
+    ) -> Response:
+        """A page as the answer: of the resource's filtered, ordered list ``query``, or
+        (``query`` None) of the statement built once for ``tenant`` and ``ordering``."""
+        page, size, offset = page_window(request)
+        reader: FastReader = session.info["fast"]
+        if query is None:
+            stmt, static = self.static_page(ordering, reader.native)
+            params: dict[str, Any] = {"tenant": tenant, "limit": size, "offset": offset}
+        else:
+            stmt, static, params = self.page_of(query, size, offset, reader.native), False, {}
+        body = await page_body(
+            request,
+            reader,
+            session,
+            self.rows,
+            stmt,
+            params,
+            static=static,
+            page=page,
+            size=size,
+            extra=extra or {},
+            after=after,
+        )
+        return Response(body, media_type="application/json")
+
+    def static_detail(self, native: bool, variant: tuple[bool, ...] = ()) -> Select[Any]:
+        stmt = self._details.get((native, variant))
+        if stmt is None:
+            stmt = self._base(native, variant).where(self.pk == bindparam("pk"))
+            self._details[(native, variant)] = stmt
+        return stmt
+
+    def detail_of(
+        self, query: Select[Any], pk: int, native: bool, variant: tuple[bool, ...] = ()
+    ) -> Select[Any]:
+        columns = self.rows.columns_for(native, variant)
+        return query.with_only_columns(*columns).where(self.pk == pk)
+
+
+async def page_body(
+    request: Request,
+    reader: FastReader,
+    session: AsyncSession,
+    rows: Rows,
+    stmt: Select[Any],
+    params: Mapping[str, Any],
+    *,
+    static: bool,
+    page: int,
+    size: int,
+    extra: Mapping[str, Any],
+    after: Complete | None = None,
+) -> bytes:
+    """``{count, next, previous, results}`` as JSON; 404 past the last page. ``after``
+    completes the rendered rows of the page (what no statement per kind gives)."""
+    records = await reader.rows(session, stmt, params, static=static)
+    if not records:
+        if page > 1:
+            raise APIError(404, "Invalid page.")
+        count = 0
+    else:
+        count = records[0][-1]
+    results = await rows.render(fetcher(reader, session), reader.native, records, extra)
+    if after is not None and results:
+        await after(results)
+    return dumps(envelope(request, count, page, size, results))
+
+
+async def detail_body(
+    reader: FastReader,
+    session: AsyncSession,
+    rows: Rows,
+    stmt: Select[Any],
+    params: Mapping[str, Any],
+    *,
+    static: bool,
+    extra: Mapping[str, Any],
+    after: Complete | None = None,
+) -> bytes | None:
+    """One row as JSON, or None when there is none."""
+    records = await reader.rows(session, stmt, params, static=static)
+    if not records:
+        return None
+    [row] = await rows.render(fetcher(reader, session), reader.native, records[:1], extra)
+    if after is not None:
+        await after([row])
+    return dumps(row)
