@@ -107,7 +107,8 @@ async def gather_limited(
     return await asyncio.gather(*(one(c) for c in calls))
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 free at the moment of asking."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
@@ -149,7 +150,7 @@ def serving(
     """``admit serve`` with ``env`` on ``port`` (a free one by default), its ``ADMIT_BASE_URL``
     set to match: yields the base URL once it answers, and stops it (SIGTERM, SIGKILL after
     15 s) after. Output goes to ``log``: read it when a test that used the server fails."""
-    port = port or _free_port()
+    port = port or free_port()
     url = f"http://127.0.0.1:{port}"
     command = [sys.executable, "-m", "admit", "serve", "--port", str(port)]
     with log.open("wb") as out:
