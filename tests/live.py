@@ -107,24 +107,35 @@ async def gather_limited(
     return await asyncio.gather(*(one(c) for c in calls))
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 free at the moment of asking."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
 
 
-def _wait_until_serving(url: str, process: subprocess.Popen[bytes], seconds: float = 60) -> None:
+def _wait_until_serving(
+    url: str, process: subprocess.Popen[bytes], seconds: float = 60, log: Path | None = None
+) -> None:
+    """Returns once the server at ``url`` answers; raises (with ``log``'s text) when its
+    process ended or ``seconds`` passed first."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"the server exited with {process.returncode}")
+            raise RuntimeError(f"the server exited with {process.returncode}{_text(log)}")
         try:
             if httpx.get(f"{url}/api/v1/", timeout=1).status_code < 500:
                 return
         except httpx.HTTPError:
             pass
-        time.sleep(0.2)
-    raise RuntimeError("the server did not start in time")
+        time.sleep(0.1)
+    raise RuntimeError(f"the server did not start in time{_text(log)}")
+
+
+def _text(log: Path | None) -> str:
+    if log is None or not log.exists():
+        return ""
+    return ": " + log.read_text(errors="replace")
 
 
 @pytest.fixture(scope="session")
@@ -149,7 +160,7 @@ def serving(
     """``admit serve`` with ``env`` on ``port`` (a free one by default), its ``ADMIT_BASE_URL``
     set to match: yields the base URL once it answers, and stops it (SIGTERM, SIGKILL after
     15 s) after. Output goes to ``log``: read it when a test that used the server fails."""
-    port = port or _free_port()
+    port = port or free_port()
     url = f"http://127.0.0.1:{port}"
     command = [sys.executable, "-m", "admit", "serve", "--port", str(port)]
     with log.open("wb") as out:
@@ -160,7 +171,7 @@ def serving(
             stderr=subprocess.STDOUT,
         )
         try:
-            _wait_until_serving(url, process)
+            _wait_until_serving(url, process, log=log)
             yield url
         finally:
             process.terminate()

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.live import _free_port, serving
+from tests.live import free_port, serving
 
 pytestmark = pytest.mark.skipif(
     not (shutil.which("curl") and shutil.which("bash")), reason="needs curl and bash"
@@ -33,7 +33,7 @@ def _admit(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_the_printed_next_steps_sell_and_admit_a_ticket(tmp_path: Path):
-    port = _free_port()
+    port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("ADMIT_")}
     env |= {"ADMIT_DATA_DIR": str(tmp_path), "ADMIT_BASE_URL": f"http://127.0.0.1:{port}"}
     migrated = _admit(env, "migrate")

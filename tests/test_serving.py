@@ -15,14 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.live import _free_port, _wait_until_serving
+from tests.live import _wait_until_serving, free_port
 
 REQUEST = b"GET /api/v1/nothing-here HTTP/1.1\r\nHost: test\r\n\r\n"
 
 
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], int]]:
-    port = _free_port()
+    port = free_port()
     env = {
         **os.environ,
         "ADMIT_DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path / 'admit.db'}",

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -18,6 +17,7 @@ from admit.config import Settings
 from admit.kit.http.logs import REQUEST_ID, logging_config, safe_target, scrub
 from tests.edge.helpers import captured_logs, client_for, edge_app
 from tests.factories import World, auth
+from tests.live import free_port
 
 
 async def test_a_sane_request_id_is_echoed(client):
@@ -126,12 +126,6 @@ def test_logging_config_follows_the_settings(tmp_path: Path):
         Settings(data_dir=tmp_path, log_format="xml")
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def test_admit_serve_writes_json_lines_with_request_ids(tmp_path: Path, database_url: str):
     if not database_url.startswith("sqlite"):
         pytest.skip("one server process is enough (runs on its own SQLite database)")
@@ -144,7 +138,7 @@ def test_admit_serve_writes_json_lines_with_request_ids(tmp_path: Path, database
     }
     admit = [sys.executable, "-m", "admit"]
     subprocess.run([*admit, "migrate"], env=env, check=True, capture_output=True)
-    port = _free_port()
+    port = free_port()
     log_file = (tmp_path / "serve.log").open("w+")
     server = subprocess.Popen(
         [*admit, "serve", "--port", str(port)], env=env, stderr=log_file, stdout=log_file

@@ -21,7 +21,7 @@ from admit.db import create_database
 from admit.models import Job, Order, OrderPosition
 from tests.factories import Factory, World, auth, build_world
 from tests.jobs.conftest import LiveJobs, fresh_jobs_database, live_jobs  # noqa: F401
-from tests.live import _free_port, _wait_until_serving
+from tests.live import _wait_until_serving, free_port
 
 # Enough rows that an XLSX export takes a few seconds on the 2-core machine.
 POSITIONS = 40_000
@@ -65,7 +65,7 @@ async def shop(exports_database: str) -> AsyncIterator[Shop]:
 @pytest.fixture
 async def api(live_jobs: LiveJobs, shop: Shop) -> AsyncIterator[str]:  # noqa: F811
     """``admit serve`` on the live database, handing jobs to the test's Redis queue."""
-    port = _free_port()
+    port = free_port()
     base = f"http://127.0.0.1:{port}"
     live_jobs.processes.env["ADMIT_BASE_URL"] = base
     process = live_jobs.processes.start(

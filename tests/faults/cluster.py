@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.live import free_port
 from tests.parts import missing
 
 
@@ -49,12 +50,6 @@ def missing_reason() -> str | None:
         if shutil.which("runuser") is None:
             return "running as root and runuser is missing"
     return None
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 class PrivateCluster:

@@ -26,7 +26,7 @@ from admit.db import Database, create_database
 from admit.quotas import ledger
 from tests.factories import Factory, World, build_world
 from tests.faults.cluster import free_port
-from tests.live import SERVER_POOL_ENV
+from tests.live import SERVER_POOL_ENV, _wait_until_serving
 from tests.parts import missing
 
 PG_URL = os.environ.get("ADMIT_TEST_DATABASE_URL")
@@ -67,17 +67,7 @@ class AdmitProcess:
 
     def wait_until_serving(self, seconds: float = 45) -> None:
         assert self.process is not None
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"the server exited with {self.process.returncode}: {self.log}")
-            try:
-                if httpx.get(f"{self.url}/api/v1/", timeout=1).status_code < 500:
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.1)
-        raise RuntimeError(f"the server did not start in time: {self.log}")
+        _wait_until_serving(self.url, self.process, seconds, log=self.log_path)
 
     def workers(self) -> list[int]:
         """The pids of the worker processes (children started by multiprocessing)."""

@@ -22,7 +22,8 @@ from admit.kit.http.transaction import commit_and_notify
 from admit.mail.outbox import queue_mail
 from admit.models import OutgoingMail
 from tests.jobs.conftest import LiveJobs
-from tests.mail.conftest import Mailbox, _free_port
+from tests.live import free_port
+from tests.mail.conftest import Mailbox
 from tests.parts import missing
 
 
@@ -141,7 +142,7 @@ class _StallingMailbox(Mailbox):
 async def test_a_mail_is_delivered_exactly_once_across_a_worker_crash(live_jobs: LiveJobs):
     live = live_jobs
     box = _StallingMailbox()
-    port = _free_port()
+    port = free_port()
     controller = Controller(box, hostname="127.0.0.1", port=port)
     controller.start()
     try:

@@ -7,7 +7,6 @@ import asyncio
 import datetime as dt
 import email
 import email.policy
-import socket
 import time
 from collections.abc import Iterator
 from email.message import EmailMessage
@@ -22,6 +21,7 @@ from admit.jobs import sweep as jobsweep
 from admit.kit.http.transaction import commit_and_notify
 from admit.mail.outbox import queue_mail
 from admit.models import Job, OutgoingMail
+from tests.live import free_port
 
 
 class Mailbox:
@@ -61,16 +61,10 @@ class Mailbox:
         ]
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @pytest.fixture
 def mailbox() -> Iterator[Mailbox]:
     box = Mailbox()
-    port = _free_port()
+    port = free_port()
     controller = Controller(box, hostname="127.0.0.1", port=port)
     controller.start()
     box.url = f"smtp://127.0.0.1:{port}?timeout=5"

@@ -22,7 +22,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from tests.mail.conftest import Mailbox, _free_port
+from tests.live import free_port
+from tests.mail.conftest import Mailbox
 
 USER, PASSWORD = "admit@example.org", "s3cret pass"
 
@@ -124,7 +125,7 @@ def submission(server_ca: ServerCA) -> Iterator[SubmissionBox]:
     box = SubmissionBox()
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     context.load_cert_chain(server_ca.cert_file, server_ca.key_file)
-    port = _free_port()
+    port = free_port()
     controller = Controller(
         box,
         hostname="127.0.0.1",
