@@ -7,7 +7,7 @@
 - ``kit.lanes``: the fast lane past the framework, fast reads, coalescing, PL/pgSQL, write locks.
 - ``kit.idempotency``: ``X-Idempotency-Key`` on the edge and on the fast lane, and its rows.
 - ``kit.openapi``: the OpenAPI document completed, described and served.
-- ``kit.stamps``: change stamps (catalog, parents, pages) and the kept list pages.
+- ``kit.stamps``: the catalog's change stamp, the page bound and the kept list pages.
 - ``kit.pdf``: what every PDF needs (fonts).
 
 Every part may import ``admit.config``, ``admit.db``, ``admit.models`` and other parts of kit;
