@@ -17,6 +17,7 @@ import admit.sendmail.tasks
 import admit.shredders.tasks
 import admit.tickets.tasks
 import admit.uploads.service
+import admit.users.tasks
 import admit.waitinglist.auto
 import admit.webhooks.delivery
 import admit.webhooks.tasks  # noqa: F401

@@ -80,6 +80,7 @@ async def test_the_server_schedule_covers_the_existing_housekeeping(clean_app):
     names = [t.name for t in clean_app.state.background.scheduler.tasks]
     assert names[0] == "jobs.sweep"
     assert {"carts.purge_expired", "checkin.exit_all", "waitinglist.assign"} <= set(names)
+    assert "users.purge_sessions" in names
     scheduler = clean_app.state.background.scheduler
     await scheduler._ensure_rows()
     assert set(await scheduler.tick()) == set(names)  # each runs cleanly on an empty database

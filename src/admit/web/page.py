@@ -16,6 +16,7 @@ from starlette.responses import RedirectResponse, Response
 
 from admit.db import utcnow, write_intent
 from admit.kit.http.context import Session, public_base_url
+from admit.kit.http.errors import FieldErrors
 from admit.kit.http.headers import client_address
 from admit.kit.http.transaction import SAFE_METHODS
 from admit.models import LoginSession, User
@@ -27,6 +28,24 @@ from admit.web.render import SECURITY_HEADERS, render
 
 TWO_FACTOR_SETUP = "/settings/2fa/"
 HOME = "/settings/"
+
+
+class HostRefused(Exception):
+    """A page request whose ``Host`` may not build links: answered with an HTML page (400),
+    as a person reads it, where the API answers the same refusal as JSON."""
+
+    def __init__(self, errors: dict[str, list[str]]) -> None:
+        super().__init__(errors)
+        self.reason = next(iter(errors.values()))[0]
+
+
+async def host_refused_page(_request: Request, exc: Exception) -> Response:
+    reason = exc.reason if isinstance(exc, HostRefused) else str(exc)
+    # No session is read or written for a refused host: the page shows nobody's state.
+    anonymous = {"csrf_token": "", "user": None, "setup_pending": False, "flash": None}
+    return render(
+        "message.html", 400, title="This address is not served here", text=reason, **anonymous
+    )
 
 
 def safe_next(url: str | None, default: str = HOME) -> str:
@@ -54,7 +73,10 @@ class Page:
     async def load(cls, request: Request, session: AsyncSession) -> Page:
         # Pages build links (reset and invitation mails, the cookie's Secure flag): a request
         # with a Host that is not allowed is refused (400) before anything happens.
-        public_base_url(request)
+        try:
+            public_base_url(request)
+        except FieldErrors as exc:
+            raise HostRefused(exc.errors) from None
         web = sessions.load(request)
         page = cls(request, session, web, None)
         user_id = web.get("u")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import FastAPI
 
 from admit.web import applications, authorize, invite, login, settings
+from admit.web.page import HostRefused, host_refused_page
 from admit.web.render import static_router
 
 PAGE_ROUTERS = (
@@ -20,3 +21,4 @@ PAGE_ROUTERS = (
 def mount_pages(app: FastAPI) -> None:
     for router in PAGE_ROUTERS:
         app.router.routes.extend(router.routes)
+    app.add_exception_handler(HostRefused, host_refused_page)
