@@ -153,3 +153,28 @@ async def test_bad_documents_and_addresses(client, world: World, factory):
     assert r.status_code in (403, 404)
     r = await client.post(times(foreign.id), json=A, headers=admin)
     assert r.status_code == 404
+
+
+async def test_concurrent_creates_get_distinct_ids_and_lose_none(
+    client, world: World, factory, database_url: str
+):
+    """Twelve creates at once on one item: the item row lock serialises them, so each gets
+    its own id and every slot is kept (without it two would read the same list and one
+    write would overwrite the other). PostgreSQL only: SQLite serialises writers anyway."""
+    if not database_url.startswith("postgresql"):
+        pytest.skip("concurrent writers only overlap on PostgreSQL (SQLite serialises them)")
+    import asyncio
+
+    thing = await item(factory, world.event)
+    bodies = [
+        {"start": f"2030-06-{day:02d}T09:00:00Z", "end": f"2030-06-{day:02d}T10:00:00Z"}
+        for day in range(1, 13)
+    ]
+    answers = await asyncio.gather(
+        *(client.post(times(thing.id), json=b, headers=auth(world.admin)) for b in bodies)
+    )
+    assert [a.status_code for a in answers] == [201] * 12, [a.text for a in answers]
+    ids = {a.json()["id"] for a in answers}
+    assert len(ids) == 12
+    kept = await listed(client, world, thing.id)
+    assert {s["id"] for s in kept} == ids and len(await field(client, world, thing.id)) == 12
