@@ -70,6 +70,7 @@ from admit.uploads.routes import router as uploads_router
 from admit.vouchers.routes import router as vouchers_router
 from admit.waitinglist.routes import router as waitinglist_router
 from admit.web.routes import mount_pages
+from admit.control.routes import mount_control
 from admit.webhooks.routes import router as webhooks_router
 
 # Every API route comes from one of these routers (the access tests enumerate them).
@@ -233,6 +234,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     mount_routers(app, API_ROUTERS)
     mount_pages(app)  # the HTML pages (login, settings, OAuth consent), not API routes
+    mount_control(app)  # the back office under /control/
 
     install_error_handlers(app)
     install_openapi(app, API_PREFIX)

@@ -6,7 +6,7 @@ is the order as it is afterwards. The order routes themselves are :mod:`admit.or
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
 from fastapi import Depends
@@ -135,20 +135,31 @@ def _action_body(name: str) -> dict[str, Any]:
     return extra
 
 
-def _action_route(name: str, action: Action) -> None:
+async def perform(
+    ctx: EventContext, code: str, name: str, body: Callable[[], Awaitable[dict[str, Any]]]
+) -> Order:
+    """Runs the action ``name`` on the locked order ``code`` with the options ``body()``
+    gives (read once the order is found: an unknown order is 404 before a bad body is 400),
+    and records what it changed: the route below and the back office's buttons both go
+    through here. Raises the API's errors; the caller's transaction commits."""
+    order = await load_order(ctx, code, lock=True)
+    raw = await body()
+    status, confirmed = order.status, _confirmed_payments(order)
+    result = ACTIONS[name](ctx, order, raw)
+    if hasattr(result, "__await__"):
+        await result
+    order.last_modified = utcnow()
+    await flush_guard(ctx.session.flush())
+    await voucher_usage.sync_order(ctx.session, order)  # recount the vouchers it uses
+    await notify_order(ctx, order, *_action_notices(name, order, status, confirmed))
+    return order
+
+
+def _action_route(name: str) -> None:
     async def endpoint(
         code: str, ctx: Annotated[EventContext, Depends(EventAccess(WRITE))]
     ) -> Response:
-        order = await load_order(ctx, code, lock=True)
-        raw = await read_object(ctx.request)
-        status, confirmed = order.status, _confirmed_payments(order)
-        result = action(ctx, order, raw)
-        if hasattr(result, "__await__"):
-            await result
-        order.last_modified = utcnow()
-        await flush_guard(ctx.session.flush())
-        await voucher_usage.sync_order(ctx.session, order)  # recount the vouchers it uses
-        await notify_order(ctx, order, *_action_notices(name, order, status, confirmed))
+        await perform(ctx, code, name, lambda: read_object(ctx.request))
         return JSONResponse(await render_one(ctx, await load_order(ctx, code)))
 
     router.add_api_route(
@@ -163,5 +174,5 @@ def _action_route(name: str, action: Action) -> None:
     )
 
 
-for _name, _action in ACTIONS.items():
-    _action_route(_name, _action)
+for _name in ACTIONS:
+    _action_route(_name)

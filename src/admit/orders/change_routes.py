@@ -69,6 +69,12 @@ async def resend_link(
     code: str, ctx: Annotated[EventContext, Depends(EventAccess(WRITE))]
 ) -> Response:
     """204 once the mail is queued (it leaves with the commit); 400 without an address."""
+    await resend(ctx, code)
+    return no_content()
+
+
+async def resend(ctx: EventContext, code: str) -> None:
+    """Queues the order link mail again (the route above and the back office's button)."""
     order = await ctx.session.scalar(
         select(Order).where(Order.event_id == ctx.event.id, Order.code == code)
     )
@@ -77,4 +83,3 @@ async def resend_link(
     if not order.email:
         raise APIError(400, NO_EMAIL)
     await mail_order(ctx, order, "order_link")
-    return no_content()

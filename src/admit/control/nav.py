@@ -1,0 +1,119 @@
+"""What every back-office page shows around its content: the organizer and event switcher,
+the event's menu (only the entries the user may open), the event's name, dates and mode."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import select
+
+from admit.checkin.access import READ as CHECKIN_READ
+from admit.control.access import principal_of
+from admit.control.render import text_of
+from admit.kit.http.context import EventContext, OrgContext
+from admit.models import Event, Organizer
+from admit.web.page import Page
+
+ORDERS_READ = "event.orders:read"
+ORDERS_WRITE = "event.orders:write"
+
+
+@dataclass
+class MenuEntry:
+    key: str
+    label: str
+    url: str
+
+
+@dataclass
+class Nav:
+    organizers: list[dict[str, Any]]
+    organizer: dict[str, Any] | None = None
+    events: list[dict[str, Any]] = field(default_factory=list)
+    event: dict[str, Any] | None = None
+    menu: list[MenuEntry] = field(default_factory=list)
+    active: str = ""
+
+
+def event_url(organizer: str, event: str) -> str:
+    return f"/control/event/{organizer}/{event}/"
+
+
+async def user_organizers(page: Page) -> list[dict[str, Any]]:
+    """The organizers the user's teams belong to, by name."""
+    principal = await principal_of(page)
+    ids = sorted(principal.organizer_ids)
+    if not ids:
+        return []
+    rows = await page.session.execute(
+        select(Organizer.slug, Organizer.name).where(Organizer.id.in_(ids)).order_by(Organizer.name)
+    )
+    return [{"slug": slug, "name": name, "url": f"/control/organizer/{slug}/"} for slug, name in rows]
+
+
+async def organizer_events(ctx: OrgContext) -> list[dict[str, Any]]:
+    """The organizer's events this user may see (all, or those their teams are limited to)."""
+    query = select(
+        Event.slug, Event.name, Event.date_from, Event.date_to, Event.live, Event.testmode
+    ).where(Event.organizer_id == ctx.organizer_id)
+    allowed = ctx.accessible_event_ids()
+    if allowed is not None:
+        query = query.where(Event.id.in_(sorted(allowed)))
+    rows = await ctx.session.execute(query.order_by(Event.date_from.desc(), Event.id))
+    return [
+        {
+            "slug": slug,
+            "name": text_of(name),
+            "date_from": date_from,
+            "date_to": date_to,
+            "mode": mode_of(live, testmode),
+            "url": event_url(ctx.organizer_slug, slug),
+        }
+        for slug, name, date_from, date_to, live, testmode in rows
+    ]
+
+
+def mode_of(live: bool, testmode: bool) -> str:
+    """How the shop stands: live, in test mode, or not yet live (offline)."""
+    if testmode:
+        return "test mode"
+    return "live" if live else "offline"
+
+
+def event_menu(ctx: EventContext) -> list[MenuEntry]:
+    """The event's pages this user may open, by the same permissions their routes check."""
+    base = event_url(ctx.organizer_slug, ctx.event.slug)
+    eid = ctx.event.id
+    entries = []
+    if ctx.has_event_permission(eid, ORDERS_READ):
+        entries.append(MenuEntry("dashboard", "Dashboard", base))
+        entries.append(MenuEntry("orders", "Orders", base + "orders/"))
+    if any(ctx.has_event_permission(eid, p) for p in CHECKIN_READ):
+        entries.append(MenuEntry("checkin", "Check-in", base + "checkin/"))
+    entries.append(MenuEntry("products", "Products", base + "products/"))
+    entries.append(MenuEntry("quotas", "Quotas", base + "quotas/"))
+    return entries
+
+
+async def organizer_nav(page: Page, ctx: OrgContext) -> Nav:
+    organizers = await user_organizers(page)
+    current = next((o for o in organizers if o["slug"] == ctx.organizer_slug), None)
+    return Nav(organizers=organizers, organizer=current, events=await organizer_events(ctx))
+
+
+async def event_nav(page: Page, ctx: EventContext, active: str) -> Nav:
+    nav = await organizer_nav(page, ctx)
+    event = ctx.event
+    nav.event = {
+        "slug": event.slug,
+        "name": text_of(event.name),
+        "date_from": event.date_from,
+        "date_to": event.date_to,
+        "currency": event.currency,
+        "mode": mode_of(event.live, event.testmode),
+        "url": event_url(ctx.organizer_slug, event.slug),
+    }
+    nav.menu = event_menu(ctx)
+    nav.active = active
+    return nav

@@ -1,0 +1,22 @@
+"""The back office's pages, placed on the application like the other pages (HTML answers,
+not in the OpenAPI document)."""
+
+from __future__ import annotations
+
+from fastapi import FastAPI
+
+from admit.control import dashboard, home, order_page, orders
+from admit.control.render import static_router
+
+CONTROL_ROUTERS = (
+    home.router,
+    dashboard.router,
+    orders.router,
+    order_page.router,
+    static_router,
+)
+
+
+def mount_control(app: FastAPI) -> None:
+    for router in CONTROL_ROUTERS:
+        app.router.routes.extend(router.routes)

@@ -1,0 +1,81 @@
+"""A small event sold through the API, and people with different permissions on it, for the
+back-office tests (the page clients come from :mod:`tests.oauth.fixtures`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pytest
+
+from admit.auth.permissions import EVENT_PERMISSIONS, ORGANIZER_PERMISSIONS
+from tests.factories import Factory
+from tests.oauth.fixtures import api, app, web  # noqa: F401
+from tests.oauth.helpers import PASSWORD
+
+E = "/api/v1/organizers/acme/events/summit"
+
+
+@dataclass
+class Shop:
+    item: int
+    quota: int
+    checkin_list: int
+    orders: list[dict] = field(default_factory=list)
+    token: str = ""
+
+    @property
+    def base(self) -> str:
+        return "/control/event/acme/summit/"
+
+
+async def _post(api, token: str, path: str, body: dict) -> dict:
+    response = await api.post(path, json=body, headers={"Authorization": f"Token {token}"})
+    assert response.status_code == 201, response.text
+    return response.json()
+
+
+@pytest.fixture
+async def shop(factory: Factory, api) -> Shop:  # noqa: F811
+    org = await factory.organizer("acme", name="Acme Events")
+    await factory.event(org, "summit", name={"en": "Summit 2030"}, currency="EUR")
+    other = await factory.organizer("rival", name="Rival")
+    await factory.event(other, "expo")
+    token = await factory.admin_token(org)
+    item = await _post(api, token, f"{E}/items/", {"name": {"en": "Ticket"}, "default_price": "20.00"})
+    quota = await _post(api, token, f"{E}/quotas/", {"name": "Hall", "size": 100, "items": [item["id"]]})
+    clist = await _post(api, token, f"{E}/checkinlists/", {"name": "Entrance", "all_products": True})
+    shop = Shop(item["id"], quota["id"], clist["id"], token=token)
+    people = [("ada@example.org", "Ada Lovelace", "p"), ("bob@example.org", "Bob Builder", "n"),
+              ("cy@example.org", "Cy Twombly", "n")]  # fmt: skip
+    for email, name, status in people:
+        body = {"email": email, "status": status, "payment_provider": "banktransfer",
+                "positions": [{"item": item["id"], "attendee_name": name}]}  # fmt: skip
+        shop.orders.append(await _post(api, token, f"{E}/orders/", body))
+    return shop
+
+
+@pytest.fixture
+async def people(factory: Factory, shop: Shop) -> dict[str, str]:
+    """E-mail of: ``boss`` (every permission), ``reader`` (reads orders only), ``scanner``
+    (check-in only), ``nobody`` (a team without permissions), ``outsider`` (another
+    organizer's boss)."""
+    from sqlalchemy import select
+
+    from admit.models import Organizer
+
+    async with factory.sessionmaker() as session:
+        org = (await session.scalars(select(Organizer).where(Organizer.slug == "acme"))).one()
+        rival = (await session.scalars(select(Organizer).where(Organizer.slug == "rival"))).one()
+    grants = {
+        "boss": (org, list(EVENT_PERMISSIONS), list(ORGANIZER_PERMISSIONS)),
+        "reader": (org, ["event.orders:read"], []),
+        "scanner": (org, ["event.orders:checkin"], []),
+        "nobody": (org, [], []),
+        "outsider": (rival, list(EVENT_PERMISSIONS), list(ORGANIZER_PERMISSIONS)),
+    }
+    emails = {}
+    for name, (organizer, ev, op) in grants.items():
+        user = await factory.user(f"{name}@example.org", password=PASSWORD, fullname=name.title())
+        await factory.team(organizer, members=[user], event_permissions=ev, organizer_permissions=op)
+        emails[name] = user.email
+    return emails
