@@ -28,8 +28,8 @@ class Shop:
         return "/control/event/acme/summit/"
 
 
-async def _post(api, token: str, path: str, body: dict) -> dict:
-    response = await api.post(path, json=body, headers={"Authorization": f"Token {token}"})
+async def _post(client, token: str, path: str, body: dict) -> dict:
+    response = await client.post(path, json=body, headers={"Authorization": f"Token {token}"})
     assert response.status_code == 201, response.text
     return response.json()
 
@@ -41,9 +41,15 @@ async def shop(factory: Factory, api) -> Shop:  # noqa: F811
     other = await factory.organizer("rival", name="Rival")
     await factory.event(other, "expo")
     token = await factory.admin_token(org)
-    item = await _post(api, token, f"{E}/items/", {"name": {"en": "Ticket"}, "default_price": "20.00"})
-    quota = await _post(api, token, f"{E}/quotas/", {"name": "Hall", "size": 100, "items": [item["id"]]})
-    clist = await _post(api, token, f"{E}/checkinlists/", {"name": "Entrance", "all_products": True})
+    item = await _post(
+        api, token, f"{E}/items/", {"name": {"en": "Ticket"}, "default_price": "20.00"}
+    )
+    quota = await _post(
+        api, token, f"{E}/quotas/", {"name": "Hall", "size": 100, "items": [item["id"]]}
+    )
+    clist = await _post(
+        api, token, f"{E}/checkinlists/", {"name": "Entrance", "all_products": True}
+    )
     shop = Shop(item["id"], quota["id"], clist["id"], token=token)
     people = [("ada@example.org", "Ada Lovelace", "p"), ("bob@example.org", "Bob Builder", "n"),
               ("cy@example.org", "Cy Twombly", "n")]  # fmt: skip
@@ -76,6 +82,8 @@ async def people(factory: Factory, shop: Shop) -> dict[str, str]:
     emails = {}
     for name, (organizer, ev, op) in grants.items():
         user = await factory.user(f"{name}@example.org", password=PASSWORD, fullname=name.title())
-        await factory.team(organizer, members=[user], event_permissions=ev, organizer_permissions=op)
+        await factory.team(
+            organizer, members=[user], event_permissions=ev, organizer_permissions=op
+        )
         emails[name] = user.email
     return emails

@@ -17,7 +17,9 @@ async def test_home_lists_organizers_and_goes_to_the_only_one(web, people):
     assert response.status_code == 303 and response.headers["location"].startswith("/login?next=")
     await _as(web, people["boss"])
     response = await web.get("/control/")
-    assert response.status_code == 303 and response.headers["location"] == "/control/organizer/acme/"
+    assert (
+        response.status_code == 303 and response.headers["location"] == "/control/organizer/acme/"
+    )
     page = await web.get("/control/organizer/acme/")
     assert page.status_code == 200
     assert "Summit 2030" in page.text and "offline" in page.text
@@ -36,7 +38,9 @@ async def test_dashboard_counts(web, people, shop):
     assert re.search(r"Pending orders</span><span class=\"tile-value\">2<", text)
     assert "20.00 EUR" in text and "40.00 EUR" in text
     assert "<svg" in text and "Orders placed per day" in text
-    assert 'id="list-' in text and "0 of 1 checked in" in text  # pending tickets are not on the list
+    assert (
+        'id="list-' in text and "0 of 1 checked in" in text
+    )  # pending tickets are not on the list
     assert "1 paid, 2 pending" in text and "97 available" in text
 
 
@@ -53,7 +57,9 @@ async def test_orders_search_filter_and_detail(web, people, shop):
     assert bad.status_code == 400 and 'id="status-error"' in bad.text
     code = shop.orders[1]["code"]
     detail = await web.get(f"{shop.base}orders/{code}/")
-    assert detail.status_code == 200 and "Bob Builder" in detail.text and "banktransfer" in detail.text
+    assert (
+        detail.status_code == 200 and "Bob Builder" in detail.text and "banktransfer" in detail.text
+    )
     missing = await web.get(f"{shop.base}orders/NOSUCH/")
     assert missing.status_code == 404
 
@@ -77,15 +83,21 @@ async def test_action_errors_are_shown_by_their_field_and_nothing_is_kept(web, a
     await _as(web, people["boss"])
     code = shop.orders[2]["code"]
     token = csrf((await web.get(f"{shop.base}orders/{code}/")).text)
-    past = await web.post(f"{shop.base}orders/{code}/extend", data={"csrf_token": token, "expires": "2001-01-01"})
+    past = await web.post(
+        f"{shop.base}orders/{code}/extend", data={"csrf_token": token, "expires": "2001-01-01"}
+    )
     assert past.status_code == 400
     assert 'id="extend-expires-error"' in past.text and "in the future" in past.text
     assert 'value="2001-01-01"' in past.text  # the input is kept
-    fee = await web.post(f"{shop.base}orders/{code}/cancel", data={"csrf_token": token, "cancellation_fee": "500"})
+    fee = await web.post(
+        f"{shop.base}orders/{code}/cancel", data={"csrf_token": token, "cancellation_fee": "500"}
+    )
     assert fee.status_code == 400 and 'id="cancel-cancellation_fee-error"' in fee.text
     order = await api.get(f"{E}/orders/{code}/", headers={"Authorization": f"Token {shop.token}"})
     assert order.json()["status"] == "n"
-    ok = await web.post(f"{shop.base}orders/{code}/cancel", data={"csrf_token": token, "cancellation_fee": ""})
+    ok = await web.post(
+        f"{shop.base}orders/{code}/cancel", data={"csrf_token": token, "cancellation_fee": ""}
+    )
     assert ok.status_code == 303
     order = await api.get(f"{E}/orders/{code}/", headers={"Authorization": f"Token {shop.token}"})
     assert order.json()["status"] == "c"

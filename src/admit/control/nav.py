@@ -49,7 +49,9 @@ async def user_organizers(page: Page) -> list[dict[str, Any]]:
     rows = await page.session.execute(
         select(Organizer.slug, Organizer.name).where(Organizer.id.in_(ids)).order_by(Organizer.name)
     )
-    return [{"slug": slug, "name": name, "url": f"/control/organizer/{slug}/"} for slug, name in rows]
+    return [
+        {"slug": slug, "name": name, "url": f"/control/organizer/{slug}/"} for slug, name in rows
+    ]
 
 
 async def organizer_events(ctx: OrgContext) -> list[dict[str, Any]]:

@@ -115,7 +115,9 @@ def _action_page(action: str) -> None:
         except FieldErrors as exc:
             await discard(page, ctx)
             errors = exc.errors if isinstance(exc.errors, dict) else {"": [str(exc.errors)]}
-            flat = {k: [str(m) for m in (v if isinstance(v, list) else [v])] for k, v in errors.items()}
+            flat = {
+                k: [str(m) for m in (v if isinstance(v, list) else [v])] for k, v in errors.items()
+            }
             return await _detail(page, ctx, code, status=exc.status, failed=action, errors=flat,
                                  typed=pairs)  # fmt: skip
         except APIError as exc:

@@ -56,7 +56,9 @@ def _bucket(ctx: EventContext, column: Any, hourly: bool) -> ColumnElement[str]:
 
 
 def _parse(text: str, hourly: bool) -> dt.datetime:
-    return dt.datetime.strptime(text, "%Y-%m-%d %H" if hourly else "%Y-%m-%d").replace(tzinfo=dt.UTC)
+    return dt.datetime.strptime(text, "%Y-%m-%d %H" if hourly else "%Y-%m-%d").replace(
+        tzinfo=dt.UTC
+    )
 
 
 def _ours(ctx: EventContext) -> list[ColumnElement[bool]]:
@@ -157,9 +159,7 @@ async def _series(ctx: EventContext, board: Dashboard) -> None:
     """Orders placed per day (pending and paid ones) and entries per hour."""
     day = _bucket(ctx, Order.datetime, hourly=False)
     sales = await ctx.session.execute(
-        select(day, func.count())
-        .where(*_ours(ctx), Order.status.in_(("n", "p")))
-        .group_by(day)
+        select(day, func.count()).where(*_ours(ctx), Order.status.in_(("n", "p"))).group_by(day)
     )
     board.sales = filled({_parse(d, False): n for d, n in sales}, DAY, "%Y-%m-%d")
     hour = _bucket(ctx, Checkin.datetime, hourly=True)
