@@ -116,3 +116,36 @@ async def test_reader_sees_no_actions_and_outsider_is_refused(web, people, shop)
     refused = await web.post(f"{shop.base}orders/{code}/mark_paid", data={"csrf_token": token})
     assert refused.status_code == 403 and "Not allowed" in refused.text
     assert refused.headers["content-type"].startswith("text/html")
+
+
+async def test_manual_checkin_goes_through_redeem(web, people, shop):
+    await _as(web, people["scanner"])
+    page = await web.get(shop.base + "checkin/", params={"search": "Ada"})
+    assert page.status_code == 200 and "Ada Lovelace" in page.text and "0 of 1" in page.text
+    token = csrf(page.text)
+    secret = shop.orders[0]["positions"][0]["secret"]
+    form = {"csrf_token": token, "secret": secret, "list": str(shop.checkin_list), "search": "Ada"}
+    done = await web.post(shop.base + "checkin/redeem", data=form)
+    assert done.status_code == 303 and done.headers["location"].endswith("?search=Ada")
+    after = await web.get(done.headers["location"])
+    assert "Checked in: Ada Lovelace" in after.text and "1 of 1 checked in" in after.text
+    again = await web.post(shop.base + "checkin/redeem", data=form)
+    assert again.status_code == 400 and "already been checked in" in again.text
+    unpaid = shop.orders[1]["positions"][0]["secret"]
+    refused = await web.post(shop.base + "checkin/redeem", data={**form, "secret": unpaid})
+    assert refused.status_code == 400 and "not paid" in refused.text
+    bad_list = await web.post(shop.base + "checkin/redeem", data={**form, "list": "999999"})
+    assert bad_list.status_code == 400 and "does not exist" in bad_list.text
+
+
+async def test_catalog_pages(web, people, shop):
+    await _as(web, people["nobody"])
+    products = await web.get(shop.base + "products/")
+    assert (
+        products.status_code == 200 and "Ticket" in products.text and "20.00 EUR" in products.text
+    )
+    quotas = await web.get(shop.base + "quotas/")
+    assert quotas.status_code == 200 and "Hall" in quotas.text and "97 available" in quotas.text
+    assert "Products: Ticket" in quotas.text
+    menu = products.text.split('aria-label="Event menu"')[1].split("</nav>")[0]
+    assert "Orders" not in menu and "Check-in" not in menu  # only what this user may open

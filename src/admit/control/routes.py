@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from fastapi import FastAPI
 
-from admit.control import dashboard, home, order_page, orders
+from admit.control import catalog, checkin, dashboard, home, order_page, orders
 from admit.control.render import static_router
 
 CONTROL_ROUTERS = (
@@ -13,6 +13,8 @@ CONTROL_ROUTERS = (
     dashboard.router,
     orders.router,
     order_page.router,
+    checkin.router,
+    catalog.router,
     static_router,
 )
 

@@ -111,7 +111,8 @@ async def _tickets(ctx: EventContext, board: Dashboard) -> None:
     ]
 
 
-async def _quotas(ctx: EventContext, board: Dashboard) -> None:
+async def quota_rows(ctx: EventContext, board: Dashboard) -> None:
+    """Each quota with its ledger counts (also the quotas page)."""
     quotas = list(
         await ctx.session.scalars(
             select(Quota).where(Quota.event_id == ctx.event.id).order_by(Quota.id)
@@ -123,6 +124,7 @@ async def _quotas(ctx: EventContext, board: Dashboard) -> None:
         used = n.paid_orders + n.pending_orders
         board.quotas.append(
             {
+                "id": quota.id,
                 "name": quota.name,
                 "size": quota.size,
                 "paid": n.paid_orders,
@@ -179,7 +181,7 @@ async def dashboard(ctx: EventContext) -> Dashboard:
     board = Dashboard()
     await _orders(ctx, board)
     await _tickets(ctx, board)
-    await _quotas(ctx, board)
+    await quota_rows(ctx, board)
     await _lists(ctx, board)
     await _series(ctx, board)
     return board
