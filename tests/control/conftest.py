@@ -7,10 +7,37 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from admit.auth.credentials import hash_password
 from admit.auth.permissions import EVENT_PERMISSIONS, ORGANIZER_PERMISSIONS
 from tests.factories import Factory
 from tests.oauth.fixtures import api, app, web  # noqa: F401
 from tests.oauth.helpers import PASSWORD
+
+# Hashed once: argon2 takes a second or more on a busy machine, per user and per login.
+PASSWORD_HASH = hash_password(PASSWORD)
+
+
+async def sign_in(client, factory: Factory, email: str) -> None:
+    """A fresh browser logged in as ``email``, its session made as the login page makes it
+    (a login session row, the signed cookie) without paying for the password check."""
+    from itsdangerous import URLSafeTimedSerializer
+    from sqlalchemy import select
+
+    from admit.models import User
+    from admit.users import logins
+    from admit.web.sessions import _SALT, COOKIE, WebSession
+
+    async with factory.sessionmaker() as session:
+        user = (await session.scalars(select(User).where(User.email == email))).one()
+        _, key = await logins.start(session, user.id, user_agent="test", ip="198.51.100.7", hours=1)
+        await session.commit()
+    state = WebSession()
+    state.log_in(user, key)
+    secret_key = client._transport.app.state.secret_key
+    cookie = URLSafeTimedSerializer(secret_key, salt=_SALT).dumps(state.data)
+    client.cookies.clear()
+    client.cookies.set(COOKIE, cookie, domain="127.0.0.1")
+
 
 E = "/api/v1/organizers/acme/events/summit"
 
@@ -81,7 +108,9 @@ async def people(factory: Factory, shop: Shop) -> dict[str, str]:
     }
     emails = {}
     for name, (organizer, ev, op) in grants.items():
-        user = await factory.user(f"{name}@example.org", password=PASSWORD, fullname=name.title())
+        user = await factory.user(
+            f"{name}@example.org", password_hash=PASSWORD_HASH, fullname=name.title()
+        )
         await factory.team(
             organizer, members=[user], event_permissions=ev, organizer_permissions=op
         )

@@ -1,0 +1,152 @@
+"""Generated over every back-office page and action: a user whose teams lack the permission
+the page's access object asks for gets 403 (an HTML page, not a traceback or JSON), one
+holding just that permission gets the page (200) or the action done (303); another
+organizer's administrator and anonymous visitors are refused too. The permission is read from
+the route's own access object, so a new page is covered the day it is added."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from fastapi.routing import APIRoute
+
+from admit.auth.permissions import EVENT_PERMISSIONS, ORGANIZER_PERMISSIONS
+from admit.control.routes import CONTROL_ROUTERS
+from admit.kit.http.context import AnyEventPermission, EventAccess, OrganizerAccess, implied
+from tests.control.conftest import PASSWORD_HASH, Shop, sign_in
+from tests.factories import Factory
+from tests.oauth.helpers import csrf
+
+ROUTES = [
+    (method, route)
+    for router in CONTROL_ROUTERS
+    for route in router.routes
+    if isinstance(route, APIRoute) and hasattr(route.endpoint, "control_access")
+    for method in sorted(route.methods)
+]
+IDS = [f"{method} {route.path}" for method, route in ROUTES]
+
+
+def needed(access: object) -> tuple[str, list[str]]:
+    """The level (``event`` or ``organizer``) and the permissions of which one is needed
+    (none: any team covering the event, or any team of the organizer)."""
+    if isinstance(access, AnyEventPermission):
+        return "event", list(access.permissions)
+    if isinstance(access, EventAccess):
+        if access.event_permission:
+            return "event", [access.event_permission]
+        if access.organizer_permission:
+            return "organizer", [access.organizer_permission]
+        return "event", []
+    assert isinstance(access, OrganizerAccess)
+    return "organizer", [access.permission] if access.permission else []
+
+
+def _without(all_perms: tuple[str, ...], wanted: list[str]) -> list[str]:
+    return [p for p in all_perms if not any(implied(frozenset([p]), w) for w in wanted)]
+
+
+def _url_and_form(route: APIRoute, shop: Shop) -> tuple[str, dict[str, str]]:
+    orders = {"mark_paid": 1, "extend": 1, "cancel": 2, "resend": 0}
+    code = shop.orders[0]["code"]
+    form: dict[str, str] = {}
+    for action, index in orders.items():
+        if route.path.endswith("/" + action):
+            code = shop.orders[index]["code"]
+    if route.path.endswith("/extend"):
+        form["expires"] = (dt.date.today() + dt.timedelta(days=30)).isoformat()
+    if route.path.endswith("/checkin/redeem"):
+        form.update(secret=shop.orders[0]["positions"][0]["secret"], list=str(shop.checkin_list))
+    url = route.path.format(organizer="acme", event="summit", code=code)
+    return url, form
+
+
+async def _user(factory: Factory, name: str, org_slug: str, **team: object) -> str:
+    from sqlalchemy import select
+
+    from admit.models import Organizer
+
+    async with factory.sessionmaker() as session:
+        org = (await session.scalars(select(Organizer).where(Organizer.slug == org_slug))).one()
+    user = await factory.user(f"{name}@example.org", password_hash=PASSWORD_HASH)
+    await factory.team(org, members=[user], **team)  # type: ignore[arg-type]
+    return user.email
+
+
+async def _visit(web, factory, email: str, method: str, url: str, form: dict[str, str]):
+    await sign_in(web, factory, email)
+    if method == "GET":
+        return await web.get(url)
+    token = csrf((await web.get("/logout")).text)  # a page with a form for anyone
+    return await web.post(url, data={"csrf_token": token, **form})
+
+
+def _refused(response) -> None:
+    assert response.status_code == 403, response.text[:500]
+    assert response.headers["content-type"].startswith("text/html")
+    assert "Not allowed" in response.text and "Traceback" not in response.text
+
+
+@pytest.mark.parametrize(("method", "route"), ROUTES, ids=IDS)
+async def test_lacking_the_permission_is_403_having_it_works(web, factory, shop, method, route):
+    level, wanted = needed(route.endpoint.control_access)
+    url, form = _url_and_form(route, shop)
+    if wanted:
+        lacking = {
+            "event_permissions": _without(EVENT_PERMISSIONS, wanted if level == "event" else []),
+            "organizer_permissions": _without(
+                ORGANIZER_PERMISSIONS, wanted if level == "organizer" else []
+            ),
+        }
+    else:  # no permission asked: a team of the organizer not covering this event
+        from sqlalchemy import select
+
+        from admit.models import Event
+
+        async with factory.sessionmaker() as session:
+            other = (await session.scalars(select(Event).where(Event.slug == "expo"))).one()
+        lacking = {"all_events": False, "events": [other]} if level == "event" else None
+    if lacking is not None:
+        email = await _user(factory, "lacking", "acme", **lacking)
+        _refused(await _visit(web, factory, email, method, url, form))
+    having = {
+        "event_permissions": wanted[:1] if level == "event" else [],
+        "organizer_permissions": wanted[:1] if level == "organizer" else [],
+    }
+    email = await _user(factory, "having", "acme", **having)
+    response = await _visit(web, factory, email, method, url, form)
+    assert response.status_code == (200 if method == "GET" else 303), response.text[:800]
+    outsider = await _user(
+        factory,
+        "outsider",
+        "rival",
+        event_permissions=list(EVENT_PERMISSIONS),
+        organizer_permissions=list(ORGANIZER_PERMISSIONS),
+    )
+    _refused(await _visit(web, factory, outsider, method, url, form))
+
+
+@pytest.mark.parametrize(("method", "route"), ROUTES, ids=IDS)
+async def test_every_page_needs_a_login_and_every_form_its_csrf_token(
+    web, factory, people, shop, method, route
+):
+    url, form = _url_and_form(route, shop)
+    anonymous = await web.request(method, url, data=form if method == "POST" else None)
+    assert anonymous.status_code == 303 and anonymous.headers["location"].startswith("/login?next=")
+    if method == "POST":
+        await sign_in(web, factory, people["boss"])
+        forged = await web.post(url, data={"csrf_token": "forged", **form})
+        assert forged.status_code == 403 and "CSRF" in forged.text
+
+
+def test_every_control_route_is_covered():
+    covered = {route.path for _, route in ROUTES}
+    pages = {
+        route.path
+        for router in CONTROL_ROUTERS
+        for route in router.routes
+        if isinstance(route, APIRoute) and "/static/" not in route.path
+    }
+    assert pages - covered == {"/control/"}  # the organizer list: any signed-in user
+    assert len(covered) >= 12
