@@ -23,6 +23,7 @@ from admit.catalog.taxes.routes import router as taxes_router
 from admit.checkin import lane as checkin_lane
 from admit.checkin.routes import router as checkin_router
 from admit.config import Settings
+from admit.control.routes import mount_control
 from admit.customers.routes import router as customers_router
 from admit.db import create_database
 from admit.devices.eventselection import router as eventselection_router
@@ -70,7 +71,6 @@ from admit.uploads.routes import router as uploads_router
 from admit.vouchers.routes import router as vouchers_router
 from admit.waitinglist.routes import router as waitinglist_router
 from admit.web.routes import mount_pages
-from admit.control.routes import mount_control
 from admit.webhooks.routes import router as webhooks_router
 
 # Every API route comes from one of these routers (the access tests enumerate them).

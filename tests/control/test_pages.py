@@ -149,3 +149,19 @@ async def test_catalog_pages(web, people, shop):
     assert "Products: Ticket" in quotas.text
     menu = products.text.split('aria-label="Event menu"')[1].split("</nav>")[0]
     assert "Orders" not in menu and "Check-in" not in menu  # only what this user may open
+
+
+async def test_dashboard_counts_again_after_a_change(web, api, people, shop):
+    await _as(web, people["boss"])
+    before = await web.get(shop.base)
+    assert re.search(r"Paid orders</span><span class=\"tile-value\">1<", before.text)
+    again = await web.get(shop.base)  # the kept copy, the same numbers
+    assert re.search(r"Paid orders</span><span class=\"tile-value\">1<", again.text)
+    code = shop.orders[1]["code"]
+    paid = await api.post(
+        f"{E}/orders/{code}/mark_paid/", headers={"Authorization": f"Token {shop.token}"}
+    )
+    assert paid.status_code == 200
+    after = await web.get(shop.base)
+    assert re.search(r"Paid orders</span><span class=\"tile-value\">2<", after.text)
+    assert "40.00 EUR" in after.text  # paid revenue
