@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 from markupsafe import Markup, escape
 
-WIDTH, HEIGHT = 640, 220
-LEFT, RIGHT, TOP, BOTTOM = 44, 8, 12, 28
+WIDTH, HEIGHT = 640, 240
+LEFT, RIGHT, TOP, BOTTOM = 52, 8, 14, 34
 MAX_BARS = 120  # the newest buckets beyond this are kept (a long presale: the last 4 months)
 
 
@@ -41,14 +41,14 @@ def filled(
 
 
 def _nice_max(value: int) -> int:
-    """The axis top: 1, 2 or 5 times a power of ten at or above ``value``."""
-    if value <= 5:
-        return max(value, 1)
-    magnitude = 10 ** (len(str(value)) - 1)
-    for factor in (1, 2, 5, 10):
-        if value <= factor * magnitude:
-            return factor * magnitude
-    return value
+    """The axis top: 2, 4, 6, 8 or 10 times a power of ten at or above ``value``, so the
+    middle line is a whole number too."""
+    magnitude = 1
+    while True:
+        for factor in (2, 4, 6, 8, 10):
+            if value <= factor * magnitude:
+                return factor * magnitude
+        magnitude *= 10
 
 
 def bar_chart(chart_id: str, title: str, points: Sequence[Point], unit: str) -> Markup:
@@ -65,16 +65,16 @@ def bar_chart(chart_id: str, title: str, points: Sequence[Point], unit: str) -> 
     plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
     base = TOP + plot_h
     top = _nice_max(max((p.value for p in points), default=0))
-    for fraction in (0, 0.5, 1):
+    for fraction in (0, 0.5, 1) if total else (0,):
         y = base - plot_h * fraction
         parts.append(
             f'<line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{y:.1f}" y2="{y:.1f}" class="grid"/>'
-            f'<text x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end" class="axis">'
+            f'<text x="{LEFT - 8}" y="{y + 6:.1f}" text-anchor="end" class="axis">'
             f"{round(top * fraction)}</text>"
         )
-    if points:
+    if total:
         slot = plot_w / len(points)
-        bar = max(slot * 0.75, 1.0)
+        bar = min(max(slot * 0.75, 1.0), 48.0)  # one day is a bar, not a wall
         for i, point in enumerate(points):
             h = plot_h * point.value / top
             x = LEFT + i * slot + (slot - bar) / 2
@@ -83,11 +83,11 @@ def bar_chart(chart_id: str, title: str, points: Sequence[Point], unit: str) -> 
                 f'class="bar"><title>{escape(point.label)}: {point.value}</title></rect>'
             )
         parts.append(
-            f'<text x="{LEFT}" y="{HEIGHT - 8}" class="axis">{escape(points[0].label)}</text>'
+            f'<text x="{LEFT}" y="{HEIGHT - 6}" class="axis">{escape(points[0].label)}</text>'
         )
         if len(points) > 1:
             parts.append(
-                f'<text x="{WIDTH - RIGHT}" y="{HEIGHT - 8}" text-anchor="end" class="axis">'
+                f'<text x="{WIDTH - RIGHT}" y="{HEIGHT - 6}" text-anchor="end" class="axis">'
                 f"{escape(points[-1].label)}</text>"
             )
     else:
