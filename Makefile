@@ -30,6 +30,7 @@ run: install
 	$(BIN)/admit migrate
 	ADMIT_BASE_URL=$${ADMIT_BASE_URL:-http://$(HOST):$(PORT)} $(BIN)/admit demo
 	@echo "API docs: http://$(HOST):$(PORT)/api/v1/docs"
+	@echo "Back office: http://$(HOST):$(PORT)/control/ (log in as a team member: admit createuser EMAIL, then admit organizer create SLUG NAME --owner EMAIL)"
 	$(BIN)/admit serve --host $(HOST) --port $(PORT) --workers $(WORKERS)
 
 test: install-test
