@@ -1,6 +1,6 @@
 """``…/orders/{code}/``: one order with its tickets, answers, fees, payments and refunds, and
-its actions (mark paid, cancel, extend, resend the link) as forms. Every action goes through
-the API's own code (``orders.action_routes.perform``, ``orders.change_routes.resend``), so
+its actions as forms (mark paid, cancel, extend, resend the link, approve, deny, reactivate,
+new ticket codes). Every action goes through the API's own code (``orders.action_routes.perform``, ``orders.change_routes.resend``), so
 its rules, locks, notifications and mails are the API's; a refusal is shown next to the field
 (or at the action) with what was typed, and nothing of it is kept."""
 
@@ -33,6 +33,13 @@ ACTIONS: dict[str, tuple[str, str]] = {
     "cancel": ("mark_canceled", "The order was canceled."),
     "extend": ("extend", "The payment deadline was moved."),
     "resend": ("resend_link", "The link to the order was sent to the buyer again."),
+    "approve": ("approve", "The order was approved."),
+    "deny": ("deny", "The order was denied."),
+    "reactivate": ("reactivate", "The order was reactivated."),
+    "regenerate_secrets": (
+        "regenerate_secrets",
+        "The tickets have new codes; the old ones no longer scan.",
+    ),
 }
 
 
