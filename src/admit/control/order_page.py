@@ -1,8 +1,9 @@
 """``…/orders/{code}/``: one order with its tickets, answers, fees, payments and refunds, and
 its actions as forms (mark paid, cancel, extend, resend the link, approve, deny, reactivate,
-new ticket codes). Every action goes through the API's own code (``orders.action_routes.perform``, ``orders.change_routes.resend``), so
-its rules, locks, notifications and mails are the API's; a refusal is shown next to the field
-(or at the action) with what was typed, and nothing of it is kept."""
+new ticket codes). Every action goes through the API's own code
+(``orders.action_routes.perform``, ``orders.change_routes.resend``), so its rules, locks,
+notifications and mails are the API's; a refusal is shown next to the field (or at the
+action) with what was typed, and nothing of it is kept."""
 
 from __future__ import annotations
 
