@@ -51,6 +51,13 @@ async def _sell(base: str, token: str) -> tuple[list[dict], int]:
     return orders, clist["id"]
 
 
+async def _mark_paid(base: str, token: str, code: str) -> None:
+    url = f"{base}/api/v1/organizers/acme/events/summit/orders/{code}/mark_paid/"
+    async with httpx.AsyncClient(timeout=60) as api:
+        response = await api.post(url, headers={"Authorization": f"Token {token}"})
+        assert response.status_code == 200, response.text
+
+
 def _shots(tmp_path: Path) -> Path:
     folder = Path(os.environ.get("ADMIT_SCREENSHOT_DIR") or tmp_path)
     folder.mkdir(parents=True, exist_ok=True)
@@ -146,9 +153,17 @@ async def test_back_office_walk(live_server, tmp_path: Path) -> None:
         wait.until(ec.presence_of_element_located((By.ID, "extend-expires-error")))
         check("order-error")
 
-        driver.get(f"{base}/control/event/acme/summit/")
+        driver.get(f"{base}/control/event/acme/summit/?refresh=2")
         wait.until(ec.presence_of_element_located((By.ID, "chart-sales")))
         assert "1 of 2 checked in" in driver.page_source  # Ada's and Grace's paid tickets
+        # a sale elsewhere shows up without a reload (the page's one script, CSP 'self')
+        paid = (By.CSS_SELECTOR, ".tiles li:first-child .tile-value")  # "Paid orders"
+        assert driver.find_element(*paid).text == "2"
+        await _mark_paid(base, world.admin, orders[2]["code"])
+        wait.until(lambda d: d.find_element(*paid).text == "3")
+        assert "Updated" in driver.find_element(By.ID, "refreshed").text
+        severe = [m for m in driver.get_log("browser") if m.get("level") == "SEVERE"]
+        assert not severe, severe  # no CSP violation, no script error
     finally:
         driver.quit()
     severe = {

@@ -42,6 +42,17 @@ async def test_dashboard_counts(web, people, shop):
         'id="list-' in text and "0 of 1 checked in" in text
     )  # pending tickets are not on the list
     assert "1 paid, 2 pending" in text and "97 available" in text
+    # the one script: this site's own file, no inline script, only on the dashboard
+    assert '<script src="/control/static/live.js" defer></script>' in text
+    csp = page.headers["content-security-policy"]
+    assert "script-src 'self'" in csp and "unsafe-inline" not in csp
+    assert text.count("<script") == 1 and 'data-refresh="30"' in text
+    faster = await web.get(shop.base, params={"refresh": "5"})
+    assert 'data-refresh="5"' in faster.text
+    script = await web.get("/control/static/live.js")
+    assert script.status_code == 200 and "javascript" in script.headers["content-type"]
+    orders = await web.get(shop.base + "orders/")
+    assert "script-src 'none'" in orders.headers["content-security-policy"]
 
 
 async def test_orders_search_filter_and_detail(web, people, shop):

@@ -1,5 +1,7 @@
 """``/control/event/{organizer}/{event}/``: the event's dashboard, for whoever may read its
-orders (the API's ``event.orders:read``)."""
+orders (the API's ``event.orders:read``). Its numbers refresh in place every 30 seconds
+(``?refresh=N`` for another period) through ``static/live.js``, the one script of the back
+office; without JavaScript the page is complete, only not refreshed."""
 
 from __future__ import annotations
 
@@ -22,6 +24,8 @@ EVENT = "/control/event/{organizer}/{event}"
 @control_page(EventAccess(ORDERS_READ))
 async def event_dashboard(page: Page, ctx: EventContext) -> Response:
     board = await dashboard(ctx)
+    asked = page.request.query_params.get("refresh", "")
+    refresh = min(max(int(asked), 2), 3600) if asked.isdigit() and len(asked) < 6 else 30
     charts = {
         "sales": bar_chart("chart-sales", "Orders placed per day (UTC)", board.sales, "orders"),
         "checkins": bar_chart(
@@ -31,7 +35,9 @@ async def event_dashboard(page: Page, ctx: EventContext) -> Response:
     return render(
         page,
         "dashboard.html",
+        scripts=True,
         nav=await event_nav(page, ctx, "dashboard"),
         board=board,
         charts=charts,
+        refresh=refresh,
     )

@@ -51,18 +51,32 @@ _env.filters.update(i18n=text_of, when=when, money=money)
 _env.globals.update(status_labels=STATUS_LABELS)
 
 
-def render(page: Page, template: str, status: int = 200, **context: Any) -> HTMLResponse:
-    """The page as HTML with the session's CSRF token, user and flash message."""
+# A page that refreshes itself may run this site's own scripts, still never inline ones.
+SCRIPT_HEADERS = {
+    **SECURITY_HEADERS,
+    "Content-Security-Policy": SECURITY_HEADERS["Content-Security-Policy"].replace(
+        "script-src 'none'", "script-src 'self'"
+    ),
+}
+
+
+def render(
+    page: Page, template: str, status: int = 200, *, scripts: bool = False, **context: Any
+) -> HTMLResponse:
+    """The page as HTML with the session's CSRF token, user and flash message; ``scripts``
+    lets it load this site's script files (no inline script either way)."""
     html = _env.get_template(template).render(
         csrf_token=page.web.csrf, user=page.user, flash=page.web.pop_flash(), **context
     )
-    response = HTMLResponse(html, status_code=status, headers=SECURITY_HEADERS)
+    headers = SCRIPT_HEADERS if scripts else SECURITY_HEADERS
+    response = HTMLResponse(html, status_code=status, headers=headers)
     sessions.save(page.request, response, page.web)
     return response
 
 
 static_router = APIRouter(include_in_schema=False)
 _CSS = files("admit.control").joinpath("static/control.css").read_bytes()
+_JS = files("admit.control").joinpath("static/live.js").read_bytes()
 
 
 @static_router.get("/control/static/control.css")
@@ -70,5 +84,14 @@ async def stylesheet() -> Response:
     return Response(
         _CSS,
         media_type="text/css",
+        headers={"Cache-Control": "public, max-age=3600", "X-Content-Type-Options": "nosniff"},
+    )
+
+
+@static_router.get("/control/static/live.js")
+async def live_script() -> Response:
+    return Response(
+        _JS,
+        media_type="text/javascript",
         headers={"Cache-Control": "public, max-age=3600", "X-Content-Type-Options": "nosniff"},
     )
