@@ -148,6 +148,9 @@ async def test_manual_checkin_goes_through_redeem(web, people, shop):
     unpaid = shop.orders[1]["positions"][0]["secret"]
     refused = await web.post(shop.base + "checkin/redeem", data={**form, "secret": unpaid})
     assert refused.status_code == 400 and "not paid" in refused.text
+    history = (await web.get(shop.base + "checkin/")).text.split("<h2>Latest scans</h2>")[1]
+    assert history.count("refused") == 2 and "(" + shop.orders[1]["code"] + "-1)" in history
+    assert "The order is not paid." in history and "entry" in history
     bad_list = await web.post(shop.base + "checkin/redeem", data={**form, "list": "999999"})
     assert bad_list.status_code == 400 and "does not exist" in bad_list.text
 

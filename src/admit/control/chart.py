@@ -82,9 +82,15 @@ def bar_chart(chart_id: str, title: str, points: Sequence[Point], unit: str) -> 
                 f'<rect x="{x:.1f}" y="{base - h:.1f}" width="{bar:.1f}" height="{h:.1f}" '
                 f'class="bar"><title>{escape(point.label)}: {point.value}</title></rect>'
             )
-        parts.append(
-            f'<text x="{LEFT}" y="{HEIGHT - 6}" class="axis">{escape(points[0].label)}</text>'
-        )
+        if len(points) == 1:  # under its bar
+            parts.append(
+                f'<text x="{LEFT + plot_w / 2:.1f}" y="{HEIGHT - 6}" text-anchor="middle" '
+                f'class="axis">{escape(points[0].label)}</text>'
+            )
+        else:
+            parts.append(
+                f'<text x="{LEFT}" y="{HEIGHT - 6}" class="axis">{escape(points[0].label)}</text>'
+            )
         if len(points) > 1:
             parts.append(
                 f'<text x="{WIDTH - RIGHT}" y="{HEIGHT - 6}" text-anchor="end" class="axis">'

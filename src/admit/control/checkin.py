@@ -2,7 +2,7 @@
 search for tickets (the API's position search) and a button that checks one in by hand
 through the redeem service itself (``checkin.redeem.Redeem``), so the list's rules, the
 ticket's state and its check-in questions apply exactly as at the doors; open questions are
-asked on the page and sent again with the answers."""
+asked on the page and sent again with the answers. The latest scans are listed below."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from admit.control.render import render, text_of
 from admit.kit.http.context import AnyEventPermission, EventContext
 from admit.kit.http.errors import FieldErrors
 from admit.kit.resources.crud import validate_input
-from admit.models import CheckinList, Item, Order, OrderPosition
+from admit.models import Checkin, CheckinList, Item, Order, OrderPosition
 from admit.orders.filters import POSITION_FILTERS
 from admit.web.forms import Pairs, first
 from admit.web.page import Page
@@ -32,6 +32,7 @@ from admit.web.page import Page
 router = APIRouter(include_in_schema=False)
 CHECKIN = "/control/event/{organizer}/{event}/checkin"
 RESULTS = 20
+HISTORY = 20
 REASONS = {
     "invalid": "This ticket is not known.",
     "unpaid": "The order is not paid.",
@@ -94,6 +95,33 @@ async def _tickets(ctx: EventContext, search: str) -> list[dict[str, Any]]:
     ]  # fmt: skip
 
 
+async def _history(ctx: EventContext) -> list[dict[str, Any]]:
+    """The event's latest scans, admitted or refused, newest first (the API's history rows)."""
+    rows = await ctx.session.execute(
+        select(
+            Checkin.datetime,
+            Checkin.type,
+            Checkin.successful,
+            Checkin.error_reason,
+            Checkin.device_id,
+            CheckinList.name,
+            OrderPosition.attendee_name_cached,
+            OrderPosition.positionid,
+            Order.code,
+        )
+        .join(CheckinList, CheckinList.id == Checkin.list_id)
+        .outerjoin(OrderPosition, OrderPosition.id == Checkin.position_id)
+        .outerjoin(Order, Order.id == OrderPosition.order_id)
+        .where(Checkin.event_id == ctx.event.id)
+        .order_by(Checkin.datetime.desc(), Checkin.id.desc())
+        .limit(HISTORY)
+    )
+    return [
+        {**row._asdict(), "reason": REASONS.get(row.error_reason or "", row.error_reason or "")}
+        for row in rows
+    ]
+
+
 async def _page(page: Page, ctx: EventContext, *, status: int = 200, **extra: Any) -> Response:
     search = page.request.query_params.get("search", "").strip()[:200]
     context: dict[str, Any] = {"search": search, "tickets": [], "result": None, "errors": {}}
@@ -106,6 +134,7 @@ async def _page(page: Page, ctx: EventContext, *, status: int = 200, **extra: An
         status,
         nav=await event_nav(page, ctx, "checkin"),
         lists=await _lists(ctx),
+        history=await _history(ctx),
         may_scan=any(ctx.has_event_permission(ctx.event.id, p) for p in SCAN),
         **context,
     )
