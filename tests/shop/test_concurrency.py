@@ -89,7 +89,9 @@ async def test_one_gift_card_paying_twelve_orders_never_goes_negative(
     client, world, factory, clean_app
 ):
     shop = await h.setup(factory, world, size=50, payment_banktransfer__enabled=False)
-    ten = await factory._add(Item(event_id=shop.event.id, name={"en": "Ten"}, default_price=Decimal("10.00")))
+    ten = await factory._add(
+        Item(event_id=shop.event.id, name={"en": "Ten"}, default_price=Decimal("10.00"))
+    )
     await factory.quota(shop.event, 50, items=[ten], name="Ten")
     card = await h.gift_card(factory, world, "SHARED-CARD", "100.00")
     carts = await _carts(client, world, ten.id, CARD_ORDERS)
@@ -112,7 +114,9 @@ async def test_one_gift_card_paying_twelve_orders_never_goes_negative(
     assert await h.card_value(factory, card.id) == 0
     async with factory.sessionmaker() as session:
         moved = await session.scalar(
-            select(func.sum(GiftCardTransaction.value)).where(GiftCardTransaction.card_id == card.id)
+            select(func.sum(GiftCardTransaction.value)).where(
+                GiftCardTransaction.card_id == card.id
+            )
         )
         orders = await session.scalar(select(func.count()).select_from(Order))
     assert moved == -100 and orders == 10  # refused checkouts leave no order behind

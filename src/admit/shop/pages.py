@@ -188,6 +188,8 @@ async def cart_add(organizer: str, event: str, request: Request, session: Sessio
             session, found, web.web.get(_cart_key(found)), wants, voucher, utcnow()
         )
     except FieldErrors as exc:
+        await session.rollback()  # the page shows the cart as it was before this request
+        found = await _event(session, organizer, event) or found
         response = await _front(
             web,
             found,
@@ -353,6 +355,8 @@ async def checkout_submit(
         )
         placed = await checkout.checkout(session, found, data, now)
     except FieldErrors as exc:
+        await session.rollback()  # the cart as it was: the refused checkout took nothing
+        found = await _event(session, organizer, event) or found
         response = await _checkout_page(
             web, found, organizer, status=400, errors=sentences(exc.errors), kept=kept
         )
