@@ -225,3 +225,25 @@ async def test_event_settings_carry_the_shop_keys(client, world, factory):
     assert r.json()["shop_open"] is False
     r = await h.cart(client, world, {"item": 1})
     assert r.status_code == 400 and "closed" in str(r.json())
+
+
+async def test_the_buyer_gets_a_mail_with_payment_instructions(client, world, factory):
+    from admit.models import OutgoingMail
+
+    shop = await h.setup(factory, world, contact_mail="help@acme.example")
+    r = await h.cart(client, world, {"item": shop.ticket.id})
+    r = await h.buy(client, world, r.json()["cart_id"], payment_provider="banktransfer")
+    code = r.json()["code"]
+    r = await h.cart(client, world, {"item": shop.free.id})
+    r = await h.buy(client, world, r.json()["cart_id"])
+    free_code = r.json()["code"]
+    async with factory.sessionmaker() as session:
+        mails = (await session.scalars(select(OutgoingMail).order_by(OutgoingMail.id))).all()
+    assert [m.to for m in mails] == [["buyer@example.org"], ["buyer@example.org"]]
+    pending, paid = mails
+    assert code in pending.subject and "please pay" in pending.subject
+    assert h.IBAN in pending.body and f"Reference: {code}" in pending.body
+    assert f"/order/{code}/" in pending.body and "help@acme.example" in pending.body
+    assert h.IBAN in pending.html and "<script" not in pending.html
+    assert free_code in paid.subject and "Your tickets" in paid.subject
+    assert "Your order is complete" in paid.body

@@ -144,7 +144,9 @@ async def checkout_order(
     Answers the order with ``url``, its page; 400 names every problem, nothing is kept."""
     found = await shop_event(session, organizer, event)
     data: CheckoutIn = validate_input(CheckoutIn, await read_object(request))  # type: ignore[assignment]
-    placed = await checkout.checkout(session, found, to_checkout(data), utcnow())
+    placed = await checkout.checkout(
+        session, found, to_checkout(data), utcnow(), public_base_url(request)
+    )
     url = checkout.order_url(public_base_url(request), organizer, event, placed.order)
     body = (await orders.view(session, found, placed.order)).as_dict(url)
     body["redirect_url"] = placed.redirect_url

@@ -38,7 +38,7 @@ from admit.orders.schemas import EMAIL_RE, OrderIn, PositionIn
 from admit.orders.serialize import ORDER_LOAD
 from admit.payments import providers
 from admit.quotas import ledger
-from admit.shop import catalog
+from admit.shop import catalog, mails, orders
 from admit.shop.cart import valid_cart_id
 from admit.shop.settings import TERMS_URL, setting
 
@@ -230,7 +230,7 @@ async def _voucher_codes(session: AsyncSession, ids: set[int]) -> dict[int, str]
 
 
 async def checkout(
-    session: AsyncSession, event: Event, data: CheckoutData, now: dt.datetime
+    session: AsyncSession, event: Event, data: CheckoutData, now: dt.datetime, base_url: str
 ) -> Placed:
     """Validates, writes the order and starts its payment (flushed, not committed). Raises
     FieldErrors naming every problem; nothing stays changed then (the caller rolls back)."""
@@ -283,6 +283,10 @@ async def checkout(
             code=order.code,
         )
     await session.flush()
+    link = order_url(base_url, event.organizer_slug, event.slug, order)  # type: ignore[attr-defined]
+    view = await orders.view(session, event, order)
+    lines = [f"{p['name']}: {p['price']} {event.currency}" for p in view.positions]
+    await mails.order_mail(session, event, order, link, view.instructions, lines)
     return Placed(order, order.status == "p", started.redirect_url)
 
 

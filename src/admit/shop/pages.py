@@ -17,7 +17,7 @@ from starlette.responses import Response
 
 from admit.db import utcnow
 from admit.events.settings import value
-from admit.kit.http.context import Session
+from admit.kit.http.context import Session, public_base_url
 from admit.kit.http.errors import FieldErrors
 from admit.kit.resources.i18n import localized
 from admit.models import Event
@@ -114,6 +114,7 @@ async def _front(
         web,
         "front.html",
         status,
+        home=True,
         **base_context(event, organizer),
         products=items,
         closed=catalog.closed_reason(event, now),
@@ -353,7 +354,7 @@ async def checkout_submit(
             accept_terms=bool(first(pairs, "accept_terms")),
             positions=_details(pairs, cart, per_item),
         )
-        placed = await checkout.checkout(session, found, data, now)
+        placed = await checkout.checkout(session, found, data, now, public_base_url(request))
     except FieldErrors as exc:
         await session.rollback()  # the cart as it was: the refused checkout took nothing
         found = await _event(session, organizer, event) or found

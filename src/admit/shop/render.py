@@ -29,6 +29,7 @@ _env = Environment(
 
 def page(web: Page, template: str, status: int = 200, **context: Any) -> HTMLResponse:
     context.setdefault("errors", [])
+    context.setdefault("home", False)
     html = _env.get_template(template).render(
         csrf_token=web.web.csrf, flash=web.web.pop_flash(), **context
     )
