@@ -236,8 +236,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     mount_routers(app, API_ROUTERS)
     mount_pages(app)  # the HTML pages (login, settings, OAuth consent), not API routes
     # The public shop: its headless API (no credentials, so not among API_ROUTERS, whose
-    # routes the access tests hold to tokens) and its pages, which match any /{o}/{e}/ path
-    # and so come last.
+    # routes the generated tests hold to tokens, ETags and idempotency keys) and its pages,
+    # which match any /{organizer}/{event}/ path and so come last.
     mount_routers(app, [shop_api_router])
     mount_shop(app)
 

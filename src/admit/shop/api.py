@@ -28,12 +28,15 @@ from admit.models import Event
 from admit.payments import providers
 from admit.shop import cart as carts
 from admit.shop import catalog, checkout, orders
-from admit.shop.limits import per_address
+from admit.shop import openapi as _openapi  # noqa: F401  (the answers' shapes)
+from admit.shop.limits import PublicAccess
 from admit.shop.schemas import CartIn, CheckoutIn
 from admit.shop.settings import TERMS_URL
 
 P = "/public/organizers/{organizer}/events/{event}"
-router = APIRouter(prefix=API_PREFIX, tags=["public checkout"], dependencies=[Depends(per_address)])
+router = APIRouter(
+    prefix=API_PREFIX, tags=["public checkout"], dependencies=[Depends(PublicAccess())]
+)
 
 
 async def shop_event(session: Any, organizer: str, event: str) -> Event:
@@ -70,6 +73,8 @@ def event_info(event: Event, now: Any) -> dict[str, Any]:
 
 @router.get(f"{P}/", name="public-event", summary="The event and how its checkout works")
 async def event_detail(organizer: str, event: str, session: Session) -> Response:
+    """The event's name, date and currency, whether its shop sells now (and why not), the
+    payment methods offered and what the checkout asks (attendee names and e-mails, terms)."""
     found = await shop_event(session, organizer, event)
     return JSONResponse(event_info(found, utcnow()))
 
@@ -78,7 +83,9 @@ async def event_detail(organizer: str, event: str, session: Session) -> Response
 async def catalog_list(
     organizer: str, event: str, session: Session, voucher: str | None = None
 ) -> Response:
-    """``voucher`` shows the prices with that voucher and the products it unlocks."""
+    """The products a buyer may see, with prices, the tax note and availability (available,
+    sold out, reserved, not yet or no longer on sale). ``voucher`` shows the prices with that
+    voucher and the products it unlocks."""
     found = await shop_event(session, organizer, event)
     now = utcnow()
     code, problem = await catalog.find_voucher(session, found, voucher, now)
@@ -90,6 +97,8 @@ async def catalog_list(
 
 @router.get(f"{P}/questions/", name="public-questions", summary="Questions asked at checkout")
 async def questions_list(organizer: str, event: str, session: Session) -> Response:
+    """The questions a buyer answers at checkout, each with the products it is asked for,
+    its type, options and whether it is required."""
     found = await shop_event(session, organizer, event)
     from admit.shop.questions import asked
 
@@ -113,6 +122,8 @@ async def cart_add(organizer: str, event: str, request: Request, session: Sessio
 
 @router.get(f"{P}/carts/{{cart_id}}/", name="public-cart", summary="A cart with its prices")
 async def cart_detail(organizer: str, event: str, cart_id: str, session: Session) -> Response:
+    """The cart's live positions with the prices the checkout will charge, the total and how
+    long the reservation lasts; expired positions are gone."""
     found = await shop_event(session, organizer, event)
     now = utcnow()
     if not carts.valid_cart_id(cart_id):
@@ -120,7 +131,11 @@ async def cart_detail(organizer: str, event: str, cart_id: str, session: Session
     return JSONResponse((await carts.view(session, found, cart_id, now)).as_dict(now))
 
 
-@router.delete(f"{P}/carts/{{cart_id}}/positions/{{position}}/", name="public-cart-remove")
+@router.delete(
+    f"{P}/carts/{{cart_id}}/positions/{{position}}/",
+    name="public-cart-remove",
+    summary="Remove a product from a cart",
+)
 async def cart_remove(
     organizer: str, event: str, cart_id: str, position: int, session: Session
 ) -> Response:
@@ -134,7 +149,11 @@ async def cart_remove(
 
 
 @router.post(
-    f"{P}/checkout/", name="public-checkout", openapi_extra=json_body(CheckoutIn), status_code=201
+    f"{P}/checkout/",
+    name="public-checkout",
+    summary="Turn a cart into an order",
+    openapi_extra=json_body(CheckoutIn),
+    status_code=201,
 )
 async def checkout_order(
     organizer: str, event: str, request: Request, session: Session
@@ -187,6 +206,8 @@ async def _order(
 async def order_detail(
     organizer: str, event: str, code: str, secret: str, request: Request, session: Session
 ) -> Response:
+    """The order's status, positions, payment instructions and whether its tickets can be
+    downloaded. A wrong secret answers 404, like a missing order."""
     found, order = await _order(session, organizer, event, code, secret)
     url = checkout.order_url(public_base_url(request), organizer, event, order)
     return JSONResponse((await orders.view(session, found, order)).as_dict(url))
@@ -203,6 +224,8 @@ async def order_cancel(
     request: Request,
     session: Session,
 ) -> Response:
+    """Cancels a pending order (or a free paid one) when the event lets buyers cancel
+    (``cancel_allow_user``); 400 otherwise."""
     found, order = await _order(session, organizer, event, code, secret, lock=True)
     await orders.cancel(session, found, order)
     url = checkout.order_url(public_base_url(request), organizer, event, order)

@@ -8,7 +8,10 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import Request
+from sqlalchemy.ext.asyncio import AsyncSession
 
+from admit.devices.access import NoCredentials
+from admit.kit.http.context import Session
 from admit.kit.http.errors import APIError
 from admit.kit.http.headers import client_address
 from admit.kit.http.ratelimit import Budget, MemoryStore, RedisStore, key_prefix
@@ -34,8 +37,19 @@ def _limiter(request: Request) -> tuple[Any, Budget] | None:
     return limiter
 
 
+class PublicAccess(NoCredentials):
+    """The access check of every public shop route: no credentials (the generated access
+    tests know the kind), a budget per client address (429 with ``Retry-After`` past it)."""
+
+    scope = "public"
+
+    async def __call__(self, request: Request, session: Session) -> AsyncSession:  # type: ignore[override]
+        await per_address(request)
+        return session
+
+
 async def per_address(request: Request) -> None:
-    """The dependency of every public shop route: 429 with ``Retry-After`` past the budget."""
+    """Counts the request against its address's budget; 429 past it."""
     limiter = _limiter(request)
     if limiter is None:
         return
