@@ -27,10 +27,10 @@ from admit.kit.resources.i18n import localized
 from admit.models import Event
 from admit.payments import providers
 from admit.shop import cart as carts
-from admit.shop import catalog, checkout, orders
+from admit.shop import catalog, checkout, orders, waiting
 from admit.shop import openapi as _openapi  # noqa: F401  (the answers' shapes)
 from admit.shop.limits import PublicAccess
-from admit.shop.schemas import CartIn, CheckoutIn
+from admit.shop.schemas import CartIn, CheckoutIn, WaitingIn
 from admit.shop.settings import TERMS_URL
 
 P = "/public/organizers/{organizer}/events/{event}"
@@ -230,3 +230,22 @@ async def order_cancel(
     await orders.cancel(session, found, order)
     url = checkout.order_url(public_base_url(request), organizer, event, order)
     return JSONResponse((await orders.view(session, found, order)).as_dict(url))
+
+
+@router.post(
+    f"{P}/waitinglist/",
+    name="public-waitinglist",
+    summary="Join a sold-out product's waiting list",
+    openapi_extra=json_body(WaitingIn),
+    status_code=201,
+)
+async def waiting_list(organizer: str, event: str, request: Request, session: Session) -> Response:
+    """Puts an e-mail address on the waiting list of a product that is sold out (the event's
+    ``waiting_list_enabled`` on, the product taking entries); a voucher is sent when a place
+    frees up. 400 when the product is available or the address waits for it already."""
+    found = await shop_event(session, organizer, event)
+    data: WaitingIn = validate_input(WaitingIn, await read_object(request))  # type: ignore[assignment]
+    entry = await waiting.join(
+        session, found, data.item, data.variation, data.email, data.name, data.locale
+    )
+    return JSONResponse({"id": entry.id, "email": entry.email}, status_code=201)

@@ -123,6 +123,11 @@ class PublicOrderOut(BaseModel):
     redirect_url: str | None = None
 
 
+class WaitingOut(BaseModel):
+    id: int
+    email: str
+
+
 ORDER = f"{P}/orders/{{code}}/{{secret}}"
 
 responses.document(
@@ -136,5 +141,6 @@ responses.document(
         ("POST", f"{P}/checkout/"): ("201", PublicOrderOut),
         ("GET", f"{ORDER}/"): PublicOrderOut,
         ("POST", f"{ORDER}/cancel/"): PublicOrderOut,
+        ("POST", f"{P}/waitinglist/"): ("201", WaitingOut),
     }
 )

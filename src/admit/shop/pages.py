@@ -23,7 +23,7 @@ from admit.kit.resources.i18n import localized
 from admit.models import Event
 from admit.payments import providers
 from admit.shop import cart as carts
-from admit.shop import catalog, checkout, questions
+from admit.shop import catalog, checkout, questions, waiting
 from admit.shop.render import base_context
 from admit.shop.render import page as render_page
 from admit.shop.settings import CHECKOUT_TEXT, TERMS_URL
@@ -120,6 +120,7 @@ async def _front(
         closed=catalog.closed_reason(event, now),
         frontpage_text=localized(value(event, "frontpage_text"), "en"),
         voucher=voucher_code,
+        waiting_list=waiting.enabled(event),
         errors=errors,
         kept=kept or {},
         cart=cart,

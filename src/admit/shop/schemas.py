@@ -46,3 +46,11 @@ class CheckoutIn(WriteModel):
     accept_terms: bool = False
     positions: list[PositionDetailsIn] = Field(default_factory=list, max_length=100)
     invoice_address: dict[str, Any] | None = None
+
+
+class WaitingIn(WriteModel):
+    item: Pk
+    variation: Pk | None = None
+    email: Annotated[str, Field(max_length=254)]
+    name: Text | None = None
+    locale: Annotated[str, Field(min_length=2, max_length=32)] = "en"
