@@ -247,3 +247,21 @@ async def test_the_buyer_gets_a_mail_with_payment_instructions(client, world, fa
     assert h.IBAN in pending.html and "<script" not in pending.html
     assert free_code in paid.subject and "Your tickets" in paid.subject
     assert "Your order is complete" in paid.body
+
+
+async def test_an_expired_cart_is_shown_and_checked_again(client, world, factory):
+    shop = await h.setup(factory, world, size=1)
+    r = await h.cart(client, world, {"item": shop.ticket.id})
+    cart_id = r.json()["cart_id"]
+    past = dt.datetime.now(dt.UTC) - dt.timedelta(minutes=1)
+    async with factory.sessionmaker() as session:
+        await session.execute(update(CartPosition).values(expires=past))
+        await session.commit()
+    r = await client.get(f"{h.base(world)}/carts/{cart_id}/")
+    assert [p["expired"] for p in r.json()["positions"]] == [True]
+    assert r.json()["expires"] is None and r.json()["seconds_left"] == 0
+    # someone else takes the unit the expired cart let go: the checkout says so
+    other = await h.cart(client, world, {"item": shop.ticket.id})
+    assert other.status_code == 201
+    r = await h.buy(client, world, cart_id, payment_provider="banktransfer")
+    assert r.status_code == 400 and "not enough quota" in str(r.json())

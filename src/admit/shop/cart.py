@@ -95,7 +95,7 @@ async def add(
     if sum(w.count for w in wants) > MAX_ADD:
         raise FieldErrors.general(f"You cannot add more than {MAX_ADD} products at once.")
     cart_id = cart_id if valid_cart_id(cart_id) else new_cart_id()
-    current = [p for p in await _positions(session, event, cart_id) if p.expires >= now]
+    current = await _positions(session, event, cart_id)  # expired ones are checked out too
     voucher, problem = await catalog.find_voucher(session, event, voucher_code, now)
     if problem:
         raise FieldErrors.single("voucher", problem)
@@ -161,6 +161,7 @@ class CartLine:
     voucher: Voucher | None
     name: str
     price: Decimal
+    expired: bool = False
 
 
 @dataclass
@@ -182,6 +183,7 @@ class Cart:
                     "name": line.name,
                     "price": f"{line.price:.2f}",
                     "voucher": line.voucher.code if line.voucher else None,
+                    "expired": line.expired,
                 }
                 for line in self.lines
             ],
@@ -194,9 +196,10 @@ class Cart:
 async def view(
     session: AsyncSession, event: Event, cart_id: str, now: dt.datetime, locale: str = "en"
 ) -> Cart:
-    """The cart's live positions with the prices the order would have (expired ones are not
-    the buyer's any more: their quota went back the moment they expired)."""
-    positions = [p for p in await _positions(session, event, cart_id) if p.expires >= now]
+    """The cart's positions with the prices the order would have. Expired ones are listed
+    too (the checkout takes the whole cart), marked: their quota went back the moment they
+    expired, so the checkout checks it again."""
+    positions = await _positions(session, event, cart_id)
     if not positions:
         return Cart(cart_id, [], ZERO, None)
     items = await _items(session, event, {p.item_id for p in positions})
@@ -221,7 +224,7 @@ async def view(
         name = localized(item.name, locale)
         if variation is not None:
             name = f"{name} – {localized(variation.value, locale)}"
-        built.append(CartLine(p, item, variation, voucher, name, ZERO))
+        built.append(CartLine(p, item, variation, voucher, name, ZERO, p.expires < now))
     rules = await load_tax_rules(session, event.id)
     discounts = await load_discounts(session, event.id)
     priced = price_lines(
@@ -230,4 +233,5 @@ async def view(
     for line, price in zip(built, priced, strict=True):
         line.price = price.price
     total = sum((line.price for line in built), ZERO)
-    return Cart(cart_id, built, total, min(p.expires for p in positions))
+    live = [p.expires for p in positions if p.expires >= now]
+    return Cart(cart_id, built, total, min(live) if live else None)

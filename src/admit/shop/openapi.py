@@ -82,6 +82,7 @@ class CartLineOut(BaseModel):
     name: str
     price: str
     voucher: str | None
+    expired: bool  # the reservation ran out: the checkout checks availability again
 
 
 class CartOut(BaseModel):
