@@ -85,7 +85,9 @@ async def test_demo_is_idempotent_and_reuses_its_token(data_dir: Path):
             "token",
             "ticket_item",
             "checkin_list",
+            "shop",
         }
+        assert info["shop"] == f"{info['base_url']}/demo/democon/"
         assert info["organizer"] == "demo"
         assert info["event"] == "democon"
         assert info["base_url"].startswith("http")

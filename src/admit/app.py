@@ -62,6 +62,8 @@ from admit.scheduled_exports.routes import router as scheduled_exports_router
 from admit.seating.plans import router as seatingplans_router
 from admit.seating.routes import router as seats_router
 from admit.sendmail.routes import router as sendmail_router
+from admit.shop.api import router as shop_api_router
+from admit.shop.routes import mount_shop
 from admit.shredders.routes import router as shredders_router
 from admit.subevents.routes import router as subevents_router
 from admit.teams.routes import router as teams_router
@@ -235,6 +237,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     mount_routers(app, API_ROUTERS)
     mount_pages(app)  # the HTML pages (login, settings, OAuth consent), not API routes
     mount_control(app)  # the back office under /control/
+    # The public shop: its headless API (no credentials, so not among API_ROUTERS, whose
+    # routes the generated tests hold to tokens, ETags and idempotency keys) and its pages,
+    # which match any /{organizer}/{event}/ path and so come last.
+    mount_routers(app, [shop_api_router])
+    mount_shop(app)
 
     install_error_handlers(app)
     install_openapi(app, API_PREFIX)

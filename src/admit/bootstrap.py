@@ -307,7 +307,16 @@ async def load_demo(settings: Settings) -> DemoResult:
                 organizer_id=org.id,
                 slug="democon",
                 live=True,
-                settings={"payment_banktransfer__enabled": True},
+                # The shop sells at once: bank transfer with an example account (the
+                # organizer's own goes into E/settings/), tickets downloadable once paid.
+                settings={
+                    "payment_banktransfer__enabled": True,
+                    "payment_banktransfer_bank_details_sepa_name": "Demo Organizer",
+                    "payment_banktransfer_bank_details_sepa_iban": "DE02120300000000202051",
+                    "payment_banktransfer_bank_details_sepa_bic": "BYLADEM1001",
+                    "ticket_download": True,
+                    "contact_mail": DEMO_EMAIL,
+                },
                 name={"en": "DemoCon", "de": "DemoCon"},
                 currency="EUR",
                 date_from=start,

@@ -160,6 +160,7 @@ def demo(
         "token": result.token,
         "ticket_item": result.ticket_item,
         "checkin_list": result.checkin_list,
+        "shop": f"{base_url}/{result.organizer}/{result.event}/",
     }
     if as_json:
         print(json.dumps(info))
@@ -167,6 +168,7 @@ def demo(
     print(f"Demo organizer: {result.organizer}, event: {result.event}")
     print(f"Demo user: {result.email} / password: {result.password}")
     print(f"API token: {result.token}")
+    print(f"Shop (buy a ticket in the browser): {info['shop']}")
     print(demo_steps(base_url, result))
 
 

@@ -96,6 +96,9 @@ class Settings(BaseSettings):
     hsts_seconds: int = Field(default=31_536_000, ge=0, le=10 * 31_536_000)
     rate_limit: str | None = None
     rate_limit_device: str | None = None
+    # The public shop API (no credentials): requests per client address, counted apart from
+    # ADMIT_RATE_LIMIT so a shop is protected even when the general limit is off. "" turns it off.
+    shop_rate_limit: str | None = "600/minute"
     # The namespace of the rate-limit counters in Redis: processes with the same one share
     # budgets. Unset: derived from the database (host, port, name), so one installation's
     # processes share and two installations on one Redis do not.

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from fastapi.routing import APIRoute
 
+from admit.shop.api import router as shop_router
 from tests.routes import API_ROUTES, openapi_document
 
 DOCUMENT = openapi_document()
@@ -22,7 +23,14 @@ OPERATIONS = sorted(
     for method, operation in operations.items()
 )
 IDS = [f"{m} {p}" for m, p, _ in OPERATIONS]
-ROUTES = {(method, route.path): route for route in API_ROUTES for method in route.methods}
+# The public checkout's routes (admit/shop) take no credentials and are mounted apart from the
+# API routers, but they are part of the document.
+PUBLIC_ROUTES = [r for r in shop_router.routes if isinstance(r, APIRoute)]
+ROUTES = {
+    (method, route.path): route
+    for route in [*API_ROUTES, *PUBLIC_ROUTES]
+    for method in route.methods
+}
 # Names a generated summary falls back to (``checkinlists-list``, ``mark_paid``): not words.
 MACHINE = re.compile(r"[A-Za-z]+-[A-Z]|_|^\w+$")
 SOURCE = re.compile(r"\b[\w/]+\.py\b|\bkit/|\badmit\.\w+|\bsrc/")

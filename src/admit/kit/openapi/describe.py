@@ -171,6 +171,7 @@ def _access_of(route: APIRoute) -> Any:
             "ProfileAccess",
             "NoCredentials",
             "ClientCredentials",
+            "PublicAccess",
         ):
             return call
         stack.extend(dep.dependencies)
@@ -185,6 +186,8 @@ def permission_sentence(route: APIRoute) -> str:
         return "**Credentials:** the OAuth application's client ID and secret."
     if kind == "NoCredentials":
         return "**Credentials:** none; a one-time secret in the body authenticates the call."
+    if kind == "PublicAccess":
+        return "**Credentials:** none (public); requests are limited per client address."
     if kind == "DeviceAccess":
         return "**Credentials:** a device token (`Authorization: Device <token>`)."
     if kind in ("Authenticated", "ProfileAccess") or access is None:

@@ -1,0 +1,308 @@
+"""Turning a cart into an order: everything the shop promises to check, then the order
+service's own creation, then the payment provider.
+
+Why a layer of its own: order creation through the API trusts its caller (sale windows,
+min/max per order, required questions are the integrator's business, as with the reference).
+A buyer is not trusted, so this module checks those first and then hands the order to
+``orders.create.create_order`` (vouchers, quota, prices, taxes: one implementation).
+
+The cart's positions hold quota; the order must take it over without ever counting both.
+The cart's rows are first marked expired inside this transaction (one ``UPDATE``, which also
+locks them: a second checkout of the same cart waits and then finds it empty). Expired cart
+rows count neither against the quota nor as voucher usages, so the order's own quota check
+sees exactly the units the cart held; other transactions still see the rows unexpired until
+this one commits, and by then the order's positions count instead. The rows are deleted (and
+leave the sales ledger) after the order is written, under the quota lock the order took.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+from sqlalchemy import select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from admit.carts import service as carts
+from admit.catalog.questions.answers import AnswerIn
+from admit.kit.http.errors import FieldErrors, validation_error
+from admit.kit.resources.i18n import localized
+from admit.models import CartPosition, Event, Order, Question, Voucher, question_items
+from admit.notifications.notify import notify_all
+from admit.orders.create import create_order
+from admit.orders.rows import PAID, PAYMENT_CONFIRMED
+from admit.orders.schemas import EMAIL_RE, OrderIn, PositionIn
+from admit.orders.serialize import ORDER_LOAD
+from admit.payments import providers
+from admit.quotas import ledger
+from admit.shop import catalog, mails, orders
+from admit.shop.cart import valid_cart_id
+from admit.shop.settings import TERMS_URL, setting
+
+TAKEN_OVER = dt.datetime(2000, 1, 1, tzinfo=dt.UTC)  # "expired": the order takes the units
+EMPTY = "Your cart is empty: its reservation may have run out, or it was checked out already."
+REQUIRED = "This field is required."
+
+
+@dataclass
+class PositionDetails:
+    """What the buyer says about one cart position (by its id)."""
+
+    id: int
+    attendee_name: str | None = None
+    attendee_email: str | None = None
+    answers: list[AnswerIn] | None = None
+
+
+@dataclass
+class CheckoutData:
+    cart_id: str
+    email: str
+    payment_provider: str | None
+    positions: list[PositionDetails]
+    email_repeat: str | None = None
+    locale: str = "en"
+    accept_terms: bool = False
+    payment_data: dict[str, Any] | None = None
+    invoice_address: dict[str, Any] | None = None
+
+
+@dataclass
+class Placed:
+    order: Order
+    paid: bool
+    redirect_url: str | None
+
+
+def order_url(base: str, organizer: str, event: str, order: Order) -> str:
+    return f"{base.rstrip('/')}/{organizer}/{event}/order/{order.code}/{order.secret}/"
+
+
+async def _take_cart(session: AsyncSession, event: Event, cart_id: str) -> list[CartPosition]:
+    """Locks the cart's rows and marks them taken over (see the module's docstring)."""
+    ids = (
+        (
+            await session.execute(
+                update(CartPosition)
+                .where(CartPosition.event_id == event.id, CartPosition.cart_id == cart_id)
+                .values(expires=TAKEN_OVER)
+                .returning(CartPosition.id)
+                .execution_options(synchronize_session=False)
+            )
+        )
+        .scalars()
+        .all()
+    )
+    if not ids:
+        return []
+    rows = await session.scalars(
+        select(CartPosition)
+        .where(CartPosition.id.in_(ids))
+        .order_by(CartPosition.addon_to_id.is_not(None), CartPosition.id)
+        .execution_options(populate_existing=True)
+    )
+    return list(rows)
+
+
+async def required_questions(
+    session: AsyncSession, event: Event, item_ids: set[int]
+) -> dict[int, list[Question]]:
+    """The questions a buyer must answer, per item (asked in the shop, not at check-in)."""
+    rows = await session.execute(
+        select(question_items.c.item_id, Question)
+        .join(Question, Question.id == question_items.c.question_id)
+        .where(
+            Question.event_id == event.id,
+            question_items.c.item_id.in_(item_ids),
+            Question.hidden.is_(False),
+            Question.ask_during_checkin.is_(False),
+        )
+        .order_by(Question.position, Question.id)
+    )
+    found: dict[int, list[Question]] = {}
+    for item_id, question in rows.all():
+        found.setdefault(item_id, []).append(question)
+    return found
+
+
+def _answered(answer: AnswerIn) -> bool:
+    return bool(answer.options) or bool((answer.answer or "").strip())
+
+
+async def _check(
+    session: AsyncSession,
+    event: Event,
+    data: CheckoutData,
+    rows: list[CartPosition],
+    now: dt.datetime,
+) -> list[PositionIn]:
+    """The shop's rules on the whole checkout; the order's positions when they hold."""
+    errors: dict[str, Any] = {}
+    if not data.email or not EMAIL_RE.match(data.email):
+        errors["email"] = ["Enter a valid email address."]
+    elif data.email_repeat is not None and data.email_repeat.strip().lower() != data.email.lower():
+        errors["email_repeat"] = ["The two e-mail addresses differ."]
+    if setting(event, TERMS_URL) and not data.accept_terms:
+        errors["accept_terms"] = ["Please accept the terms of sale."]
+    items = {i.id: i for i in await _load_items(session, event, {r.item_id for r in rows})}
+    questions = await required_questions(session, event, set(items))
+    vouchers = await _voucher_codes(session, {r.voucher_id for r in rows if r.voucher_id})
+    details = {d.id: d for d in data.positions}
+    names_required = setting(event, "attendee_names_asked") and setting(
+        event, "attendee_names_required"
+    )
+    emails_required = setting(event, "attendee_emails_asked") and setting(
+        event, "attendee_emails_required"
+    )
+    counts = Counter(r.item_id for r in rows)
+    position_errors: list[dict[str, Any]] = []
+    positions: list[PositionIn] = []
+    parent_ids = {r.id: i + 1 for i, r in enumerate(rows)}
+    for row in rows:
+        err: dict[str, Any] = {}
+        item = items[row.item_id]
+        name = localized(item.name, data.locale)
+        refusal = catalog.window_refusal(item, now)
+        if refusal:
+            err["item"] = [f"{name}: {refusal}"]
+        if item.min_per_order and counts[item.id] < item.min_per_order:
+            err["item"] = [f"{name}: buy at least {item.min_per_order} in one order."]
+        if item.max_per_order and counts[item.id] > item.max_per_order:
+            err["item"] = [f"{name}: you cannot buy more than {item.max_per_order} in one order."]
+        mine = details.get(row.id) or PositionDetails(row.id)
+        if names_required and not (mine.attendee_name or "").strip():
+            err["attendee_name"] = [REQUIRED]
+        if emails_required and not (mine.attendee_email or "").strip():
+            err["attendee_email"] = [REQUIRED]
+        answers = [a for a in (mine.answers or []) if _answered(a)]
+        given = {a.question for a in answers}
+        # A question that depends on another's answer is left to the order's own check.
+        missing = [
+            q
+            for q in questions.get(item.id, [])
+            if q.required and q.dependency_question_id is None and q.id not in given
+        ]
+        if missing:
+            err["answers"] = [
+                f'Please answer "{localized(q.question, data.locale)}".' for q in missing
+            ]
+        email = (mine.attendee_email or "").strip() or None
+        if email and not EMAIL_RE.match(email):
+            err["attendee_email"] = ["Enter a valid email address."]
+        try:
+            positions.append(
+                PositionIn(
+                    item=item.id,
+                    variation=row.variation_id,
+                    price=row.price if item.free_price else None,
+                    addon_to=parent_ids.get(row.addon_to_id) if row.addon_to_id else None,
+                    voucher=vouchers.get(row.voucher_id or 0),
+                    attendee_name=(mine.attendee_name or "").strip() or None,
+                    attendee_email=email if "attendee_email" not in err else None,
+                    answers=answers,
+                )
+            )
+        except ValidationError as exc:
+            err.update(validation_error(exc).errors)
+        position_errors.append(err)
+    if any(position_errors):
+        errors["positions"] = position_errors
+    if errors:
+        raise FieldErrors(errors)
+    return positions
+
+
+async def _load_items(session: AsyncSession, event: Event, ids: set[int]) -> list[Any]:
+    from admit.shop.cart import _items  # one loader for cart and checkout
+
+    return list((await _items(session, event, ids)).values())
+
+
+async def _voucher_codes(session: AsyncSession, ids: set[int]) -> dict[int, str]:
+    if not ids:
+        return {}
+    return dict(
+        (await session.execute(select(Voucher.id, Voucher.code).where(Voucher.id.in_(ids)))).all()
+    )
+
+
+async def checkout(
+    session: AsyncSession, event: Event, data: CheckoutData, now: dt.datetime, base_url: str
+) -> Placed:
+    """Validates, writes the order and starts its payment (flushed, not committed). Raises
+    FieldErrors naming every problem; nothing stays changed then (the caller rolls back)."""
+    if (reason := catalog.closed_reason(event, now)) is not None:
+        raise FieldErrors.general(reason)
+    if not valid_cart_id(data.cart_id):
+        raise FieldErrors.single("cart_id", EMPTY)
+    provider = providers.get(data.payment_provider) if data.payment_provider else None
+    if data.payment_provider and (provider is None or not provider.enabled(event)):
+        raise FieldErrors.single("payment_provider", "This payment method is not offered.")
+    rows = await _take_cart(session, event, data.cart_id)
+    if not rows:
+        raise FieldErrors.single("cart_id", EMPTY)
+    positions = await _check(session, event, data, rows, now)
+    try:
+        order_in = OrderIn(
+            email=data.email,
+            locale=data.locale,
+            sales_channel=catalog.CHANNEL,
+            payment_provider=provider.identifier if provider else None,
+            invoice_address=data.invoice_address,
+            positions=positions,
+        )
+    except ValidationError as exc:
+        raise validation_error(exc) from None
+    placed = await create_order(session, event, order_in)
+    total = placed.new.order["total"]
+    if total == 0:
+        provider = providers.get("free")
+    elif provider is None:
+        raise FieldErrors.single("payment_provider", "Choose how you want to pay.")
+    assert provider is not None
+    if (refusal := provider.refusal(event, total)) is not None:
+        raise FieldErrors.single("payment_provider", refusal)
+    for row in rows:
+        if row.addon_to_id is None:
+            await carts.delete_position(session, row)
+    order = await _locked_order(session, placed.written.order_id)
+    payment = next(p for p in order.payments if p.local_id == 1)
+    if provider.identifier == "free":
+        payment.provider = "free"
+    status = order.status
+    started = await provider.start(session, event, order, payment, data.payment_data or {})
+    if order.status == "p" and status != "p":
+        await notify_all(
+            session,
+            [PAYMENT_CONFIRMED, PAID],
+            organizer_id=event.organizer_id,
+            event_id=event.id,
+            code=order.code,
+        )
+    await session.flush()
+    link = order_url(base_url, event.organizer_slug, event.slug, order)  # type: ignore[attr-defined]
+    view = await orders.view(session, event, order)
+    lines = [f"{p['name']}: {p['price']} {event.currency}" for p in view.positions]
+    await mails.order_mail(session, event, order, link, view.instructions, lines)
+    return Placed(order, order.status == "p", started.redirect_url)
+
+
+async def _locked_order(session: AsyncSession, order_id: int) -> Order:
+    order = (
+        (
+            await session.execute(
+                select(Order)
+                .where(Order.id == order_id)
+                .options(*ORDER_LOAD)
+                .with_for_update(of=Order)
+                .execution_options(populate_existing=True)
+            )
+        )
+        .scalars()
+        .one()
+    )
+    await ledger.track_orders(session, [order.id])  # a payment may make it paid
+    return order

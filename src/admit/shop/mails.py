@@ -1,0 +1,64 @@
+"""The buyer's mail after a checkout: order placed (with how to pay) or, when the checkout
+paid it at once, complete (with the link to the tickets). Stored in the outbox in the
+checkout's own transaction (``mail/outbox.py``): a refused checkout sends nothing, a placed
+order's mail is sent once even if the server stops right after the commit."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, StrictUndefined
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from admit.events.settings import value
+from admit.kit.resources.i18n import localized
+from admit.mail.outbox import queue_mail
+from admit.models import Event, Order
+
+_loader = PackageLoader("admit.shop", "mail")
+_text = Environment(loader=_loader, autoescape=False, undefined=StrictUndefined)
+_html = Environment(
+    loader=_loader, autoescape=True, undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True
+)
+
+
+def render(context: dict[str, Any]) -> tuple[str, str, str]:
+    subject = " ".join(_text.get_template("order.subject.txt").render(context).split())
+    text = _text.get_template("order.txt").render(context)
+    html = _html.get_template("order.html").render(context, subject=subject)
+    return subject, text, html
+
+
+async def order_mail(
+    session: AsyncSession,
+    event: Event,
+    order: Order,
+    link: str,
+    instructions: Any,
+    positions: list[str],
+) -> None:
+    if not order.email:
+        return
+    context = {
+        "code": order.code,
+        "event": localized(event.name, order.locale),
+        "organizer": getattr(event, "organizer_name", ""),
+        "contact": value(event, "contact_mail"),
+        "paid": order.status == "p",
+        "total": f"{order.total:.2f}",
+        "currency": event.currency,
+        "expires": order.expires.strftime("%Y-%m-%d"),
+        "instructions": instructions,
+        "positions": positions,
+        "link": link,
+    }
+    subject, text, html = render(context)
+    await queue_mail(
+        session,
+        to=[order.email],
+        subject=subject,
+        body=text,
+        html=html,
+        organizer_id=event.organizer_id,
+        event_id=event.id,
+    )

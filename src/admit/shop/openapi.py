@@ -1,0 +1,147 @@
+"""The headless checkout's answers in the OpenAPI document: the routes render their own JSON,
+so the shop registers the shapes (``kit/openapi/responses.document``)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from admit.kit.openapi import responses
+
+P = "/public/organizers/{organizer}/events/{event}"
+
+
+class ProviderOut(BaseModel):
+    identifier: str
+    label: str
+    input_field: str | None
+
+
+class EventInfoOut(BaseModel):
+    name: str
+    organizer: str
+    currency: str
+    date_from: str
+    location: str
+    shop_open: bool
+    closed_reason: str | None
+    payment_providers: list[ProviderOut]
+    attendee_names_asked: bool
+    attendee_names_required: bool
+    attendee_emails_asked: bool
+    attendee_emails_required: bool
+    terms_url: str | None
+    contact_mail: str | None
+    frontpage_text: str
+
+
+class ProductOut(BaseModel):
+    item: int
+    variation: int | None
+    name: str
+    description: str
+    category: str
+    price: str
+    original_price: str | None
+    free_price: bool
+    tax_note: str
+    availability: str  # available | sold_out | reserved | not_yet | ended
+    available_number: int | None
+    min_per_order: int
+    max_per_order: int
+
+
+class CatalogOut(BaseModel):
+    products: list[ProductOut]
+
+
+class OptionOut(BaseModel):
+    id: int
+    answer: str
+
+
+class QuestionOut(BaseModel):
+    id: int
+    question: str
+    help_text: str
+    type: str
+    required: bool
+    items: list[int]
+    options: list[OptionOut]
+    dependency_question: int | None
+    dependency_values: list[str]
+
+
+class QuestionsOut(BaseModel):
+    questions: list[QuestionOut]
+
+
+class CartLineOut(BaseModel):
+    id: int
+    item: int
+    variation: int | None
+    name: str
+    price: str
+    voucher: str | None
+    expired: bool  # the reservation ran out: the checkout checks availability again
+
+
+class CartOut(BaseModel):
+    cart_id: str
+    positions: list[CartLineOut]
+    total: str
+    expires: str | None
+    seconds_left: int
+
+
+class InstructionsOut(BaseModel):
+    title: str
+    text: str
+    details: dict[str, str]
+
+
+class OrderPositionOut(BaseModel):
+    id: int
+    positionid: int
+    name: str
+    price: str
+    attendee_name: str | None
+    canceled: bool
+    answers: list[str]
+
+
+class PublicOrderOut(BaseModel):
+    code: str
+    status: str
+    status_text: str
+    total: str
+    email: str | None
+    expires: str
+    url: str
+    positions: list[OrderPositionOut]
+    payment_instructions: InstructionsOut | None
+    can_cancel: bool
+    tickets: bool
+    redirect_url: str | None = None
+
+
+class WaitingOut(BaseModel):
+    id: int
+    email: str
+
+
+ORDER = f"{P}/orders/{{code}}/{{secret}}"
+
+responses.document(
+    {
+        ("GET", f"{P}/"): EventInfoOut,
+        ("GET", f"{P}/catalog/"): CatalogOut,
+        ("GET", f"{P}/questions/"): QuestionsOut,
+        ("POST", f"{P}/carts/"): ("201", CartOut),
+        ("GET", f"{P}/carts/{{cart_id}}/"): CartOut,
+        ("DELETE", f"{P}/carts/{{cart_id}}/positions/{{position}}/"): CartOut,
+        ("POST", f"{P}/checkout/"): ("201", PublicOrderOut),
+        ("GET", f"{ORDER}/"): PublicOrderOut,
+        ("POST", f"{ORDER}/cancel/"): PublicOrderOut,
+        ("POST", f"{P}/waitinglist/"): ("201", WaitingOut),
+    }
+)

@@ -1,0 +1,111 @@
+"""The order page ``/{organizer}/{event}/order/{code}/{secret}/`` (the link every order mail
+carries): status, positions, how to pay, ticket PDFs, and cancelling where the event allows.
+A wrong secret is the same 404 page as a missing order."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from starlette.responses import Response
+
+from admit.events.settings import value
+from admit.kit.http.context import Session
+from admit.kit.http.errors import APIError
+from admit.kit.resources.i18n import localized
+from admit.shop import catalog, orders
+from admit.shop.render import base_context
+from admit.shop.render import page as render_page
+from admit.shop.settings import SUCCESS_TEXT
+from admit.web.page import Page
+from admit.web.render import SECURITY_HEADERS
+
+router = APIRouter(include_in_schema=False)
+ORDER = "/{organizer}/{event}/order/{code}/{secret}"
+
+
+@router.get(f"{ORDER}/")
+async def order_page(
+    organizer: str, event: str, code: str, secret: str, request: Request, session: Session
+) -> Response:
+    web = await Page.load(request, session)
+    found = await catalog.load_event(session, organizer, event)
+    order = await orders.find(session, found, code, secret) if found else None
+    if found is None or order is None:
+        return web.not_found()
+    view = await orders.view(session, found, order)
+    here = f"/{organizer}/{event}/order/{order.code}/{order.secret}/"
+    return render_page(
+        web,
+        "order.html",
+        **base_context(found, organizer),
+        view=view,
+        order=order,
+        here=here,
+        success_text=localized(value(found, SUCCESS_TEXT), order.locale),
+    )
+
+
+@router.post(f"{ORDER}/cancel")
+async def order_cancel(
+    organizer: str, event: str, code: str, secret: str, request: Request, session: Session
+) -> Response:
+    web = await Page.load(request, session)
+    found = await catalog.load_event(session, organizer, event)
+    order = await orders.find(session, found, code, secret, lock=True) if found else None
+    if found is None or order is None:
+        return web.not_found()
+    _pairs, refused = await web.post()
+    if refused:
+        return refused
+    try:
+        await orders.cancel(session, found, order)
+    except APIError as exc:
+        web.web.flash(exc.detail)
+    else:
+        web.web.flash("Your order has been canceled.")
+    return web.redirect(f"/{organizer}/{event}/order/{order.code}/{order.secret}/")
+
+
+async def _pdf(
+    request: Request,
+    session: Session,
+    organizer: str,
+    event: str,
+    code: str,
+    secret: str,
+    position: int | None,
+) -> Response:
+    web = await Page.load(request, session)
+    found = await catalog.load_event(session, organizer, event)
+    order = await orders.find(session, found, code, secret) if found else None
+    if found is None or order is None or not orders.tickets_allowed(found, order):
+        return web.not_found()
+    store = request.app.state.background.store
+    pdf = await orders.ticket_pdf(session, store, found, order, position)
+    if pdf is None:
+        return web.not_found()
+    name = f"{organizer}-{event}-{order.code}" + (f"-{position}" if position else "")
+    headers = {
+        **SECURITY_HEADERS,
+        "Content-Disposition": f'attachment; filename="{name}.pdf"',
+    }
+    return Response(pdf, media_type="application/pdf", headers=headers)
+
+
+@router.get(f"{ORDER}/tickets.pdf")
+async def order_tickets(
+    organizer: str, event: str, code: str, secret: str, request: Request, session: Session
+) -> Response:
+    return await _pdf(request, session, organizer, event, code, secret, None)
+
+
+@router.get(f"{ORDER}/tickets/{{position}}.pdf")
+async def position_ticket(
+    organizer: str,
+    event: str,
+    code: str,
+    secret: str,
+    position: int,
+    request: Request,
+    session: Session,
+) -> Response:
+    return await _pdf(request, session, organizer, event, code, secret, position)

@@ -1,0 +1,53 @@
+"""The waiting list form of the shop's front page (a sold-out product): same page, same
+refusals as the other forms (``pages.py``), the entry written by ``waiting.py``."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from starlette.responses import Response
+
+from admit.kit.http.context import Session
+from admit.kit.http.errors import FieldErrors
+from admit.shop import waiting
+from admit.shop.pages import Refused, S, _event, _front, sentences
+from admit.web.forms import first
+from admit.web.page import Page
+
+router = APIRouter(include_in_schema=False)
+
+
+@router.post(f"{S}/waitinglist")
+async def waiting_list(organizer: str, event: str, request: Request, session: Session) -> Response:
+    """A sold-out product's waiting list: the buyer's address is told when a place frees up."""
+    web = await Page.load(request, session)
+    found = await _event(session, organizer, event)
+    if found is None:
+        return web.not_found()
+    pairs, refused = await web.post()
+    if refused:
+        return refused
+    key = first(pairs, "product")
+    email = first(pairs, f"wl_email_{key}").strip()[:254]
+    try:
+        parts = key.split("-")
+        item, variation = int(parts[0]), (int(parts[1]) if len(parts) > 1 else None)
+        await waiting.join(session, found, item, variation, email)
+    except ValueError:
+        web.web.flash("That product is not known here.")
+    except FieldErrors as exc:
+        await session.rollback()
+        found = await _event(session, organizer, event) or found
+        response = await _front(
+            web,
+            found,
+            organizer,
+            status=400,
+            errors=sentences(exc.errors),
+            kept={f"wl_email_{key}": email},
+        )
+        raise Refused(response) from None
+    else:
+        web.web.flash(
+            f"You are on the waiting list. We will write to {email} when a ticket frees up."
+        )
+    return web.redirect(f"/{organizer}/{event}/")

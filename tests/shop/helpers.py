@@ -1,0 +1,106 @@
+"""Test data for the shop: a live event with products, quotas and the shop's settings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import insert, select, update
+
+from admit.models import Event, GiftCard, Item, Question, Voucher, question_items
+from tests.factories import Factory, World
+
+IBAN = "DE02120300000000202051"
+
+
+def base(world: World, event: Event | None = None) -> str:
+    ev = event or world.event
+    return f"/api/v1/public/organizers/{world.org.slug}/events/{ev.slug}"
+
+
+@dataclass
+class Shop:
+    event: Event
+    ticket: Item
+    free: Item
+    quota: Any
+    free_quota: Any
+
+
+async def setup(factory: Factory, world: World, *, size: int = 10, **settings: Any) -> Shop:
+    """Makes the world's event a live shop: a 23.00 ticket and a free one, bank transfer on."""
+    values = {
+        "payment_banktransfer__enabled": True,
+        "payment_banktransfer_bank_details_sepa_name": "Acme Events",
+        "payment_banktransfer_bank_details_sepa_iban": IBAN,
+        "ticket_download": True,
+        **settings,
+    }
+    async with factory.sessionmaker() as session:
+        await session.execute(
+            update(Event).where(Event.id == world.event.id).values(live=True, settings=values)
+        )
+        await session.commit()
+        event = await session.get(Event, world.event.id)
+    ticket = await factory._add(
+        Item(
+            event_id=event.id, name={"en": "Ticket"}, default_price=Decimal("23.00"), admission=True
+        )
+    )
+    free = await factory._add(
+        Item(
+            event_id=event.id,
+            name={"en": "Free entry"},
+            default_price=Decimal("0.00"),
+            admission=True,
+        )
+    )
+    quota = await factory.quota(event, size, items=[ticket], name="Tickets")
+    free_quota = await factory.quota(event, size, items=[free], name="Free")
+    return Shop(event, ticket, free, quota, free_quota)  # type: ignore[arg-type]
+
+
+async def voucher(factory: Factory, event: Event, code: str, **kw: Any) -> Voucher:
+    return await factory._add(Voucher(event_id=event.id, code=code, **kw))  # type: ignore[return-value]
+
+
+async def question(factory: Factory, event: Event, item: Item, text: str, **kw: Any) -> Question:
+    kw.setdefault("type", "S")
+    kw.setdefault("identifier", text.upper()[:8])
+    q = await factory._add(Question(event_id=event.id, question={"en": text}, **kw))
+    async with factory.sessionmaker() as session:
+        await session.execute(insert(question_items).values(question_id=q.id, item_id=item.id))
+        await session.commit()
+    return q  # type: ignore[return-value]
+
+
+async def gift_card(factory: Factory, world: World, secret: str, value: str) -> GiftCard:
+    return await factory._add(  # type: ignore[return-value]
+        GiftCard(issuer_id=world.org.id, secret=secret, currency="EUR", value=Decimal(value))
+    )
+
+
+async def card_value(factory: Factory, card_id: int) -> Decimal:
+    async with factory.sessionmaker() as session:
+        return await session.scalar(select(GiftCard.value).where(GiftCard.id == card_id))
+
+
+async def cart(
+    client: Any,
+    world: World,
+    *products: dict[str, Any],
+    voucher: str | None = None,
+    cart_id: str | None = None,
+) -> Any:
+    body: dict[str, Any] = {"products": list(products)}
+    if voucher:
+        body["voucher"] = voucher
+    if cart_id:
+        body["cart_id"] = cart_id
+    return await client.post(f"{base(world)}/carts/", json=body)
+
+
+async def buy(client: Any, world: World, cart_id: str, **kw: Any) -> Any:
+    body = {"cart_id": cart_id, "email": "buyer@example.org", **kw}
+    return await client.post(f"{base(world)}/checkout/", json=body)
