@@ -166,6 +166,8 @@ class RevokedSecret(Base):
     __tablename__ = "revoked_ticket_secrets"
     __table_args__ = (
         Index("ix_revoked_ticket_secrets_event_secret", "event_id", "secret"),
+        # the scanners' sync: ``E/revokedsecrets/?created_since=``
+        Index("ix_revoked_ticket_secrets_event_created", "event_id", "created"),
         TABLE_OPTIONS,
     )
 
