@@ -14,9 +14,12 @@ import pytest
 from sqlalchemy import select
 
 from admit.models import EventTicketKey, Item, SubEvent
+from admit.orders import lane
+from admit.tickets.secrets import keys
 from admit.tickets.secrets.keys import new_pair
 from tests.checkin import helpers as ch
 from tests.factories import World, auth
+from tests.lane_spy import record_outcomes
 from tests.orders import helpers as oh
 from tests.signed import decoder
 from tests.signed.helpers import change, check_certifies, event_url, sell, sign_event
@@ -230,3 +233,24 @@ async def test_clone_gets_a_fresh_key_pair(client, world: World, factory):
     async with factory.sessionmaker() as s:
         rows = {r.event_id: r.private_key for r in await s.scalars(select(EventTicketKey))}
     assert len(rows) == 2 and len(set(rows.values())) == 2
+
+
+async def test_the_order_lane_signs_too(client, world: World, factory, clean_app, monkeypatch):
+    """On PostgreSQL plain sales take the order lane: it signs with the key this process
+    holds, and hands a sale to the general path only while it has none."""
+    outcomes = record_outcomes(clean_app, monkeypatch, lane._orders)  # skips on SQLite
+    key = await sign_event(client, world)
+    item = await oh.item(factory, world.event)
+    orders = [await sell(client, world, [{"item": item.id}, {"item": item.id}]) for _ in range(3)]
+    assert outcomes == ["done"] * 3
+    for order in orders:
+        for position in order["positions"]:
+            check_certifies(position["secret"], key, position)
+
+    # A worker that has not seen the key yet (a fresh process): the general path loads it.
+    keys._signers.clear()
+    order = await sell(client, world, [{"item": item.id}])
+    assert outcomes == ["done"] * 3
+    check_certifies(order["positions"][0]["secret"], key, order["positions"][0])
+    await sell(client, world, [{"item": item.id}])
+    assert outcomes == ["done"] * 4

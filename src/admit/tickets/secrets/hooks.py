@@ -6,9 +6,10 @@ remember them, whatever path changes a ticket: order change, position PATCH, act
   a signed event's order that is reactivated. The old secret goes to the revocation list
   through ``checkin/revocation.py``'s hook, which runs after this one.
 - A canceled position, and every position of a canceled order, has its secret revoked.
-- A change of a position's ``blocked`` writes the block list (``blocked_ticket_secrets``): one
-  row per secret, upserted, so concurrent blocks and unblocks of a ticket end in one row and a
-  lifted block stays as ``blocked: false`` for devices to sync.
+- A change of a position's ``blocked`` writes the block list (``blocked_ticket_secrets``)
+  right after the position is written: one row per secret, upserted, so concurrent blocks and
+  unblocks of a ticket end in one row and a lifted block stays as ``blocked: false`` for
+  devices to sync.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from admit.db import utcnow
 from admit.models import BlockedSecret, Event, Order, OrderPosition, RevokedSecret
 from admit.tickets.secrets import generator
 
+_BLOCKS = "admit.block_list"  # session.info: block list rows to write after the flush
 _CERTIFIED = ("item_id", "variation_id", "subevent_id", "valid_from", "valid_until")
 
 
@@ -103,7 +105,15 @@ def _before_flush(session: Session, _context: Any, _instances: Any) -> None:
                 obj.secret = generator.for_position(signed, obj)
         if _changed(obj, "blocked") or (_changed(obj, "secret") and obj.blocked):
             blocks.append((obj.event_id, obj.id, obj.secret, bool(obj.blocked)))
-    for event_id, position_id, secret, blocked in blocks:
+    if blocks:
+        session.info.setdefault(_BLOCKS, []).extend(blocks)
+
+
+def _after_flush(session: Session, _context: Any) -> None:
+    """Writes the block list once the positions are: a ticket's row lock (and through its
+    trigger the order's) comes before the block list row's, in every path, so two writers
+    of one ticket never wait for each other crosswise."""
+    for event_id, position_id, secret, blocked in session.info.pop(_BLOCKS, ()):
         write_block(session, event_id, position_id, secret, blocked)
 
 
@@ -112,3 +122,4 @@ def register() -> None:
     revocation hook, which records the secrets replaced here."""
     if not event.contains(Session, "before_flush", _before_flush):
         event.listen(Session, "before_flush", _before_flush, insert=True)
+        event.listen(Session, "after_flush", _after_flush)
