@@ -31,8 +31,9 @@ from admit.tickets.secrets.sig1 import SCHEME
 
 
 class _RedactPrivateKeys(logging.Filter):
-    """Keeps private keys out of SQLAlchemy's statement log (``ADMIT_SQL_ECHO``), which shows
-    every statement's parameters and, at debug level, the rows read."""
+    """Keeps private keys out of the statement logs: SQLAlchemy's (``ADMIT_SQL_ECHO``) shows
+    every statement's parameters and, at debug level, the rows read; aiosqlite's debug level
+    every call's arguments."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()
@@ -43,7 +44,8 @@ class _RedactPrivateKeys(logging.Filter):
 
 _PEM_PRIVATE = re.compile(r"-----BEGIN PRIVATE KEY-----.*?-----END PRIVATE KEY-----", re.S)
 _REDACT = _RedactPrivateKeys()
-for _name in ("sqlalchemy.engine.Engine", "sqlalchemy.engine"):
+# SQLAlchemy's echo, and aiosqlite's debug lines (each call with its arguments).
+for _name in ("sqlalchemy.engine.Engine", "sqlalchemy.engine", "aiosqlite"):
     logging.getLogger(_name).addFilter(_REDACT)
 
 _MAX_CACHED = 10_000
