@@ -66,6 +66,7 @@ from admit.subevents.routes import router as subevents_router
 from admit.teams.routes import router as teams_router
 from admit.tickets.layout_routes import router as ticketlayouts_router
 from admit.tickets.routes import router as tickets_router
+from admit.tickets.secrets.failed import router as failed_checkins_router
 from admit.tickets.secrets.routes import router as ticket_secrets_router
 from admit.uploads.routes import router as uploads_router
 from admit.vouchers.routes import router as vouchers_router
@@ -111,6 +112,7 @@ API_ROUTERS = (
     ticketlayouts_router,
     tickets_router,
     ticket_secrets_router,
+    failed_checkins_router,
     exporters_router,
 )
 

@@ -11,7 +11,7 @@ import datetime as dt
 import pytest
 from sqlalchemy import select, text
 
-from admit.models import BlockedSecret
+from admit.models import BlockedSecret, Checkin
 from admit.tickets.secrets import hooks
 from tests.checkin import helpers as ch
 from tests.factories import World, auth
@@ -256,3 +256,48 @@ async def _waits_for(factory, holder: int) -> bool:
                 return True
         await asyncio.sleep(0.01)
     return False
+
+
+async def test_failed_offline_scans_are_uploaded_to_the_history(client, world: World, factory):
+    await sign_event(client, world)
+    item = await oh.item(factory, world.event)
+    order = await sell(client, world, [{"item": item.id}])
+    position = order["positions"][0]
+    entrance = await ch.checkin_list(factory, world.event)
+    token, device = await ch.device(factory, world.org)
+    path = event_url(world, f"checkinlists/{entrance.id}/failed_checkins/")
+    body = {
+        "error_reason": "revoked",
+        "raw_barcode": position["secret"],
+        "datetime": "2026-05-01T10:00:00Z",
+        "position": position["id"],
+        "raw_item": item.id,
+    }
+    uploaded = await client.post(path, json=body, headers=ch.device_auth(token))
+    assert uploaded.status_code == 201, uploaded.text
+    row = uploaded.json()
+    assert (row["successful"], row["error_reason"], row["position"]) == (
+        False, "revoked", position["id"],
+    )  # fmt: skip
+    assert (row["device"], row["list"], row["type"]) == (device.id, entrance.id, "entry")
+    history = await client.get(
+        event_url(world, "checkins/"), params={"successful": "false"}, headers=auth(world.admin)
+    )
+    assert [c["id"] for c in history.json()["results"]] == [row["id"]]
+    async with factory.sessionmaker() as s:
+        stored = await s.get(Checkin, row["id"])
+    assert (stored.raw_barcode, stored.raw_item_id) == (position["secret"], item.id)
+
+    bad = await client.post(
+        path, json={**body, "error_reason": "bored", "raw_item": 999999}, headers=auth(world.admin)
+    )
+    assert bad.status_code == 400 and "error_reason" in bad.json()
+    unknown = await client.post(path, json={**body, "raw_item": 999999}, headers=auth(world.admin))
+    assert unknown.status_code == 400 and "raw_item" in unknown.json()
+    missing = await client.post(
+        event_url(world, "checkinlists/999999/failed_checkins/"), json=body,
+        headers=auth(world.admin),
+    )  # fmt: skip
+    assert missing.status_code == 404
+    denied = await client.post(path, json=body, headers=auth(world.nobody))
+    assert denied.status_code == 403

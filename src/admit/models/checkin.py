@@ -119,6 +119,11 @@ class Checkin(Base):
     gate_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
     raw_barcode: Mapped[str | None] = mapped_column(Text, nullable=True)
     raw_source_type: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    # What an offline scanner read from a signed secret it refused (``failed_checkins/``):
+    # ids only, as the scanner reported them.
+    raw_item_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    raw_variation_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    raw_subevent_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
 
 
 auto_checkin_rule_items = Table(

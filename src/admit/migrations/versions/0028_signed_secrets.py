@@ -3,7 +3,8 @@
 ``events.ticket_secret_generator`` (``random`` for every existing event, so nothing changes for
 them) and ``events.valid_keys`` (the public keys published on the event); ``event_ticket_keys``
 holds each event's Ed25519 key pair, ``blocked_ticket_secrets`` the block list scanners sync.
-Revoked secrets get an index for the scanners' ``created_since`` sync.
+Revoked secrets get an index for the scanners' ``created_since`` sync; check-ins keep the
+product, variation and date an offline scanner reported for a failed scan.
 
 Revision ID: 0028_signed_secrets
 Revises: 0027
@@ -89,9 +90,13 @@ def upgrade() -> None:
     op.create_index(
         "ix_revoked_ticket_secrets_event_created", "revoked_ticket_secrets", ["event_id", "created"]
     )
+    for column in ("raw_item_id", "raw_variation_id", "raw_subevent_id"):
+        op.add_column("checkins", sa.Column(column, sa.Integer(), nullable=True))
 
 
 def downgrade() -> None:
+    for column in ("raw_subevent_id", "raw_variation_id", "raw_item_id"):
+        op.drop_column("checkins", column)
     op.drop_index("ix_revoked_ticket_secrets_event_created", table_name="revoked_ticket_secrets")
     op.drop_index(
         op.f("ix_blocked_ticket_secrets_position_id"), table_name="blocked_ticket_secrets"

@@ -53,7 +53,7 @@ class BlockedSecretOut(BaseModel):
 class _SyncList(Resource[Any]):
     """A list a device syncs incrementally: the page's bound is taken before it is read."""
 
-    actions = frozenset({"list", "retrieve"})
+    actions = frozenset({"list"})  # devices sync the lists; single rows serve nobody
     tag = "check-in"
     read_permission = READ[0]
 
