@@ -16,7 +16,7 @@ from admit.tickets.secrets import hooks
 from tests.checkin import helpers as ch
 from tests.factories import World, auth
 from tests.orders import helpers as oh
-from tests.signed.helpers import change, event_url, sell, sign_event
+from tests.signed.helpers import change, check_certifies, event_url, sell, sign_event
 
 
 async def _list(client, world: World, name: str, token: str | None = None, **params):
@@ -301,3 +301,20 @@ async def test_failed_offline_scans_are_uploaded_to_the_history(client, world: W
     assert missing.status_code == 404
     denied = await client.post(path, json=body, headers=auth(world.nobody))
     assert denied.status_code == 403
+
+
+async def test_a_reactivated_order_gets_new_signed_secrets(client, world: World, factory):
+    key = await sign_event(client, world)
+    item = await oh.item(factory, world.event)
+    order = await sell(client, world, [{"item": item.id}])
+    old = order["positions"][0]["secret"]
+    url = event_url(world, f"orders/{order['code']}/")
+    assert (await client.post(f"{url}mark_canceled/", headers=auth(world.admin))).is_success
+    back = await client.post(f"{url}reactivate/", headers=auth(world.admin))
+    assert back.status_code == 200, back.text
+    position = back.json()["positions"][0]
+    assert position["secret"] != old  # the old one stays revoked for good
+    check_certifies(position["secret"], key, position)
+    revoked = (await _list(client, world, "revokedsecrets")).json()["results"]
+    assert old in {r["secret"] for r in revoked}
+    assert position["secret"] not in {r["secret"] for r in revoked}
