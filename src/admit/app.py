@@ -69,6 +69,8 @@ from admit.subevents.routes import router as subevents_router
 from admit.teams.routes import router as teams_router
 from admit.tickets.layout_routes import router as ticketlayouts_router
 from admit.tickets.routes import router as tickets_router
+from admit.tickets.secrets.failed import router as failed_checkins_router
+from admit.tickets.secrets.routes import router as ticket_secrets_router
 from admit.uploads.routes import router as uploads_router
 from admit.vouchers.routes import router as vouchers_router
 from admit.waitinglist.routes import router as waitinglist_router
@@ -112,6 +114,8 @@ API_ROUTERS = (
     uploads_router,
     ticketlayouts_router,
     tickets_router,
+    ticket_secrets_router,
+    failed_checkins_router,
     exporters_router,
 )
 

@@ -10,6 +10,7 @@ import typer
 
 from admit.config import Settings
 from admit.console import console, run_work
+from admit.devices.cli import device_app
 from admit.jobs.cli import jobs_app
 from admit.mail.cli import mail_app
 from admit.oauth.cli import oauth_app
@@ -23,6 +24,7 @@ app.add_typer(organizer_app, name="organizer")
 app.add_typer(jobs_app, name="jobs")
 app.add_typer(mail_app, name="mail")
 app.add_typer(oauth_app, name="oauth-app")
+app.add_typer(device_app, name="device")
 
 
 @app.command()

@@ -117,6 +117,23 @@ async def checkin(env: Env) -> None:
 
 
 @scenario
+async def signed_secrets(env: Env) -> None:
+    order = await env.order(status="p", payment_provider="manual", positions=2)
+    position = order["positions"][0]["id"]
+    await ok(env, "POST", f"{E}/orders/{order['code']}/regenerate_secrets/")
+    await ok(env, "POST", f"{E}/orders/{order['code']}/change/",
+             {"add_block": [{"position": position}]})  # fmt: skip
+    await ok(env, "GET", f"{E}/revokedsecrets/", created_since="2020-01-01T00:00:00Z",
+             ordering="secret")  # fmt: skip
+    await ok(env, "GET", f"{E}/blockedsecrets/", updated_since="2020-01-01T00:00:00Z",
+             blocked="true", ordering="-updated")  # fmt: skip
+    clist = await env.checkin_list()
+    body = {"error_reason": "revoked", "raw_barcode": "abc", "position": position}
+    await ok(env, "POST", f"{E}/checkinlists/{clist}/failed_checkins/", body)
+    await call(env, "POST", f"{E}/checkinlists/{clist}/failed_checkins/", {"error_reason": "x"})
+
+
+@scenario
 async def seats(env: Env) -> None:
     from tests.conditional.recipes import RECIPES
 

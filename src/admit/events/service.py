@@ -40,7 +40,8 @@ def event_to_read(event: Event, base_url: str, organizer_slug: str) -> dict[str,
         list(SALES_CHANNELS) if event.all_sales_channels else list(event.limit_sales_channels)
     )
     data["public_url"] = f"{base_url}/{organizer_slug}/{event.slug}/"
-    data["valid_keys"] = {}
+    # Public keys only: the private halves never leave ``event_ticket_keys``.
+    data["valid_keys"] = {k: list(v) for k, v in (event.valid_keys or {}).items()}
     return data
 
 

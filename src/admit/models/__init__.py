@@ -65,6 +65,7 @@ from admit.models.subevents import (
     SubEventItemVariation,
 )
 from admit.models.teams import Team, TeamAPIToken, TeamInvite, team_limit_events, team_members
+from admit.models.ticket_keys import BlockedSecret, EventTicketKey
 from admit.models.tickets import TicketFile, TicketLayout, TicketLayoutItem
 from admit.models.users import User
 from admit.models.vouchers import Voucher
@@ -79,6 +80,7 @@ __all__ = [
     "VOUCHER_STAMP",
     "Answer",
     "AutoCheckinRule",
+    "BlockedSecret",
     "CartPosition",
     "Checkin",
     "CheckinList",
@@ -87,6 +89,7 @@ __all__ = [
     "Discount",
     "Event",
     "EventMetaProperty",
+    "EventTicketKey",
     "Gate",
     "GiftCard",
     "GiftCardAcceptance",

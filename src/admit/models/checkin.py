@@ -119,6 +119,11 @@ class Checkin(Base):
     gate_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
     raw_barcode: Mapped[str | None] = mapped_column(Text, nullable=True)
     raw_source_type: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    # What an offline scanner read from a signed secret it refused (``failed_checkins/``):
+    # ids only, as the scanner reported them.
+    raw_item_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    raw_variation_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    raw_subevent_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
 
 
 auto_checkin_rule_items = Table(
@@ -166,6 +171,8 @@ class RevokedSecret(Base):
     __tablename__ = "revoked_ticket_secrets"
     __table_args__ = (
         Index("ix_revoked_ticket_secrets_event_secret", "event_id", "secret"),
+        # the scanners' sync: ``E/revokedsecrets/?created_since=``
+        Index("ix_revoked_ticket_secrets_event_created", "event_id", "created"),
         TABLE_OPTIONS,
     )
 

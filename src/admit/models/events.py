@@ -41,6 +41,13 @@ class Event(Base):
     # The event's settings that were set (key -> JSON value); unset keys show the default of
     # their definition (``events/settings.py``). Writing them moves the catalog stamp.
     settings: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict)
+    # How new ticket secrets are made (``random`` or the signed ``pretix_sig1``), and the
+    # public keys scanners verify signed secrets with (scheme -> list of keys, published as
+    # the event's ``valid_keys``; the private halves live in ``event_ticket_keys``).
+    ticket_secret_generator: Mapped[str] = mapped_column(
+        String(32), default="random", server_default="random"
+    )
+    valid_keys: Mapped[dict[str, list[str]]] = mapped_column(JSONType, default=dict)
     created: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)
     last_modified: Mapped[dt.datetime] = mapped_column(
         UTCDateTime(), default=utcnow, onupdate=utcnow

@@ -20,6 +20,7 @@ from admit.orders import codes, hooks
 from admit.orders.schemas import CancelIn, ExtendIn
 from admit.quotas.availability import NoQuota, QuotaExceeded, reserve
 from admit.seating import claim as seating
+from admit.tickets.secrets import generator as secret_generator
 from admit.vouchers import usage as voucher_usage
 
 ZERO = Decimal("0.00")
@@ -211,8 +212,17 @@ def deny(order: Order) -> None:
 
 
 async def regenerate_secrets(session: AsyncSession, order: Order) -> None:
+    """New secrets for every ticket (signed ones for a signed event); the old ones are
+    revoked by the flush hook of ``checkin/revocation.py``."""
     order.secret = codes.order_secret()
-    fresh = await codes.new_ticket_secrets(session, order.event_id, len(order.positions))
+    event = await session.get(Event, order.event_id)
+    assert event is not None
+    await secret_generator.prepare(session, event)
+    signed = secret_generator.issuer(event)
+    if signed is not None:
+        fresh = [secret_generator.for_position(signed, p) for p in order.positions]
+    else:
+        fresh = await codes.new_ticket_secrets(session, order.event_id, len(order.positions))
     for position, secret in zip(order.positions, fresh, strict=True):
         position.secret = secret
         position.web_secret = codes.web_secret()

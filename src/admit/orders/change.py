@@ -44,6 +44,7 @@ from admit.orders.create import _key, build_position
 from admit.orders.pricing import TaxBlocked, blocked_message, load_discounts, price_lines
 from admit.orders.serialize import attendee_name
 from admit.seating import claim as seating
+from admit.tickets.secrets import generator as secret_generator
 from admit.vouchers import redeem
 from admit.vouchers import usage as voucher_usage
 
@@ -61,6 +62,9 @@ CHANGED_SPLIT_FROM = ORDER_CHANGED_PREFIX + "split_from"
 CHANGED_FEE_VALUE = ORDER_CHANGED_PREFIX + "feevalue"
 CHANGED_CANCEL_FEE = ORDER_CHANGED_PREFIX + "cancelfee"
 CHANGED_TAXES = ORDER_CHANGED_PREFIX + "recalculate_taxes"
+CHANGED_BLOCK = ORDER_CHANGED_PREFIX + "block"
+CHANGED_UNBLOCK = ORDER_CHANGED_PREFIX + "unblock"
+BLOCK_REASON = "admin"
 CHANGE_ACTIONS = (
     CHANGED_ITEM,
     CHANGED_SUBEVENT,
@@ -243,11 +247,10 @@ async def _add(
         )
     except TaxBlocked as exc:
         raise FieldErrors.general(next(iter(exc.messages.values()))) from None
-    fresh = iter(
-        await codes.new_ticket_secrets(
-            session, event.id, sum(1 for d in plan.new if not d.data.secret)
-        )
-    )
+    await secret_generator.prepare(session, event)
+    signed = secret_generator.issuer(event)
+    unnamed = 0 if signed else sum(1 for d in plan.new if not d.data.secret)
+    fresh = iter(await codes.new_ticket_secrets(session, event.id, unnamed))
     next_id = max((p.positionid for p in plan.order.positions), default=0) + 1
     added: list[OrderPosition] = []
     for offset, (draft, price, addon_to) in enumerate(
@@ -260,11 +263,13 @@ async def _add(
             order_id=plan.order.id,
             event_id=event.id,
             positionid=next_id + offset,
-            secret=data.secret or next(fresh),
+            secret=data.secret or next(fresh, ""),
             addon_to_id=addon_to,
             valid_from=data.valid_from,
             valid_until=data.valid_until,
         )
+        if signed is not None and not data.secret:  # signed for what the ticket is
+            position.secret = secret_generator.for_position(signed, position)
         session.add(position)
         added.append(position)
     await session.flush()
@@ -286,6 +291,23 @@ def _fees(plan: Plan, buyer: Buyer | None, places: int) -> list[str]:
             rule = plan.tax_rules.get(fee.tax_rule_id) if fee.tax_rule_id else None
             _retax(fee, rule, buyer, places)
             seen.append(CHANGED_FEE_VALUE)
+    return seen
+
+
+def _blocks(plan: Plan) -> set[str]:
+    """``add_block`` / ``remove_block``: the ``admin`` block of the named positions (the
+    block list follows in the flush hook of ``tickets/secrets/hooks.py``)."""
+    seen: set[str] = set()
+    for pid in sorted(plan.block | plan.unblock):
+        position = plan.live[pid]
+        reasons = set(position.blocked or [])
+        if pid in plan.block:
+            reasons.add(BLOCK_REASON)
+        if pid in plan.unblock:  # both at once: the removal wins, as it comes last
+            reasons.discard(BLOCK_REASON)
+        if reasons != set(position.blocked or []):
+            position.blocked = sorted(reasons) or None
+            seen.add(CHANGED_BLOCK if pid not in plan.unblock else CHANGED_UNBLOCK)
     return seen
 
 
@@ -314,6 +336,7 @@ async def change_order(
     if new_positions:
         seen.add(CHANGED_ADD)
     seen.update(_fees(plan, buyer, places))
+    seen.update(_blocks(plan))
     if data.recalculate_taxes:
         for position in [*plan.staying, *new_positions]:
             rule = plan.tax_rules.get(position.tax_rule_id) if position.tax_rule_id else None

@@ -85,6 +85,8 @@ class Plan:
     new_addon_to: list[int | None] = field(default_factory=list)
     cancel_fees: set[int] = field(default_factory=set)
     fee_values: dict[int, Any] = field(default_factory=dict)
+    block: set[int] = field(default_factory=set)
+    unblock: set[int] = field(default_factory=set)
     tax_rules: dict[int, TaxRule] = field(default_factory=dict)
 
     @property
@@ -280,6 +282,8 @@ async def check_change(session: AsyncSession, event: Event, order: Order, data: 
         if parent is not None and parent not in plan.split and ref.position not in plan.cancel:
             errors["split_positions"][index] = {"position": [SPLIT_ADDON]}
     _, errors["patch_positions"] = _refs(data.patch_positions, "position", live)
+    plan.block, errors["add_block"] = _refs(data.add_block, "position", live)
+    plan.unblock, errors["remove_block"] = _refs(data.remove_block, "position", live)
     plan.cancel_fees, errors["cancel_fees"] = _refs(data.cancel_fees, "fee", fees)
     _, errors["patch_fees"] = _refs(data.patch_fees, "fee", fees)
     plan.fee_values = {

@@ -101,5 +101,8 @@ class ChangeIn(WriteModel):
     patch_fees: list[FeePatchIn] = Field(default_factory=list)
     cancel_fees: list[FeeRef] = Field(default_factory=list)
     recalculate_taxes: Literal["keep_net", "keep_gross"] | None = None
+    # The reference's blocks: a blocked ticket is refused at every scanner (block list).
+    add_block: list[PositionRef] = Field(default_factory=list)
+    remove_block: list[PositionRef] = Field(default_factory=list)
     send_email: bool = False
     reissue_invoice: bool = True  # accepted for compatibility; Admit issues no invoices

@@ -55,6 +55,7 @@ from admit.orders.schemas import OrderIn
 from admit.quotas import ledger
 from admit.quotas.availability import NoQuota, QuotaExceeded, reserve
 from admit.seating import claim as seating
+from admit.tickets.secrets import generator as secret_generator
 from admit.vouchers import redeem
 from admit.vouchers import sales as voucher_sales
 from admit.vouchers import usage as voucher_usage
@@ -101,8 +102,13 @@ async def create_order(session: AsyncSession, event: Event, data: OrderIn) -> Pl
     now = utcnow()
     customer_id = await customer_link.resolve(session, event.organizer_id, data.customer)
     order_fields.check_create(data)
-    # Secrets for the positions that name none, checked with the named ones in one query.
-    fresh = codes.ticket_secrets(sum(1 for p in data.positions if not p.secret))
+    # Secrets for the positions that name none, checked with the named ones in one query
+    # (a signed event signs its secrets once the rows are built, with its key loaded here).
+    await secret_generator.prepare(session, event)
+    unnamed = (
+        0 if secret_generator.is_signed(event) else sum(1 for p in data.positions if not p.secret)
+    )
+    fresh = codes.ticket_secrets(unnamed)
     refs = await load_refs(session, event, data.positions, fresh)
     drafts = check_positions(event, data.positions, refs)
     fresh = await _untaken(session, event.id, fresh, refs.taken_secrets)

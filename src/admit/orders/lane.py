@@ -49,6 +49,7 @@ from admit.orders.quota import no_quota_message, not_enough_message
 from admit.orders.rows import NewOrder, Written, answer_row, build
 from admit.orders.schemas import OrderIn
 from admit.quotas.availability import quota_busy
+from admit.tickets.secrets import generator as secret_generator
 
 WRITE = "event.orders:write"
 _ACCESS = EventAccess(WRITE)
@@ -223,8 +224,8 @@ async def _place(ctx: EventContext, data: OrderIn) -> Response | None:
         drafts = check_positions(event, data.positions, copy.refs())
     except FieldErrors:
         return None
-    if not _takes(event, drafts):
-        return None
+    if not _takes(event, drafts) or not secret_generator.ready(event):
+        return None  # (a signed event's key not yet in this process: the general path loads it)
     lines: list[Line] = [d.line for d in drafts]  # type: ignore[misc]
     windows = validity.windows(event, drafts, now)
     testmode = event.testmode if data.testmode is None else data.testmode

@@ -28,6 +28,7 @@ from admit.orders.order_fields import SUPPORTED_ROUNDING
 from admit.orders.pricing import Priced, PricedOrder
 from admit.orders.schemas import OrderIn, PositionIn
 from admit.orders.validity import Window
+from admit.tickets.secrets import generator as secret_generator
 from admit.vouchers import redeem
 
 PAYMENT_TERM_DAYS = 14  # the reference's default payment term
@@ -279,27 +280,31 @@ def build(
     )
     n = len(drafts)
     unnamed = sum(1 for d in drafts if not d.data.secret)
-    fresh = iter(codes.ticket_secrets(unnamed) if secrets is None else secrets)
+    # A signed event's secrets certify each ticket's product, date and validity (its key
+    # was prepared by the caller); the random ones are drawn (or given) up front.
+    signed = secret_generator.issuer(event)
+    fresh = iter(() if signed else codes.ticket_secrets(unnamed) if secrets is None else secrets)
     web = codes.web_secrets(n)
     pseudo = codes.pseudonymization_ids(n)
     positions = []
     for i, (draft, price) in enumerate(zip(drafts, priced.lines, strict=True)):
         window = windows[draft.positionid]
+        line = draft.line
+        assert line is not None
+        secret = draft.data.secret or (signed.for_line(line, window) if signed else next(fresh))
         values = position_values(
             draft,
             price,
             event_id=event.id,
             positionid=draft.positionid,
-            secret=draft.data.secret or next(fresh),
+            secret=secret,
             web_secret=web[i],
             pseudonymization_id=pseudo[i],
             valid_from=utc(window[0]),
             valid_until=utc(window[1]),
             used_membership_id=memberships.get(draft.positionid),
-            **redeem.position_fields(draft.line.voucher),  # type: ignore[union-attr]
+            **redeem.position_fields(line.voucher),
         )
-        line = draft.line
-        assert line is not None
         positions.append(
             NewPosition(
                 positionid=draft.positionid,
