@@ -234,6 +234,7 @@ def count_queries(clean_app):
     return lambda: QueryCounter(clean_app)
 
 
+@pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """``-n 2 --dist loadgroup`` (``make test``): each backend's tests in a few units of whole
     modules, every other module a unit, slow ones early (``tests/scheduling.py``)."""
