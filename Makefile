@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 WORKERS ?= 1
-# Test processes: the SQLite and the PostgreSQL tests each run in one (tests/conftest.py).
+# Test processes; tests/scheduling.py decides which runs what.
 TEST_WORKERS ?= 2
 
 .PHONY: install install-test run test lint format bench clean

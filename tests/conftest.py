@@ -21,6 +21,7 @@ from admit.app import create_app
 from admit.config import Settings
 from admit.db import Base
 from admit.migrate import upgrade
+from tests import scheduling
 from tests.factories import Factory, World, build_world
 from tests.live import live_database, live_process, live_server  # noqa: F401
 
@@ -233,12 +234,10 @@ def count_queries(clean_app):
     return lambda: QueryCounter(clean_app)
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """With ``-n 2 --dist loadgroup`` (``make test``): each backend's tests form one group, so
-    one worker builds the SQLite database and app and the other the PostgreSQL ones, each
-    once; the tests without a backend go to whichever worker is free."""
-    for item in items:
-        callspec = getattr(item, "callspec", None)
-        if callspec is not None and "database_url" in callspec.params:
-            item.add_marker(pytest.mark.xdist_group(f"db-{callspec.params['database_url']}"))
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``-n 2 --dist loadgroup`` (``make test``): each backend's tests in a few units of whole
+    modules, every other module a unit, slow ones early (``tests/scheduling.py``)."""
+    if config.getvalue("dist") == "loadgroup":
+        return scheduling.GroupScheduling(config, log)
+    return None

@@ -34,7 +34,8 @@ class Shop:
     orders: int
 
 
-# Both modules of live exports read one shop, built once (it takes a while): on one worker.
+# Both modules of live exports read one shop, built once (it takes a while): on one worker
+# (``TOGETHER`` in tests/scheduling.py; the mark says so to xdist versions that read it).
 pytestmark = pytest.mark.xdist_group("live-exports")
 
 
