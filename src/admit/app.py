@@ -31,6 +31,7 @@ from admit.events.routes import router as events_router
 from admit.events.settings_routes import router as event_settings_router
 from admit.exports.routes import router as exporters_router
 from admit.giftcards.routes import router as giftcards_router
+from admit.invoices.routes import router as invoices_router
 from admit.jobs.routes import router as jobs_router
 from admit.jobs.runtime import Background
 from admit.kit.http.conditional import conditional_layer
@@ -110,6 +111,7 @@ API_ROUTERS = (
     ticketlayouts_router,
     tickets_router,
     exporters_router,
+    invoices_router,
 )
 
 
