@@ -23,6 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.invoices import service
 from admit.invoices.settings_keys import setting
+from admit.kit.http.transaction import before_commit
 from admit.models import Event, Item, Order, OrderPosition
 from admit.orders import hooks
 
@@ -42,14 +43,28 @@ async def on_placed(
         return
     if order.require_approval:
         return
-    await _issue_if_none(session, event, order)
+    _issue_before_commit(session, event, order)
 
 
 async def on_paid(session: AsyncSession, order: Order, _positions: Sequence[OrderPosition]) -> None:
     event = await _event(session, order)
     if event is None or setting(event, "invoice_generate") not in ON_PAID:
         return
-    await _issue_if_none(session, event, order)
+    _issue_before_commit(session, event, order)
+
+
+def _issue_before_commit(session: AsyncSession, event: Event, order: Order) -> None:
+    """Issues the order's invoice right before the commit, not now: the number's counter row
+    stays locked from taking the number to the commit, so it is taken as late as possible and
+    concurrent payments wait for each other only that long (as quota locks are taken last)."""
+    session.info.setdefault("invoices_to_issue", {})[order.id] = (event, order)
+    before_commit(session, "invoices_to_issue", _issue_pending)
+
+
+async def _issue_pending(session: AsyncSession) -> None:
+    pending: dict[int, tuple[Event, Order]] = session.info.pop("invoices_to_issue", {})
+    for event, order in pending.values():
+        await _issue_if_none(session, event, order)
 
 
 async def _issue_if_none(session: AsyncSession, event: Event, order: Order) -> None:
