@@ -32,7 +32,7 @@ async def test_prefixes_shared_sequences_and_per_order_numbers(client, world: Wo
     assert number.startswith("ACME-") and number.endswith("-001") and len(number) == 13
     # Another event of the organizer with the same prefix continues the same sequence.
     other = await factory.event(world.org, "fest")
-    await client.patch(f"/api/v1/organizers/acme/events/fest/settings/",
+    await client.patch("/api/v1/organizers/acme/events/fest/settings/",
                        json={"invoice_numbers_prefix": "ACME-%y%m-",
                              "invoice_numbers_counter_length": 3},
                        headers=auth(world.admin))  # fmt: skip
@@ -68,8 +68,8 @@ async def factory_item(factory, event):
 
 @pytest.mark.parametrize("bad", ["A/B", "X%H-", "a" * 151, "line\nbreak"])
 async def test_bad_prefixes_are_refused(client, world: World, bad: str):
-    r = await client.patch(ih.event_url(world, "settings/"),
-                           json={"invoice_numbers_prefix": bad}, headers=auth(world.admin))  # fmt: skip
+    body = {"invoice_numbers_prefix": bad}
+    r = await client.patch(ih.event_url(world, "settings/"), json=body, headers=auth(world.admin))
     assert r.status_code == 400 and list(r.json()) == ["invoice_numbers_prefix"]
 
 
