@@ -226,3 +226,27 @@ async def test_organizer_list_and_tenancy(client, world: World, factory):
     r = await client.get(ih.event_url(world, "invoices/"), params={"is_cancellation": "maybe"},
                          headers=auth(world.admin))  # fmt: skip
     assert r.status_code == 400 and "is_cancellation" in r.json()
+
+
+async def test_settings_keys_with_the_reference_names(client, world: World, factory):
+    r = await client.get(ih.event_url(world, "settings/"), headers=auth(world.admin))
+    body = r.json()
+    assert body["invoice_generate"] == "False" and body["invoice_numbers_prefix"] == ""
+    assert body["invoice_numbers_consecutive"] is True
+    assert body["invoice_numbers_counter_length"] == 5
+    assert body["invoice_address_from_vat_id"] == "" and body["invoice_include_free"] is True
+    r = await client.patch(ih.event_url(world, "settings/"),
+                           json={"invoice_numbers_counter_length": 0,
+                                 "invoice_address_from_country": "Germany",
+                                 "invoice_generate": "sometimes"},
+                           headers=auth(world.admin))  # fmt: skip
+    assert r.status_code == 400
+    assert {"invoice_numbers_counter_length", "invoice_address_from_country",
+            "invoice_generate"} <= set(r.json())  # fmt: skip
+    # Free products left out when asked: an order of nothing but free ones has nothing to invoice.
+    await ih.settings(client, world, invoice_include_free=False)
+    free = await ih.ticket(factory, world, "0.00")
+    order = await ih.order(client, world, [free])
+    r = await ih.action(client, world, order["code"], "create_invoice")
+    assert r.status_code == 400
+    assert r.json() == {"detail": "There is nothing to invoice for this order."}
