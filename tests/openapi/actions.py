@@ -374,6 +374,7 @@ async def invoices(env: Env) -> None:
     await ok(env, "GET", f"{O}/invoices/", event="nope", ordering="nr")
     await ok(env, "GET", one)
     assert (await _download(env, f"{one}download/")).status_code == 200
+    assert (await call(env, "GET", f"{one}ubl/")).status_code == 200
     await ok(env, "POST", f"{one}regenerate/")
     await ok(env, "POST", f"{one}reissue/")
     await call(env, "POST", f"{one}reissue/")  # 400: canceled already

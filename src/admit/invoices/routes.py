@@ -11,6 +11,7 @@ way ticket downloads do, and a concurrent request that lost the race serves the 
 
 from __future__ import annotations
 
+import asyncio
 from typing import Annotated, Any
 
 from fastapi import Depends
@@ -19,7 +20,7 @@ from sqlalchemy.orm import selectinload
 from starlette.responses import Response, StreamingResponse
 
 from admit.db import write_intent
-from admit.invoices import serialize, service, tasks, triggers  # noqa: F401  (hooks, job kind)
+from admit.invoices import einvoice, serialize, service, tasks, triggers  # noqa: F401
 from admit.invoices.schemas import InvoiceOut
 from admit.jobs.downloads import content_disposition
 from admit.jobs.queue import enqueue
@@ -258,6 +259,32 @@ async def reissue_invoice(number: str, ctx: Writer) -> Response:
     return Response(status_code=204)
 
 
+@router.get(f"{ONE}/ubl/")
+async def invoice_ubl(number: str, ctx: Reader) -> Response:
+    """Get an invoice as UBL (XRechnung syntax)
+
+    The invoice as an EN 16931 UBL 2.1 XML document (an Admit extension), checked against the
+    UBL schema; the PDF carries the same invoice as Factur-X (CII) XML.
+    """
+    invoice = await _invoice(ctx, number)
+    refers = await ctx.session.get(Invoice, invoice.refers_id) if invoice.refers_id else None
+    try:
+        xml = await asyncio.to_thread(
+            einvoice.ubl_xml,
+            invoice,
+            refers.full_invoice_no if refers is not None else None,
+            refers.date if refers is not None else None,
+        )
+    except Exception as exc:  # the library refuses data its schema does not allow
+        raise APIError(409, f"This invoice cannot be expressed as UBL: {exc}"[:500]) from None
+    name = tasks.filename(invoice).removesuffix(".pdf") + ".xml"
+    return Response(
+        xml,
+        media_type="application/xml",
+        headers={"Content-Disposition": content_disposition(name)},
+    )
+
+
 async def _order_code(ctx: EventContext, invoice: Invoice) -> str:
     return str(await ctx.session.scalar(select(Order.code).where(Order.id == invoice.order_id)))
 
@@ -290,6 +317,12 @@ async def create_invoice(code: str, ctx: Writer) -> Response:
 
 
 openapi_responses.document(
-    {("GET", f"{ONE}/download/"): openapi_responses.BINARY},
-    {("GET", f"{ONE}/download/"): {"409": openapi_responses.ERROR}},
+    {
+        ("GET", f"{ONE}/download/"): openapi_responses.BINARY,
+        ("GET", f"{ONE}/ubl/"): openapi_responses.BINARY,
+    },
+    {
+        ("GET", f"{ONE}/download/"): {"409": openapi_responses.ERROR},
+        ("GET", f"{ONE}/ubl/"): {"409": openapi_responses.ERROR},
+    },
 )

@@ -11,16 +11,18 @@ draws again and writes a new key; the earlier file, never recorded, is removed.
 from __future__ import annotations
 
 import asyncio
+import logging
 import uuid
 
 from sqlalchemy import select, update
 from sqlalchemy.orm import selectinload
 
-from admit.invoices import pdf
+from admit.invoices import einvoice
 from admit.invoices.service import RENDER_KIND
 from admit.jobs.queue import JobContext, JobFailed, job_kind
 from admit.models import Invoice, Order
 
+log = logging.getLogger("admit.invoices")
 # Rendering one invoice takes milliseconds; a stuck run is stopped long before this.
 TIME_LIMIT = 120.0
 
@@ -34,8 +36,11 @@ def filename(invoice: Invoice) -> str:
     return f"{safe or 'invoice'}.pdf"
 
 
-async def load(session: object, invoice_id: int) -> tuple[Invoice, str, str | None] | None:
-    """The invoice with its lines, its order's code and the number it refers to."""
+Loaded = tuple[Invoice, str, Invoice | None]
+
+
+async def load(session: object, invoice_id: int) -> Loaded | None:
+    """The invoice with its lines, its order's code and the invoice it refers to."""
     row = (
         await session.execute(  # type: ignore[attr-defined]
             select(Invoice, Order.code)
@@ -49,10 +54,24 @@ async def load(session: object, invoice_id: int) -> tuple[Invoice, str, str | No
     invoice, code = row
     refers = None
     if invoice.refers_id is not None:
-        refers = await session.scalar(  # type: ignore[attr-defined]
-            select(Invoice.full_invoice_no).where(Invoice.id == invoice.refers_id)
-        )
+        refers = await session.get(Invoice, invoice.refers_id)  # type: ignore[attr-defined]
     return invoice, code, refers
+
+
+def draw(invoice: Invoice, code: str, refers: Invoice | None) -> bytes:
+    """The PDF with its Factur-X XML embedded. Should the XML not pass its schema (data no
+    schema foresaw), the invoice is still drawn, without it, and the reason logged: the PDF
+    is the invoice, the XML an addition."""
+    from admit.invoices import pdf  # reportlab: loaded by the processes that draw only
+
+    number = refers.full_invoice_no if refers is not None else None
+    content = pdf.render(invoice, code, number)
+    try:
+        xml = einvoice.cii_xml(invoice, number, refers.date if refers is not None else None)
+    except Exception:
+        log.exception("invoice %s: no Factur-X XML", invoice.full_invoice_no)
+        return content
+    return einvoice.embed(content, xml, invoice)
 
 
 @job_kind(RENDER_KIND, max_attempts=3, keep_hours=24.0, time_limit=TIME_LIMIT)
@@ -68,7 +87,7 @@ async def render_invoice(job: JobContext) -> str | None:
         invoice, code, refers = loaded
         if invoice.render_job_id != job.id:
             return "A newer rendering of this invoice was asked for."
-        content = await asyncio.to_thread(pdf.render, invoice, code, refers)
+        content = await asyncio.to_thread(draw, invoice, code, refers)
         key = file_key(invoice)
         async with job.store.writer(key) as handle:
             handle.write(content)
