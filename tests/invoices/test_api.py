@@ -250,3 +250,24 @@ async def test_settings_keys_with_the_reference_names(client, world: World, fact
     r = await ih.action(client, world, order["code"], "create_invoice")
     assert r.status_code == 400
     assert r.json() == {"detail": "There is nothing to invoice for this order."}
+
+
+async def test_invoice_list_export(client, world: World, factory, background):
+    from tests.exports.shop import csv_rows, export, records
+
+    item = await ih.ticket(factory, world, "119.00", await ih.vat_rule(factory, world))
+    order = await ih.order(client, world, [item], invoice_address=ih.FR_BUSINESS)
+    await ih.action(client, world, order["code"], "create_invoice")
+    await ih.action(client, world, order["code"], "mark_canceled")
+    response = await export(client, world, "invoicelist", {"_format": "csv"})
+    assert response.status_code == 200
+    rows = records(csv_rows(response.content))
+    assert [(r["Invoice number"], r["Cancels invoice"], r["Gross total"]) for r in rows] == [
+        ("SUMMIT-00001", "", "119.00"),
+        ("SUMMIT-00002", "SUMMIT-00001", "-119.00"),
+    ]
+    assert rows[0]["VAT ID"] == "FR12345678901" and rows[0]["Net total"] == "100.00"
+    assert rows[0]["Tax total"] == "19.00" and rows[0]["Order code"] == order["code"]
+    body = {"_format": "xlsx", "date_from": "2000-01-01", "date_to": "2000-12-31"}
+    response = await export(client, world, "invoicelist", body)
+    assert response.status_code == 200 and response.content.startswith(b"PK")

@@ -20,7 +20,7 @@ from sqlalchemy.orm import selectinload
 from starlette.responses import Response, StreamingResponse
 
 from admit.db import write_intent
-from admit.invoices import einvoice, serialize, service, tasks, triggers  # noqa: F401
+from admit.invoices import einvoice, exporter, serialize, service, tasks, triggers  # noqa: F401
 from admit.invoices.schemas import InvoiceOut
 from admit.jobs.downloads import content_disposition
 from admit.jobs.queue import enqueue

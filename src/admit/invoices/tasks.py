@@ -17,7 +17,7 @@ import uuid
 from sqlalchemy import select, update
 from sqlalchemy.orm import selectinload
 
-from admit.invoices import einvoice
+from admit.invoices import einvoice, exporter  # noqa: F401  (the worker runs its exports)
 from admit.invoices.service import RENDER_KIND
 from admit.jobs.queue import JobContext, JobFailed, job_kind
 from admit.models import Invoice, Order
