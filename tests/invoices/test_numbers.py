@@ -117,7 +117,19 @@ async def test_fifty_concurrent_payments_get_fifty_consecutive_numbers(
                 await asyncio.sleep(0.002)
 
     watcher = asyncio.create_task(watch_locks())
-    answers = await asyncio.gather(*(ih.action(client, world, c, "mark_paid") for c in codes))
+    retried = []
+
+    async def pay(code: str):
+        """As a client does: a lock wait past the bound is 409 with Retry-After; try again."""
+        for _ in range(5):
+            answer = await ih.action(client, world, code, "mark_paid")
+            if answer.status_code != 409:
+                return answer
+            retried.append(code)
+            await asyncio.sleep(float(answer.headers.get("retry-after", "1")))
+        return answer
+
+    answers = await asyncio.gather(*(pay(c) for c in codes))
     done.set()
     await watcher
     assert [a.status_code for a in answers] == [200] * 50, [
@@ -132,10 +144,9 @@ async def test_fifty_concurrent_payments_get_fifty_consecutive_numbers(
     # The race happened: many transactions were after the counter at the same time (between
     # asking for a number and their commit), the later ones waiting for the earlier ones' row
     # lock, so some waited far longer than an uncontended update takes.
-    print(f"overlap={holding['most']} waiting={max(waiting_seen)} "
-          f"take={min(waits) * 1000:.1f}..{max(waits) * 1000:.1f}ms")  # fmt: skip
     assert holding["most"] >= 5, holding
     assert max(waiting_seen) >= 1, waiting_seen
+    assert len(retried) <= 10, retried  # on a loaded machine a few may wait past the bound
     assert max(waits) > 5 * min(waits), (min(waits), max(waits))
 
 
