@@ -10,6 +10,7 @@ adds its line here, or its work is never run.
 import admit.carts.tasks
 import admit.checkin.exits
 import admit.exports.tasks
+import admit.invoices.tasks
 import admit.mail.tasks
 import admit.notifications.retention
 import admit.scheduled_exports.tasks

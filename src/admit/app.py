@@ -32,6 +32,7 @@ from admit.events.routes import router as events_router
 from admit.events.settings_routes import router as event_settings_router
 from admit.exports.routes import router as exporters_router
 from admit.giftcards.routes import router as giftcards_router
+from admit.invoices.routes import router as invoices_router
 from admit.jobs.routes import router as jobs_router
 from admit.jobs.runtime import Background
 from admit.kit.http.conditional import conditional_layer
@@ -117,6 +118,7 @@ API_ROUTERS = (
     ticket_secrets_router,
     failed_checkins_router,
     exporters_router,
+    invoices_router,
 )
 
 

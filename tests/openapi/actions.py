@@ -378,3 +378,20 @@ async def refusals(env: Env) -> None:
         await env.client.request(method, url, json=body, headers=nobody)
         if method == "GET":
             await env.client.request(method, url, headers=env.h, params={"page": "x"})
+
+
+@scenario
+async def invoices(env: Env) -> None:
+    order = (await env.order(positions=2))["code"]
+    invoice = await ok(env, "POST", f"{E}/orders/{order}/create_invoice/")
+    await call(env, "POST", f"{E}/orders/{order}/create_invoice/")  # 400: exists already
+    one = f"{E}/invoices/{invoice['number']}/"
+    await ok(env, "GET", f"{E}/invoices/", is_cancellation="false", ordering="-date", order=order)
+    await ok(env, "GET", f"{E}/invoices/", refers=invoice["number"], locale="en")
+    await ok(env, "GET", f"{O}/invoices/", event="nope", ordering="nr")
+    await ok(env, "GET", one)
+    assert (await _download(env, f"{one}download/")).status_code == 200
+    assert (await call(env, "GET", f"{one}ubl/")).status_code == 200
+    await ok(env, "POST", f"{one}regenerate/")
+    await ok(env, "POST", f"{one}reissue/")
+    await call(env, "POST", f"{one}reissue/")  # 400: canceled already

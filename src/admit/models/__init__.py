@@ -31,6 +31,7 @@ from admit.models.exports import ScheduledExport
 from admit.models.files import UploadedFile
 from admit.models.giftcards import GiftCard, GiftCardAcceptance, GiftCardTransaction
 from admit.models.idempotency import IdempotencyKey
+from admit.models.invoices import Invoice, InvoiceCounter, InvoiceLine
 from admit.models.jobs import JOB_STATUSES, Job, PeriodicRun
 from admit.models.mail import OutgoingMail
 from admit.models.oauth import (
@@ -95,6 +96,9 @@ __all__ = [
     "GiftCardAcceptance",
     "GiftCardTransaction",
     "IdempotencyKey",
+    "Invoice",
+    "InvoiceCounter",
+    "InvoiceLine",
     "Item",
     "ItemAddOn",
     "ItemBundle",

@@ -147,9 +147,11 @@ def mark_canceled(session: AsyncSession, order: Order, data: CancelIn) -> None:
         session.add(new_fee)
         order.total = fee
         order.last_modified = now
+        hooks.canceled(session, order)
         return
     order.status = "c"
     order.cancellation_date = now
+    hooks.canceled(session, order)
     for payment in order.payments:  # money still expected will not come for a canceled order
         if payment.state in ("created", "pending"):
             payment.state = "canceled"

@@ -25,6 +25,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from admit.kit.http.transaction import before_commit
 from admit.models import Event, Item, Order, OrderPosition
 
 OrderHook = Callable[[AsyncSession, Order, Sequence[OrderPosition]], Awaitable[None]]
@@ -34,6 +35,10 @@ Idle = Callable[[Event, Sequence[Item], Mapping[str, Any]], bool]
 
 order_placed_hooks: list[OrderHook] = []
 order_paid_hooks: list[OrderHook] = []
+# Run once before the commit of a transaction that canceled the order (or canceled its
+# positions keeping a cancellation fee): :func:`canceled` records it, so the synchronous
+# cancel paths need not await anything. ``positions`` is empty: the hook reads what it needs.
+order_canceled_hooks: list[OrderHook] = []
 _idle: dict[OrderHook, Idle | None] = {}
 _active_if: dict[OrderHook, Any] = {}
 # The ``active_if`` queries, in the order they were registered (the lane refers to them by
@@ -64,6 +69,22 @@ async def run(
 ) -> None:
     for hook in hooks:
         await hook(session, order, positions)
+
+
+def canceled(session: AsyncSession, order: Order) -> None:
+    """Records that ``order`` was canceled in this transaction; the
+    ``order_canceled_hooks`` run for it (once) right before the commit."""
+    if not order_canceled_hooks:
+        return
+    session.info.setdefault("canceled_orders", {})[order.id] = order
+    before_commit(session, "order_canceled_hooks", _run_canceled)
+
+
+async def _run_canceled(session: AsyncSession) -> None:
+    orders: dict[int, Order] = session.info.pop("canceled_orders", {})
+    for order in orders.values():
+        for hook in order_canceled_hooks:
+            await hook(session, order, ())
 
 
 def for_new_order(order_row: Mapping[str, Any]) -> list[OrderHook]:

@@ -1,0 +1,129 @@
+"""The invoice list (``invoicelist``, CSV or XLSX): one row per invoice and cancellation of the
+event, by number, with the recipient (VAT ID), net, tax and gross totals and what it cancels;
+optionally only those issued within a date range (of the issue date).
+
+Registered with the exporters' registry when this module is imported (the invoice routes and
+the worker's job kinds import it), so ``E/exporters/`` lists it and runs it as every export.
+The list helpers are imported when it runs: importing them loads every exporter module, the
+PDF ones with reportlab, which an API process must not hold.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+from typing import Any, Literal
+
+from pydantic import Field
+from sqlalchemy import func, select
+from sqlalchemy.orm import aliased
+
+from admit.exports.base import Exporter, ExportInput, ExportRun, register
+from admit.models import Invoice, InvoiceLine, Order
+
+# The table formats of every list export (``default`` and ``semicolon``: the reference's CSVs).
+TableFormat = Literal["xlsx", "csv", "default", "semicolon"]
+
+_Refers = aliased(Invoice)
+_TOTALS = (
+    select(
+        InvoiceLine.invoice_id,
+        func.sum(InvoiceLine.gross_value - InvoiceLine.tax_value),
+        func.sum(InvoiceLine.tax_value),
+    )
+    .group_by(InvoiceLine.invoice_id)
+    .subquery()
+)
+
+
+class InvoiceListInput(ExportInput):
+    format: TableFormat = Field(alias="_format")
+    date_from: dt.date | None = None
+    date_to: dt.date | None = None
+
+
+@register
+class InvoiceListExporter(Exporter):
+    identifier = "invoicelist"
+    verbose_name = "Invoices"
+    permission = "event.orders:read"
+    Input = InvoiceListInput
+
+    async def export(self, run: ExportRun) -> None:
+        from admit.exports.exporters.listing import reading
+
+        async with reading(run):
+            await self._write(run)
+
+    async def _write(self, run: ExportRun) -> None:
+        from admit.exports.exporters.listing import chunks, count_rows, event_info, table
+
+        params, session, t = run.params, run.session, run.t
+        info = await event_info(session, run.event_id)
+        query = (
+            select(
+                Invoice.full_invoice_no,
+                Invoice.date,
+                Order.code,
+                Invoice.is_cancellation,
+                _Refers.full_invoice_no.label("refers"),
+                Invoice.invoice_to_company,
+                Invoice.invoice_to_name,
+                Invoice.invoice_to_country,
+                Invoice.invoice_to_vat_id,
+                Invoice.reverse_charge,
+                Invoice.currency,
+                Invoice.total,
+                _TOTALS.c[1].label("net"),
+                _TOTALS.c[2].label("tax"),
+            )
+            .join(Order, Order.id == Invoice.order_id)
+            .outerjoin(_Refers, _Refers.id == Invoice.refers_id)
+            .outerjoin(_TOTALS, _TOTALS.c.invoice_id == Invoice.id)
+            .where(Invoice.event_id == run.event_id)
+        )
+        if params.date_from is not None:
+            query = query.where(Invoice.date >= params.date_from)
+        if params.date_to is not None:
+            query = query.where(Invoice.date <= params.date_to)
+        query = query.order_by(Invoice.full_invoice_no, Invoice.id)
+        total = await count_rows(session, query)
+        headers = [
+            t(h)
+            for h in (
+                "Invoice number", "Date", "Order code", "Cancellation", "Cancels invoice",
+                "Company", "Name", "Country", "VAT ID", "Reverse charge", "Currency",
+                "Net total", "Tax total", "Gross total",
+            )
+        ]  # fmt: skip
+        done = 0
+        async with table(
+            run, params.format, event_slug=info.slug, title=t("Invoices"), headers=headers
+        ) as sheet:
+            async for rows in chunks(session, query):
+                for r in rows:
+                    sheet.row(_row(r, info.places))
+                done += len(rows)
+                await run.progress(done, total)
+
+
+def _row(r: Any, places: int) -> list[Any]:
+    from admit.exports.exporters.listing import money
+
+    zero = Decimal("0.00")
+    return [
+        r.full_invoice_no,
+        r.date,
+        r.code,
+        bool(r.is_cancellation),
+        r.refers or "",
+        r.invoice_to_company or "",
+        r.invoice_to_name or "",
+        r.invoice_to_country or "",
+        r.invoice_to_vat_id or "",
+        bool(r.reverse_charge),
+        r.currency,
+        money(Decimal(r.net if r.net is not None else zero), places),
+        money(Decimal(r.tax if r.tax is not None else zero), places),
+        money(r.total, places),
+    ]

@@ -1,0 +1,104 @@
+"""When invoices are issued without being asked for: the order life-cycle hooks.
+
+``invoice_generate`` (an event setting, the reference's values): ``"True"`` issues the invoice
+when the order is placed, ``"paid"`` when it becomes paid, ``"user"`` when the buyer asks (the
+shop), ``"admin"`` only when the organizer asks (the API's ``create_invoice``), ``"False"``
+never by itself. The API's ``create_invoice`` works in every mode. An order waiting for
+approval gets no invoice when placed.
+
+Canceling an order (also through a refund that cancels it) issues the cancellation of each of
+its invoices; an order canceled with a cancellation fee keeps living with the fee, so it also
+gets a new invoice of the fee when it had one before.
+
+The hooks say when they have nothing to do (``idle``, from the event's settings in memory), so
+order creation's fast lane keeps taking the orders of events that do not invoice on their own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from admit.invoices import service
+from admit.invoices.settings_keys import setting
+from admit.kit.http.transaction import before_commit
+from admit.models import Event, Item, Order, OrderPosition
+from admit.orders import hooks
+
+ON_PLACED = ("True",)
+ON_PAID = ("True", "paid")
+
+
+async def _event(session: AsyncSession, order: Order) -> Event | None:
+    return await session.get(Event, order.event_id)
+
+
+async def on_placed(
+    session: AsyncSession, order: Order, _positions: Sequence[OrderPosition]
+) -> None:
+    event = await _event(session, order)
+    if event is None or setting(event, "invoice_generate") not in ON_PLACED:
+        return
+    if order.require_approval:
+        return
+    _issue_before_commit(session, event, order)
+
+
+async def on_paid(session: AsyncSession, order: Order, _positions: Sequence[OrderPosition]) -> None:
+    event = await _event(session, order)
+    if event is None or setting(event, "invoice_generate") not in ON_PAID:
+        return
+    _issue_before_commit(session, event, order)
+
+
+def _issue_before_commit(session: AsyncSession, event: Event, order: Order) -> None:
+    """Issues the order's invoice right before the commit, not now: the number's counter row
+    stays locked from taking the number to the commit, so it is taken as late as possible and
+    concurrent payments wait for each other only that long (as quota locks are taken last)."""
+    session.info.setdefault("invoices_to_issue", {})[order.id] = (event, order)
+    before_commit(session, "invoices_to_issue", _issue_pending)
+
+
+async def _issue_pending(session: AsyncSession) -> None:
+    pending: dict[int, tuple[Event, Order]] = session.info.pop("invoices_to_issue", {})
+    for event, order in pending.values():
+        await _issue_if_none(session, event, order)
+
+
+async def _issue_if_none(session: AsyncSession, event: Event, order: Order) -> None:
+    if await service.active_invoices(session, order.id):
+        return
+    lines = await service.order_lines(session, event, order)
+    if service.qualifies(order, lines):
+        await service.issue(session, event, order, lines)
+
+
+async def on_canceled(
+    session: AsyncSession, order: Order, _positions: Sequence[OrderPosition]
+) -> None:
+    event = await _event(session, order)
+    if event is None:
+        return
+    canceled = await service.cancel_all(session, event, order)
+    if not canceled or order.status == "c":
+        return
+    # Canceled keeping a fee: the order lives on with the fee, invoiced anew.
+    lines = await service.order_lines(session, event, order)
+    if service.qualifies(order, lines):
+        await service.issue(session, event, order, lines)
+
+
+def _placed_idle(event: Event, _items: Sequence[Item], _row: Mapping[str, Any]) -> bool:
+    return setting(event, "invoice_generate") not in ON_PLACED
+
+
+def _paid_idle(event: Event, _items: Sequence[Item], _row: Mapping[str, Any]) -> bool:
+    return setting(event, "invoice_generate") not in ON_PAID
+
+
+hooks.register(hooks.order_placed_hooks, on_placed, idle=_placed_idle)
+hooks.register(hooks.order_paid_hooks, on_paid, idle=_paid_idle)
+if on_canceled not in hooks.order_canceled_hooks:
+    hooks.order_canceled_hooks.append(on_canceled)
