@@ -2,7 +2,7 @@
 (``invoice_counters``, one row per organizer and prefix, incremented under its row lock).
 
 Revision ID: 0028_invoices
-Revises: 0027
+Revises: 0028_signed_secrets
 """
 
 from collections.abc import Sequence
@@ -13,7 +13,7 @@ from alembic import op
 import admit.db
 
 revision: str = "0028_invoices"
-down_revision: str | None = "0027"
+down_revision: str | None = "0028_signed_secrets"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
