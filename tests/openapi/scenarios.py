@@ -2,7 +2,8 @@
 
 ``crud`` walks every recipe of ``tests/conditional/recipes.py`` (create, detail, list, PATCH,
 PUT, DELETE); ``actions.py`` holds the operations no recipe reaches (state changes, check-in,
-payments, jobs and their downloads, devices, OAuth).
+payments, jobs and their downloads, devices, OAuth); ``public_actions.py`` walks the shop's
+headless checkout as a buyer.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from tests.conditional.recipes import RECIPES, Env, Recipe
-from tests.openapi import actions
+from tests.openapi import actions, public_actions
 
 Scenario = Callable[[Env], Awaitable[None]]
 
@@ -56,4 +57,5 @@ def _crud(key: str, recipe: Recipe) -> Scenario:
 SCENARIOS: list[Scenario] = [
     *(_crud(key, recipe) for key, recipe in RECIPES.items()),
     *actions.SCENARIOS,
+    *public_actions.SCENARIOS,
 ]

@@ -1,0 +1,43 @@
+"""The public shop's headless checkout, walked as a buyer walks it (no credentials): the event,
+its catalog and questions, a cart with a product added and one taken out, a checkout, the
+order by its code and secret, its cancellation, and the waiting list of a sold-out product."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from tests.conditional.recipes import Env
+from tests.shop import helpers as shop
+
+Scenario = Callable[[Env], Awaitable[None]]
+
+
+async def _ok(env: Env, method: str, url: str, body: Any = None) -> Any:
+    response = await env.client.request(method, url, json=body)
+    assert 200 <= response.status_code < 300, (method, url, response.status_code, response.text)
+    return response.json()
+
+
+async def public_checkout(env: Env) -> None:
+    found = await shop.setup(env.factory, env.world, size=1, waiting_list_enabled=True)
+    base = shop.base(env.world)
+    await _ok(env, "GET", f"{base}/")
+    await _ok(env, "GET", f"{base}/catalog/")
+    await _ok(env, "GET", f"{base}/questions/")
+    products = [{"item": found.ticket.id}, {"item": found.free.id}]
+    cart = await _ok(env, "POST", f"{base}/carts/", {"products": products})
+    cart_id = cart["cart_id"]
+    free = next(p["id"] for p in cart["positions"] if p["item"] == found.free.id)
+    await _ok(env, "DELETE", f"{base}/carts/{cart_id}/positions/{free}/")
+    await _ok(env, "GET", f"{base}/carts/{cart_id}/")
+    body = {"cart_id": cart_id, "email": "buyer@example.org", "payment_provider": "banktransfer"}
+    order = await _ok(env, "POST", f"{base}/checkout/", body)
+    code, secret = order["url"].rstrip("/").split("/")[-2:]
+    await _ok(env, "GET", f"{base}/orders/{code}/{secret}/")
+    wait = {"item": found.ticket.id, "email": "wait@example.org"}
+    await _ok(env, "POST", f"{base}/waitinglist/", wait)  # sold out: the one ticket is held
+    await _ok(env, "POST", f"{base}/orders/{code}/{secret}/cancel/")
+
+
+SCENARIOS: list[Scenario] = [public_checkout]
