@@ -203,6 +203,12 @@ async def _position(env: Env) -> str:
     return f"{E}/orderpositions/{order['positions'][1]['id']}/"
 
 
+async def _invoice(env: Env) -> str:
+    order = await env.order()
+    invoice = await env.post(f"{E}/orders/{order['code']}/create_invoice/", {})
+    return f"{E}/invoices/{invoice['number']}/"
+
+
 async def _payment(env: Env) -> str:
     order = await env.order()
     url = f"{E}/orders/{order['code']}/payments/"
@@ -448,6 +454,8 @@ RECIPES: dict[str, Recipe] = {
     ),
     "/events/{event}/orders/{code}/": Recipe(_order, {"email": "b@example.org"}),
     "/events/{event}/orderpositions/{id}/": Recipe(_position, {"attendee_name": "Jo"}),
+    # An invoice never changes once issued (a change is a cancellation and a new invoice).
+    "/events/{event}/invoices/{number}/": Recipe(_invoice, static=True),
     "/events/{event}/orders/{code}/payments/{local_id}/": Recipe(
         _payment, change=_order_child_change("order_payments", "amount", "11.00")
     ),

@@ -921,6 +921,23 @@ order_action("approve", _needs_approval)
 order_action("deny", _needs_approval)
 order_action("regenerate_secrets", Scene.order)
 order_action("resend_link", Scene.order)
+order_action("create_invoice", Scene.order)
+
+
+async def _invoice_url(s: Scene, action: str) -> tuple[str, Any]:
+    order = await s.order(f"invoice-{action}")
+    made = await s.call("POST", s.real(f"{E}/orders/{order['code']}/create_invoice/"))
+    return s.real(f"{E}/invoices/{made['number']}/{action}/"), None
+
+
+@case("POST", f"{E}/invoices/{{number}}/regenerate/")
+async def _invoice_regenerate(s: Scene) -> tuple[str, Any]:
+    return await _invoice_url(s, "regenerate")
+
+
+@case("POST", f"{E}/invoices/{{number}}/reissue/")
+async def _invoice_reissue(s: Scene) -> tuple[str, Any]:
+    return await _invoice_url(s, "reissue")
 
 
 @case("POST", f"{E}/orders/{{code}}/change/")
@@ -1019,6 +1036,14 @@ async def _redeem(s: Scene) -> tuple[str, Any]:
     clist = await s.checkinlist()
     return s.real(f"{O}/checkinrpc/redeem/"), {
         "secret": order["positions"][0]["secret"], "lists": [clist["id"]]}  # fmt: skip
+
+
+@case("POST", f"{E}/checkinlists/{{id}}/failed_checkins/")
+async def _failed_checkin(s: Scene) -> tuple[str, Any]:
+    clist = await s.checkinlist()
+    return s.real(f"{E}/checkinlists/{clist['id']}/failed_checkins/"), {
+        "error_reason": "invalid", "raw_barcode": "NOT-A-TICKET",
+        "datetime": "2030-03-01T10:00:00Z"}  # fmt: skip
 
 
 @case("POST", f"{O}/checkinrpc/annul/")

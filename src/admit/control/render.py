@@ -5,16 +5,13 @@ from __future__ import annotations
 
 import datetime as dt
 from decimal import Decimal
-from importlib.resources import files
 from typing import Any
 
 from fastapi import APIRouter
-from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
-from starlette.responses import HTMLResponse, Response
+from starlette.responses import Response
 
-from admit.web import sessions
 from admit.web.page import Page
-from admit.web.render import SECURITY_HEADERS
+from admit.web.render import SECURITY_HEADERS, page_environment, serve_static
 
 STATUS_LABELS = {"n": "pending", "p": "paid", "e": "expired", "c": "canceled"}
 
@@ -40,13 +37,7 @@ def money(value: Decimal | int | float | None, currency: str = "") -> str:
     return f"{text} {currency}".strip()
 
 
-_env = Environment(
-    loader=PackageLoader("admit.control", "templates"),
-    autoescape=select_autoescape(default=True),
-    undefined=StrictUndefined,
-    trim_blocks=True,
-    lstrip_blocks=True,
-)
+_env = page_environment("admit.control")
 _env.filters.update(i18n=text_of, when=when, money=money)
 _env.globals.update(status_labels=STATUS_LABELS)
 
@@ -62,36 +53,17 @@ SCRIPT_HEADERS = {
 
 def render(
     page: Page, template: str, status: int = 200, *, scripts: bool = False, **context: Any
-) -> HTMLResponse:
+) -> Response:
     """The page as HTML with the session's CSRF token, user and flash message; ``scripts``
     lets it load this site's script files (no inline script either way)."""
-    html = _env.get_template(template).render(
-        csrf_token=page.web.csrf, user=page.user, flash=page.web.pop_flash(), **context
-    )
     headers = SCRIPT_HEADERS if scripts else SECURITY_HEADERS
-    response = HTMLResponse(html, status_code=status, headers=headers)
-    sessions.save(page.request, response, page.web)
-    return response
+    return page.render(template, status, env=_env, headers=headers, **context)
 
 
 static_router = APIRouter(include_in_schema=False)
-_CSS = files("admit.control").joinpath("static/control.css").read_bytes()
-_JS = files("admit.control").joinpath("static/live.js").read_bytes()
-
-
-@static_router.get("/control/static/control.css")
-async def stylesheet() -> Response:
-    return Response(
-        _CSS,
-        media_type="text/css",
-        headers={"Cache-Control": "public, max-age=3600", "X-Content-Type-Options": "nosniff"},
-    )
-
-
-@static_router.get("/control/static/live.js")
-async def live_script() -> Response:
-    return Response(
-        _JS,
-        media_type="text/javascript",
-        headers={"Cache-Control": "public, max-age=3600", "X-Content-Type-Options": "nosniff"},
-    )
+serve_static(
+    static_router, "/control/static/control.css", "admit.control", "control.css", "text/css"
+)
+serve_static(
+    static_router, "/control/static/live.js", "admit.control", "live.js", "text/javascript"
+)

@@ -3,7 +3,10 @@ paths match any organizer and event slug) and the refused-form answer."""
 
 from __future__ import annotations
 
+import re
+
 from fastapi import FastAPI
+from starlette.routing import Route
 
 from admit.shop.order_pages import router as order_router
 from admit.shop.pages import Refused, refused_page
@@ -11,8 +14,21 @@ from admit.shop.pages import router as pages_router
 from admit.shop.render import static_router
 from admit.shop.waiting_pages import router as waiting_router
 
+# First path segments that are never an organizer's shop: an unknown API path keeps the API's
+# JSON 404 (and a server still starting answers it without touching the database).
+RESERVED = ("api",)
+_ORGANIZER = "^/(?P<organizer>"
+
+
+def _not_reserved(route: Route) -> Route:
+    pattern = route.path_regex.pattern
+    if pattern.startswith(_ORGANIZER):
+        guard = "^/(?!(?:" + "|".join(map(re.escape, RESERVED)) + ")/)(?P<organizer>"
+        route.path_regex = re.compile(guard + pattern[len(_ORGANIZER) :])
+    return route
+
 
 def mount_shop(app: FastAPI) -> None:
     for router in (static_router, order_router, waiting_router, pages_router):
-        app.router.routes.extend(router.routes)
+        app.router.routes.extend(_not_reserved(route) for route in router.routes)  # type: ignore[arg-type]
     app.add_exception_handler(Refused, refused_page)

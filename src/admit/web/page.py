@@ -11,6 +11,7 @@ from typing import Any
 from urllib.parse import quote
 
 from fastapi import Request
+from jinja2 import Environment
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.responses import RedirectResponse, Response
 
@@ -145,10 +146,22 @@ class Page:
         url = self.request.url.path
         return f"{url}?{self.request.url.query}" if self.request.url.query else url
 
-    def render(self, template: str, status: int = 200, **context: Any) -> Response:
+    def render(
+        self,
+        template: str,
+        status: int = 200,
+        *,
+        env: Environment | None = None,
+        headers: dict[str, str] = SECURITY_HEADERS,
+        **context: Any,
+    ) -> Response:
+        """The page with the session's CSRF token, user and flash message, the session saved;
+        ``env`` and ``headers`` as :func:`admit.web.render.render` takes them."""
         response = render(
             template,
             status,
+            env=env,
+            headers=headers,
             csrf_token=self.web.csrf,
             user=self.user,
             setup_pending=bool(self.web.get("setup2fa")),
