@@ -96,13 +96,17 @@ async def test_two_runs_at_once_deliver_each_call_once_in_order(client, fast_ret
             return result
 
         async def rival() -> None:
-            """Starts a run beside the first one again and again until the calls are in,
-            as the fan-out and the job sweep would after a lease that seemed to lapse."""
+            """Starts a run beside the others again and again until the calls are in, as the
+            fan-out and the job sweep would after a lease that seemed to lapse. Each is started
+            without waiting for the one before, so whichever run wins (the first two may both
+            lose to a claim still held when they start), rivals keep starting during its run."""
             n = 100
+            rivals = []
             while len(box.requests) < CALLS:
                 n += 1
-                await run(f"rival-{n}", n)
+                rivals.append(asyncio.create_task(run(f"rival-{n}", n)))
                 await asyncio.sleep(LEASE / 4)
+            await asyncio.gather(*rivals)
 
         first = asyncio.create_task(run("first", 1))
         second = asyncio.create_task(run("second", 2))  # at the same moment
