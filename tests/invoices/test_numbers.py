@@ -168,3 +168,36 @@ async def test_a_rolled_back_issuer_gives_its_number_back(clean_app, world: Worl
     results = await asyncio.gather(*(issuer(i) for i in range(12)))
     kept = sorted(v for v in results if v is not None)
     assert kept == list(range(1, len(kept) + 1)) and len(kept) == 8
+
+
+async def test_concurrent_create_invoice_on_one_order_makes_one(
+    client, world: World, factory, database_url: str
+):
+    """Ten ``create_invoice`` calls for one order at once: the order's row lock lets one issue
+    it; the others wait for that lock (seen in PostgreSQL) and then find it issued (400)."""
+    if not database_url.startswith("postgresql"):
+        pytest.skip(PG_ONLY)
+    item = await ih.ticket(factory, world, "10.00")
+    code = (await ih.order(client, world, [item]))["code"]
+    waiting_seen: list[int] = []
+    done = asyncio.Event()
+
+    async def watch_locks() -> None:
+        async with factory.sessionmaker() as s:
+            while not done.is_set():
+                waiting_seen.append(int(await s.scalar(text(WAITING)) or 0))
+                await s.rollback()
+                await asyncio.sleep(0.002)
+
+    watcher = asyncio.create_task(watch_locks())
+    answers = await asyncio.gather(
+        *(ih.action(client, world, code, "create_invoice") for _ in range(10))
+    )
+    done.set()
+    await watcher
+    statuses = sorted(a.status_code for a in answers)
+    assert statuses.count(201) == 1, [a.text for a in answers]
+    assert set(statuses) <= {201, 400, 409}, [a.text for a in answers]
+    async with factory.sessionmaker() as s:
+        assert len((await s.execute(select(Invoice.id))).all()) == 1
+    assert max(waiting_seen) >= 1, waiting_seen  # the calls did meet at the order's lock

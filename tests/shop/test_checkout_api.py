@@ -265,3 +265,20 @@ async def test_an_expired_cart_is_shown_and_checked_again(client, world, factory
     assert other.status_code == 201
     r = await h.buy(client, world, cart_id, payment_provider="banktransfer")
     assert r.status_code == 400 and "not enough quota" in str(r.json())
+
+
+async def test_a_keyed_checkout_repeated_replays_the_one_order(client, world, factory):
+    """A buyer's client that repeats its checkout after a lost answer (same
+    ``X-Idempotency-Key``, no credentials: keyed per client address) gets the first answer
+    again, and one order exists."""
+    shop = await h.setup(factory, world)
+    cart_id = (await h.cart(client, world, {"item": shop.ticket.id})).json()["cart_id"]
+    body = {"cart_id": cart_id, "email": "buyer@example.org", "payment_provider": "banktransfer"}
+    keyed = {"X-Idempotency-Key": "checkout-1"}
+    first = await client.post(f"{h.base(world)}/checkout/", json=body, headers=keyed)
+    again = await client.post(f"{h.base(world)}/checkout/", json=body, headers=keyed)
+    assert first.status_code == 201, first.text
+    assert again.status_code == 201 and again.content == first.content
+    assert again.headers.get("idempotent-replayed") == "true"
+    async with factory.sessionmaker() as session:
+        assert await session.scalar(select(func.count()).select_from(Order)) == 1

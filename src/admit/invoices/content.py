@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import zoneinfo
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, fields
 from decimal import Decimal
 from typing import Any
 
@@ -67,7 +67,12 @@ class LineData:
     event_date_to: dt.datetime | None = None
     event_location: str | None = None
     attendee_name: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def line_values(line: LineData | InvoiceLine) -> dict[str, Any]:
+    """The columns of a line (a :class:`LineData` or a written :class:`InvoiceLine`), to
+    write it or to derive another from it."""
+    return {f.name: getattr(line, f.name) for f in fields(LineData)}
 
 
 FEE_NAMES = {
@@ -165,21 +170,11 @@ def negated(invoice: Invoice) -> list[LineData]:
     """The lines of a cancellation: every line of ``invoice`` with its amounts negated."""
     return [
         LineData(
-            description=line.description,
-            gross_value=-line.gross_value,
-            tax_value=-line.tax_value,
-            tax_rate=line.tax_rate,
-            tax_name=line.tax_name,
-            tax_code=line.tax_code,
-            item_id=line.item_id,
-            variation_id=line.variation_id,
-            subevent_id=line.subevent_id,
-            fee_type=line.fee_type,
-            fee_internal_type=line.fee_internal_type,
-            event_date_from=line.event_date_from,
-            event_date_to=line.event_date_to,
-            event_location=line.event_location,
-            attendee_name=line.attendee_name,
+            **{
+                **line_values(line),
+                "gross_value": -line.gross_value,
+                "tax_value": -line.tax_value,
+            }
         )
         for line in invoice.lines
     ]

@@ -198,25 +198,7 @@ async def _write(
     session.add(invoice)
     await session.flush()
     session.add_all(
-        InvoiceLine(
-            invoice_id=invoice.id,
-            position=index,
-            description=line.description,
-            item_id=line.item_id,
-            variation_id=line.variation_id,
-            subevent_id=line.subevent_id,
-            fee_type=line.fee_type,
-            fee_internal_type=line.fee_internal_type,
-            event_date_from=line.event_date_from,
-            event_date_to=line.event_date_to,
-            event_location=line.event_location,
-            attendee_name=line.attendee_name,
-            gross_value=line.gross_value,
-            tax_value=line.tax_value,
-            tax_rate=line.tax_rate,
-            tax_name=line.tax_name,
-            tax_code=line.tax_code,
-        )
+        InvoiceLine(invoice_id=invoice.id, position=index, **content.line_values(line))
         for index, line in enumerate(lines, start=1)
     )
     await queue_render(session, invoice)

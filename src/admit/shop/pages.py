@@ -86,6 +86,20 @@ async def _event(session: Any, organizer: str, event: str) -> Event | None:
     return await catalog.load_event(session, organizer, event)
 
 
+async def posted(
+    request: Request, session: Any, organizer: str, event: str
+) -> tuple[Page, Event, list[tuple[str, str]]] | Response:
+    """A shop form's post, opened as every form handler opens it: the page session, the event
+    (404 page when unknown) and the form's fields with the CSRF check passed (403 page when
+    not); an answer is returned as it is."""
+    web = await Page.load(request, session)
+    found = await _event(session, organizer, event)
+    if found is None:
+        return web.not_found()
+    pairs, refused = await web.post()
+    return refused if refused else (web, found, pairs)
+
+
 def _cart_key(event: Event) -> str:
     return f"cart{event.id}"
 
@@ -171,13 +185,10 @@ def _wants(pairs: list[tuple[str, str]]) -> tuple[list[carts.Want], list[str]]:
 
 @router.post(f"{S}/cart/add")
 async def cart_add(organizer: str, event: str, request: Request, session: Session) -> Response:
-    web = await Page.load(request, session)
-    found = await _event(session, organizer, event)
-    if found is None:
-        return web.not_found()
-    pairs, refused = await web.post()
-    if refused:
-        return refused
+    opened = await posted(request, session, organizer, event)
+    if isinstance(opened, Response):
+        return opened
+    web, found, pairs = opened
     voucher = first(pairs, "voucher").strip()[:255]
     kept = {k: v for k, v in pairs if k.startswith(("qty_", "price_"))}
     wants, problems = _wants(pairs)
@@ -209,13 +220,10 @@ async def cart_add(organizer: str, event: str, request: Request, session: Sessio
 
 @router.post(f"{S}/cart/remove")
 async def cart_remove(organizer: str, event: str, request: Request, session: Session) -> Response:
-    web = await Page.load(request, session)
-    found = await _event(session, organizer, event)
-    if found is None:
-        return web.not_found()
-    pairs, refused = await web.post()
-    if refused:
-        return refused
+    opened = await posted(request, session, organizer, event)
+    if isinstance(opened, Response):
+        return opened
+    web, found, pairs = opened
     cart_id = web.web.get(_cart_key(found))
     try:
         position = int(first(pairs, "position"))
@@ -321,13 +329,10 @@ def _details(
 async def checkout_submit(
     organizer: str, event: str, request: Request, session: Session
 ) -> Response:
-    web = await Page.load(request, session)
-    found = await _event(session, organizer, event)
-    if found is None:
-        return web.not_found()
-    pairs, refused = await web.post()
-    if refused:
-        return refused
+    opened = await posted(request, session, organizer, event)
+    if isinstance(opened, Response):
+        return opened
+    web, found, pairs = opened
     now = utcnow()
     cart_id = web.web.get(_cart_key(found)) or ""
     cart = await carts.view(session, found, cart_id, now) if carts.valid_cart_id(cart_id) else None

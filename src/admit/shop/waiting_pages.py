@@ -9,9 +9,8 @@ from starlette.responses import Response
 from admit.kit.http.context import Session
 from admit.kit.http.errors import FieldErrors
 from admit.shop import waiting
-from admit.shop.pages import Refused, S, _event, _front, sentences
+from admit.shop.pages import Refused, S, _event, _front, posted, sentences
 from admit.web.forms import first
-from admit.web.page import Page
 
 router = APIRouter(include_in_schema=False)
 
@@ -19,13 +18,10 @@ router = APIRouter(include_in_schema=False)
 @router.post(f"{S}/waitinglist")
 async def waiting_list(organizer: str, event: str, request: Request, session: Session) -> Response:
     """A sold-out product's waiting list: the buyer's address is told when a place frees up."""
-    web = await Page.load(request, session)
-    found = await _event(session, organizer, event)
-    if found is None:
-        return web.not_found()
-    pairs, refused = await web.post()
-    if refused:
-        return refused
+    opened = await posted(request, session, organizer, event)
+    if isinstance(opened, Response):
+        return opened
+    web, found, pairs = opened
     key = first(pairs, "product")
     email = first(pairs, f"wl_email_{key}").strip()[:254]
     try:
