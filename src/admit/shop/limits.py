@@ -14,7 +14,7 @@ from admit.devices.access import NoCredentials
 from admit.kit.http.context import Session
 from admit.kit.http.errors import APIError
 from admit.kit.http.headers import client_address
-from admit.kit.http.ratelimit import Budget, MemoryStore, RedisStore, key_prefix
+from admit.kit.http.ratelimit import Budget, counter_store
 
 
 def _limiter(request: Request) -> tuple[Any, Budget] | None:
@@ -27,12 +27,7 @@ def _limiter(request: Request) -> tuple[Any, Budget] | None:
     limiter = None
     if spec:
         budget = Budget.parse(spec, "ADMIT_SHOP_RATE_LIMIT")
-        store = (
-            RedisStore(settings.redis_url, key_prefix(settings) + "shop:")
-            if settings.redis_url
-            else MemoryStore()
-        )
-        limiter = (store, budget)
+        limiter = (counter_store(settings, "shop:"), budget)
     state.shop_limiter = limiter
     return limiter
 

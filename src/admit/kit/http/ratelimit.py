@@ -248,6 +248,14 @@ async def _refuse(send: Send, verdict: Verdict) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
+def counter_store(settings: Settings, namespace: str = "") -> Store:
+    """The counters budgets are kept in: Redis when configured (shared by every process, under
+    this installation's prefix and ``namespace``), else this process's memory."""
+    if settings.redis_url:
+        return RedisStore(settings.redis_url, key_prefix(settings) + namespace)
+    return MemoryStore()
+
+
 def rate_limit_layer(app: ASGIApp, settings: Settings) -> ASGIApp:
     """The edge layer enforcing the budgets; ``app`` itself when rate limits are off (the
     layer's ``store`` attribute is its counters)."""
@@ -259,11 +267,7 @@ def rate_limit_layer(app: ASGIApp, settings: Settings) -> ASGIApp:
         if settings.rate_limit_device
         else Budget(general.limit * DEVICE_FACTOR, general.window)
     )
-    store: Store = (
-        RedisStore(settings.redis_url, key_prefix(settings))
-        if settings.redis_url
-        else MemoryStore()
-    )
+    store = counter_store(settings)
 
     async def layer(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["path"] in HEALTH_PATHS:
