@@ -33,8 +33,10 @@ run: install
 	@echo "Back office: http://$(HOST):$(PORT)/control/ (log in as a team member: admit createuser EMAIL, then admit organizer create SLUG NAME --owner EMAIL)"
 	$(BIN)/admit serve --host $(HOST) --port $(PORT) --workers $(WORKERS)
 
+# Bytecode is written even where PYTHONDONTWRITEBYTECODE is set (as on CI machines): the suite
+# starts many `admit` processes (servers, workers, the CLI), and each would compile every module anew.
 test: install-test
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
+	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 lint: install-test
 	$(BIN)/ruff check src tests bench tools

@@ -73,6 +73,7 @@ from admit.tickets.routes import router as tickets_router
 from admit.tickets.secrets.failed import router as failed_checkins_router
 from admit.tickets.secrets.routes import router as ticket_secrets_router
 from admit.uploads.routes import router as uploads_router
+from admit.users.accounts import prepare_login_timing
 from admit.vouchers.routes import router as vouchers_router
 from admit.waitinglist.routes import router as waitinglist_router
 from admit.web.routes import mount_pages
@@ -214,6 +215,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         settle_garbage_collector()
+        prepare_login_timing()
         # Embedded: this process runs the jobs it enqueues and the periodic work. With a
         # broker, workers run the jobs and ``admit scheduler`` the periodic work.
         async with background.serving(scheduler=background.embedded):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from functools import cache
 
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -13,9 +14,19 @@ from admit.models import Organizer, Team, User, team_members
 
 MIN_PASSWORD_LENGTH = 8
 MAX_PASSWORD_LENGTH = 1024
-# Verified when no account matches, so a wrong e-mail address costs as long as a wrong password
-# (response times do not tell which addresses have accounts).
-_DUMMY_HASH = hash_password("admit-no-such-user")
+
+
+@cache
+def _dummy_hash() -> str:
+    """Verified when no account matches, so a wrong e-mail address costs as long as a wrong
+    password (response times do not tell which addresses have accounts). Made on first use:
+    hashing costs a noticeable part of a second, which every process paid on import."""
+    return hash_password("admit-no-such-user")
+
+
+def prepare_login_timing() -> None:
+    """Made when a server starts, so that not even its first failed login takes longer."""
+    _dummy_hash()
 
 
 async def find_user(session: AsyncSession, email: str) -> User | None:
@@ -28,7 +39,7 @@ async def find_user(session: AsyncSession, email: str) -> User | None:
 
 def check_password(user: User | None, password: str) -> bool:
     if user is None or not user.is_active:
-        verify_password(_DUMMY_HASH, password)
+        verify_password(_dummy_hash(), password)
         return False
     return verify_password(user.password_hash, password)
 
