@@ -1,25 +1,54 @@
-"""The ``admit`` command line, run as real subprocesses against a fresh SQLite data dir.
+"""The ``admit`` command line against a fresh SQLite data dir.
 
-Each subprocess costs about a second, so the tests share one migrated data dir and stay few.
+The commands run in this process through Typer's runner (a subprocess costs seconds of Python
+start-up, and the suite runs many); what only a real process shows (the entry point, the exit
+status on an unmigrated database) is run as one. ``tests/test_newcomer.py`` runs ``make run``'s
+commands as the newcomer does.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import sqlite3
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 import pytest
+from typer.testing import CliRunner
 
 from admit.app import create_app
+from admit.cli import app as cli
 from admit.config import Settings
 
 
-def run(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+@dataclass
+class Ran:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def run(data_dir: Path, *args: str) -> Ran:
+    """``admit ARGS`` with only ``ADMIT_DATA_DIR`` of the ``ADMIT_`` variables set."""
+    env: dict[str, str | None] = {k: None for k in os.environ if k.startswith("ADMIT_")}
+    env["ADMIT_DATA_DIR"] = str(data_dir)
+    result = CliRunner().invoke(cli, list(args), env=env)
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return Ran(result.exit_code, result.stdout, result.stderr)
+
+
+async def arun(data_dir: Path, *args: str) -> Ran:
+    """:func:`run` from a test that runs in an event loop (the commands start their own)."""
+    return await asyncio.to_thread(run, data_dir, *args)
+
+
+def run_process(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ADMIT_")}
     env["ADMIT_DATA_DIR"] = str(data_dir)
     return subprocess.run(
@@ -63,7 +92,7 @@ def test_help_lists_the_commands():
 
 
 def test_commands_on_an_unmigrated_database_fail_cleanly(tmp_path: Path):
-    result = run(tmp_path, "demo", "--json")
+    result = run_process(tmp_path, "demo", "--json")
     assert result.returncode == 1
     assert result.stdout == ""
     assert "admit migrate" in result.stderr
@@ -75,7 +104,7 @@ async def test_demo_is_idempotent_and_reuses_its_token(data_dir: Path):
     every start; it prints the demo's token again while that token exists."""
     tokens = []
     for _ in range(2):
-        result = run(data_dir, "demo", "--json")
+        result = await arun(data_dir, "demo", "--json")
         assert result.returncode == 0, result.stderr
         info = json.loads(result.stdout.strip().splitlines()[-1])
         assert set(info) == {
@@ -137,8 +166,8 @@ DEMO_TOKENS = (
 )
 
 
-def _demo(data_dir: Path) -> dict:
-    result = run(data_dir, "demo", "--json")
+async def _demo(data_dir: Path) -> dict:
+    result = await arun(data_dir, "demo", "--json")
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout.strip().splitlines()[-1])
 
@@ -146,17 +175,17 @@ def _demo(data_dir: Path) -> dict:
 async def test_a_revoked_demo_token_is_replaced_and_a_scanner_finds_the_live_demo(
     data_dir: Path,
 ):
-    first = _demo(data_dir)["token"]
+    first = (await _demo(data_dir))["token"]
     conn = sqlite3.connect(data_dir / "admit.sqlite3")
     try:
         conn.execute("UPDATE team_api_tokens SET active = 0")
         conn.commit()
     finally:
         conn.close()
-    second = _demo(data_dir)["token"]
+    second = (await _demo(data_dir))["token"]
     assert second != first
     assert (data_dir / "demo_token").read_text().strip() == second
-    assert _demo(data_dir)["token"] == second
+    assert (await _demo(data_dir))["token"] == second
 
     # The demo event is live: a scanner paired with the organizer is offered it.
     url = f"sqlite+aiosqlite:///{data_dir / 'admit.sqlite3'}"
@@ -232,11 +261,16 @@ def test_organizer_create_duplicate_and_bad_slug(data_dir: Path):
 
 
 async def test_organizer_create_gives_access_by_token_and_to_its_owner(data_dir: Path):
-    assert run(data_dir, "createuser", "owner@example.org", "--password", "pw").returncode == 0
-    missing = run(data_dir, "organizer", "create", "owned", "Owned", "--owner", "no@example.org")
+    owner = await arun(data_dir, "createuser", "owner@example.org", "--password", "pw")
+    assert owner.returncode == 0, owner.stderr
+    missing = await arun(
+        data_dir, "organizer", "create", "owned", "Owned", "--owner", "no@example.org"
+    )
     assert missing.returncode != 0
     assert "admit createuser" in missing.stderr
-    created = run(data_dir, "organizer", "create", "owned", "Owned", "--owner", "owner@example.org")
+    created = await arun(
+        data_dir, "organizer", "create", "owned", "Owned", "--owner", "owner@example.org"
+    )
     assert created.returncode == 0, created.stderr
     assert "owner@example.org is a member" in created.stderr
     token = created.stdout.split("API token (team Administrators): ")[1].strip()
