@@ -1,8 +1,8 @@
 """The interactive API docs in a real browser (headless Chromium through Selenium).
 
 A server process (``admit serve`` on SQLite in a temporary folder) serves ``/api/v1/docs``;
-scrolled from top to bottom at a phone's width and a desktop's, the page shows an operation
-block for every operation of the OpenAPI document, no error banner ("Unable to render this
+at a phone's width and a desktop's, the page shows no error banner, and scrolled from top
+to bottom (at the desktop's) an operation block for every operation of the OpenAPI document ("Unable to render this
 definition" is what Swagger UI 4 shows for an OpenAPI 3.1 document), and the browser reports no
 Content-Security-Policy violation (the page allows no inline script). Screenshots go to the
 test's temporary folder, and to ``ADMIT_TEST_SCREENSHOTS`` when that names a folder.
@@ -27,6 +27,9 @@ from tests.browser import chromium
 from tests.live import serving
 
 WIDTHS = (390, 1280)
+# Scrolled through at one width: the operations shown do not depend on it, and a scroll
+# through some 300 operations costs half a minute of a loaded machine.
+FULL_SCROLL_WIDTH = 1280
 
 
 @pytest.fixture(scope="module")
@@ -124,11 +127,12 @@ def test_docs_page_renders_every_operation(
     wait.until(lambda d: _shown_operations(d))
     assert driver.find_element("css selector", ".info .title").text.startswith("Admit")
     _save(driver, tmp_path, f"docs-{width}-top.png")
-    shown = {(method, path) for method, path in driver.execute_async_script(SCROLL_THROUGH)}
-    _save(driver, tmp_path, f"docs-{width}-bottom.png")
+    if width == FULL_SCROLL_WIDTH:
+        shown = {(method, path) for method, path in driver.execute_async_script(SCROLL_THROUGH)}
+        _save(driver, tmp_path, f"docs-{width}-bottom.png")
+        assert expected - shown == set(), sorted(expected - shown)[:10]
     assert "Unable to render" not in driver.find_element("tag name", "body").text
     assert not driver.find_elements("css selector", ".errors-wrapper")
-    assert expected - shown == set(), sorted(expected - shown)[:10]
     # Opening an operation shows its description and parameters.
     driver.execute_script("window.scrollTo(0, 0)")
     wait.until(lambda d: d.find_elements("css selector", ".opblock .opblock-summary-control"))
