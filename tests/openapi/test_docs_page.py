@@ -4,8 +4,9 @@ A server process (``admit serve`` on SQLite in a temporary folder) serves ``/api
 at a phone's width and a desktop's, the page shows no error banner ("Unable to render this
 definition" is what Swagger UI 4 shows for an OpenAPI 3.1 document), scrolled from top to
 bottom (at the desktop's) it shows an operation block for every operation of the OpenAPI
-document, and the browser reports no Content-Security-Policy violation (the page allows no inline script). Screenshots go to the
-test's temporary folder, and to ``ADMIT_TEST_SCREENSHOTS`` when that names a folder.
+document, and the browser reports no Content-Security-Policy violation (the page allows no
+inline script). Screenshots go to the test's temporary folder, and to
+``ADMIT_TEST_SCREENSHOTS`` when that names a folder.
 
 Needs Debian's ``chromium`` and ``chromium-driver`` (see ``tests/browser.py``).
 """
