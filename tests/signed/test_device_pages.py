@@ -13,6 +13,7 @@ from admit.checkin.positions import LISTING
 from admit.db import utcnow
 from admit.kit.resources.keylists import kept_lists
 from admit.models import BlockedSecret, Order, RevokedSecret
+from admit.orders.listed import ORDERS as LISTING_OF_ORDERS
 from admit.quotas import ledger
 from tests.checkin import helpers as ch
 from tests.factories import World, auth
@@ -198,4 +199,40 @@ async def test_kept_keys_page_exactly_as_offset_does(
     first = (await client.get(path, params={"page_size": 1000}, headers=device)).json()
     assert first["results"][0]["id"] == tickets[100].id
     past = await client.get(path, params={"page_size": 60, "page": 4}, headers=device)
+    assert past.status_code == 404
+
+
+async def test_kept_keys_of_orders_page_exactly_as_offset_does(
+    client, world: World, factory, page_cache, clean_app
+):
+    """The event's orders list too (devices in the reference's "full" sync download it)."""
+    page_cache.limit = 0
+    item = await ch.ticket(factory, world.event)
+    for status in ("p", "n", "p", "c"):
+        await ch.order(factory, world.event, item, status=status, n=2)
+    await _orders(factory, world, 70)
+    token, _device = await ch.device(factory, world.org)
+    device = ch.device_auth(token)
+    path = ch.event_url(world, "orders/")
+    lists = kept_lists(clean_app.state.db.fast)
+    asks = [
+        {"page_size": 60, "page": 2},
+        {"page": 2},
+        {"page": 2, "ordering": "-code"},
+        {"page": 2, "status": "p", "include_canceled_positions": "true"},
+        {"page_size": 1000, "exclude": "positions"},
+    ]
+    await asyncio.sleep(0.3)
+    before = lists.reads
+    for params in asks:
+        kept = await client.get(path, params=params, headers=device)
+        LISTING_OF_ORDERS.snapshot, saved = None, LISTING_OF_ORDERS.snapshot
+        try:
+            offset = await client.get(path, params=params, headers=device)
+        finally:
+            LISTING_OF_ORDERS.snapshot = saved
+        assert kept.status_code == offset.status_code == 200, (params, kept.text)
+        assert kept.json() == offset.json(), params
+    assert lists.reads - before == 3  # the default order (three asks), -code, status=p
+    past = await client.get(path, params={"page_size": 60, "page": 3}, headers=device)
     assert past.status_code == 404

@@ -212,26 +212,15 @@ class Listing:
         this list (None: pages are read with ``OFFSET``)."""
         page, size, offset = page_window(request)
         reader: FastReader = session.info["fast"]
-        if (
-            query is not None
-            and self.snapshot is not None
-            and snapshot_params is not None
-            and reader.native
-            and (offset > 0 or size > PAGE_SIZE)
-        ):
-            keys_query = query.with_only_columns(self.pk)
-            if self.ordering is None:
-                keys_query = keys_query.order_by(self.pk)
-            keys = await ordered_keys(reader, session, keys_query, self.snapshot, snapshot_params)
-            if page > 1 and offset >= len(keys):
-                raise APIError(404, "Invalid page.")
-            stmt = self.by_keys(reader.native)
-            params: dict[str, Any] = {"ids": keys[offset : offset + size].tolist()}
-            params["count"] = len(keys)
+        kept = None
+        if query is not None and snapshot_params is not None:
+            kept = await self.kept_page(session, query, (page, size, offset), snapshot_params)
+        if kept is not None:
+            stmt, params = kept
             static = True
         elif query is None:
             stmt, static = self.static_page(ordering, reader.native)
-            params = {"tenant": tenant, "limit": size, "offset": offset}
+            params: dict[str, Any] = {"tenant": tenant, "limit": size, "offset": offset}
         else:
             stmt, static, params = self.page_of(query, size, offset, reader.native), False, {}
         body = await page_body(
@@ -248,6 +237,30 @@ class Listing:
             after=after,
         )
         return Response(body, media_type="application/json")
+
+    async def kept_page(
+        self,
+        session: AsyncSession,
+        query: Select[Any],
+        window: tuple[int, int, int],
+        snapshot_params: Mapping[str, Any],
+        variant: tuple[bool, ...] = (),
+    ) -> tuple[Select[Any], dict[str, Any]] | None:
+        """The page statement (built once) and its parameters for a deep or large page of
+        ``query`` from its kept keys (``kit/resources/keylists.py``); None where pages are
+        read with ``OFFSET`` (no snapshot validator, SQLite, a first page of at most 50)."""
+        page, size, offset = window
+        reader: FastReader = session.info["fast"]
+        if self.snapshot is None or not reader.native or (offset == 0 and size <= PAGE_SIZE):
+            return None
+        keys_query = query.with_only_columns(self.pk)
+        if self.ordering is None:
+            keys_query = keys_query.order_by(self.pk)
+        keys = await ordered_keys(reader, session, keys_query, self.snapshot, snapshot_params)
+        if page > 1 and offset >= len(keys):
+            raise APIError(404, "Invalid page.")
+        params = {"ids": keys[offset : offset + size].tolist(), "count": len(keys)}
+        return self.by_keys(reader.native, variant), params
 
     def by_keys(self, native: bool, variant: tuple[bool, ...] = ()) -> Select[Any]:
         """The rendered rows of the keys ``ids`` (an array) in their order, with ``count``
