@@ -22,8 +22,11 @@ resident memory during the sync (sampled from ``/proc`` every 20 ms, and each wo
 ``VmHWM``; target < 200 MB a worker), their RSS before; the incremental round's seconds and
 what it returned.
 
+With ``--orders`` the device then downloads the event's ``orders/`` the same way (the
+reference's sync library reads orders in its "full" mode; reported, no target).
+
 Run: .venv/bin/python bench/device_sync.py [--positions 100000] [--page-size 1000]
-     [--changes 10] [--per-order 1] [--workers 2]
+     [--changes 10] [--per-order 1] [--workers 2] [--orders]
 """
 
 from __future__ import annotations
@@ -222,6 +225,9 @@ def main() -> None:
     parser.add_argument("--page-size", type=int, default=1000)
     parser.add_argument("--changes", type=int, default=10)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument(
+        "--orders", action="store_true", help="then sync the event's orders/ the same way"
+    )
     args = parser.parse_args()
 
     url = fresh_pg_database("admit_bench_device_sync")
@@ -273,6 +279,21 @@ def main() -> None:
                     {"page_size": args.page_size, "modified_since": generated},
                 )
                 delta_seconds = time.perf_counter() - started
+                orders: dict[str, Any] = {}
+                if args.orders:
+                    with Sampler(workers) as order_sampler:
+                        started = time.perf_counter()
+                        synced, _, order_requests = sync(
+                            client, f"{base}{EVENT}/orders/", {"page_size": args.page_size}
+                        )
+                        order_seconds = time.perf_counter() - started
+                    orders = {
+                        "orders_synced": len(synced),
+                        "orders_requests": order_requests,
+                        "orders_seconds": round(order_seconds, 2),
+                        "orders_per_second": round(len(synced) / order_seconds, 1),
+                        "orders_worker_rss_peak_mb": sorted(order_sampler.peak.values()),
+                    }
     returned = {row["id"] for row in delta}
     peak = max(sampler.peak.values())
     result = {
@@ -295,6 +316,7 @@ def main() -> None:
         "incremental_returned": len(returned),
         "incremental_expected": len(expected),
         "incremental_exact": returned == expected,
+        **orders,
         "target_seconds": 30,
         "target_rss_mb": 200,
     }
