@@ -14,8 +14,9 @@ proof that the list is unchanged: the list's validator (``kit/stamps/pagecache.V
 the same proof the kept pages rest on, e.g. no order of the event stamped and none deleted
 since the keys were read, the catalog stamp equal) is read before each page, and a list that
 may have changed is read again. The keys are kept per statement (its SQL and values: the
-filters, the ordering and the tenant) and per database, at most :data:`MAX_LISTS` lists of at
-most :data:`MAX_KEYS` keys each (arrays of 64-bit integers: 800 KB for 100,000). PostgreSQL's native
+filters, the ordering and the tenant) and per database, at most :data:`MAX_LISTS` lists and
+:data:`MAX_KEYS` keys in all (arrays of 64-bit integers: 800 KB for 100,000; the least
+recently used lists go first). PostgreSQL's native
 reader only; elsewhere pages are read with ``OFFSET`` as before.
 """
 
@@ -37,7 +38,7 @@ from admit.kit.stamps.page import page_generated
 from admit.kit.stamps.pagecache import Validator
 
 MAX_LISTS = 16
-MAX_KEYS = 2_000_000
+MAX_KEYS = 2_000_000  # over all kept lists of a database: 16 MB
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,7 @@ class KeyLists:
 
     def __init__(self) -> None:
         self.lists: OrderedDict[tuple[Any, ...], KeptKeys] = OrderedDict()
+        self.size = 0  # keys kept in all
         self.reads = 0  # key lists read from the database (for tests)
 
     def get(self, key: tuple[Any, ...]) -> KeptKeys | None:
@@ -61,10 +63,14 @@ class KeyLists:
         return kept
 
     def put(self, key: tuple[Any, ...], kept: KeptKeys) -> None:
+        old = self.lists.pop(key, None)
+        if old is not None:
+            self.size -= len(old.keys)
         self.lists[key] = kept
-        self.lists.move_to_end(key)
-        while len(self.lists) > MAX_LISTS:
-            self.lists.popitem(last=False)
+        self.size += len(kept.keys)
+        while len(self.lists) > MAX_LISTS or self.size > MAX_KEYS:
+            _key, dropped = self.lists.popitem(last=False)
+            self.size -= len(dropped.keys)
 
 
 # By the reader's engine: one database's keys never answer for another's.
