@@ -137,7 +137,7 @@ def page_size_text() -> str:
     """What ``page_size`` may ask for, the larger pages some callers may have included."""
     text = f"Results a page, at most {PAGE_SIZE}"
     for larger in larger_pages().values():
-        text += f" ({larger.limit:,} with {larger.who})"
+        text += f", or {larger.limit:,} with {larger.who}"
     return text + f"; more: the most allowed; zero or junk: {PAGE_SIZE}."
 
 
