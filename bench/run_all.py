@@ -18,6 +18,8 @@ BENCHMARKS = [
     "render.py",
     "ordinary.py",
     "access_log.py",
+    "device_sync.py",
+    "signed_redeem.py",
 ]
 
 if __name__ == "__main__":

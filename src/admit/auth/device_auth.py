@@ -24,9 +24,14 @@ from admit.auth.devices import (
 from admit.kit.http.context import EVENT_ROW_COLUMNS, Grant, Principal, unauthenticated
 from admit.kit.http.errors import forbidden
 from admit.kit.lanes.fastlane import ROUTE_TEMPLATE
+from admit.kit.resources.pagination import allow_page_size
 from admit.models import Device, Event, Organizer, device_limit_events
 
 REVOKED = "Device access has been revoked."
+# Scanners that download whole check-in lists (the reference's "full" sync) may ask for pages
+# this large on every list (``page_size``), beyond the reference's 50.
+DEVICE_PAGE_SIZE = 1000
+allow_page_size("device", DEVICE_PAGE_SIZE, "a device token (`Authorization: Device`)")
 
 
 @dataclass(frozen=True)

@@ -28,12 +28,15 @@ from admit.kit.resources.filtering import (
     FilterSet,
     Ordering,
     parse_bool,
+    parse_datetime,
     parse_int,
     parse_int_list,
     parse_pk,
     parse_str,
 )
 from admit.kit.resources.listing import Complete, Listing, detail_body
+from admit.kit.stamps.catalog import event_pages
+from admit.kit.stamps.page import header_value, page_generated
 from admit.models import (
     Checkin,
     CheckinList,
@@ -101,6 +104,10 @@ COMMON = (
         lambda v: OrderPosition.voucher_id.in_(select(Voucher.id).where(Voucher.code == v)),
     ),
     Filter("ignore_status", parse_bool, lambda query, _value: query),
+    # Beyond the reference: scanners that download whole lists poll for what changed since
+    # their last sync (the answer's ``X-Page-Generated``). An order's stamp moves for every
+    # change to it, its positions and their successful check-ins (``models/order_stamp.py``).
+    Filter.where("modified_since", parse_datetime, lambda v: Order.last_modified >= v),
 )
 
 
@@ -192,6 +199,9 @@ LISTING = Listing(
     OrderPosition.id,
     ordering([]),  # only its presence counts: every query brings its own order
     narrow=True,
+    # A list's tickets show their orders, answers, check-ins and the catalog: the kept pages'
+    # proof (``orders/kept_pages.py``) holds for the kept keys of a whole list too.
+    snapshot=event_pages(Order.last_modified),
 )
 
 
@@ -200,8 +210,11 @@ async def _page(ctx: OrgContext, lists: Sequence[CheckinList], query: Select[Any
     document finds the filters it applies)."""
     after, invalid = _expand(ctx)
     extra = _extra(lists, after)
+    # One list (one event): deep and large pages slice its kept keys (``kit/resources/
+    # keylists.py``); several lists' search pages are read with OFFSET.
+    snapshot = {"event_id": lists[0].event_id} if len(lists) == 1 else None
     response = await LISTING.respond(
-        ctx.request, ctx.session, query=query, extra=extra, after=after
+        ctx.request, ctx.session, query=query, extra=extra, after=after, snapshot_params=snapshot
     )
     if invalid is not None:
         raise invalid
@@ -209,7 +222,12 @@ async def _page(ctx: OrgContext, lists: Sequence[CheckinList], query: Select[Any
 
 
 async def list_positions(ctx: EventContext, clist: CheckinList) -> Response:
-    return await _page(ctx, [clist], positions_query(ctx, [clist]))
+    """``X-Page-Generated``: the bound to pass back as ``modified_since``, taken before the
+    page is read (``kit/stamps/page.py``)."""
+    generated = header_value(await page_generated(ctx.session))
+    response = await _page(ctx, [clist], positions_query(ctx, [clist]))
+    response.headers["X-Page-Generated"] = generated
+    return response
 
 
 async def one_position(ctx: EventContext, clist: CheckinList, raw_pk: str) -> Response:

@@ -54,7 +54,14 @@ async def list_status(
 async def list_positions(
     id: str, ctx: Annotated[EventContext, Depends(AnyEventPermission(*READ))]
 ) -> Response:
-    """The tickets on the list with the list's check-ins (``ignore_status`` for all)."""
+    """List the tickets of a check-in list
+
+    The tickets on the list with the list's check-ins (`ignore_status` for all), 50 a page;
+    a device token may ask for up to 1,000 (`page_size`), so a scanner that downloads the
+    whole list needs few requests. The answer's `X-Page-Generated` header is the time to
+    pass as `modified_since` to fetch only the tickets whose order changed since (the
+    ticket, its order or a check-in on it).
+    """
     clist = await checkin_lists.get_bare(ctx, id)
     return await positions.list_positions(ctx, clist)
 

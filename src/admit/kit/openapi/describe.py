@@ -125,7 +125,8 @@ RESOURCES: dict[str, tuple[str, str, str]] = {
 ACTIONS: dict[str, tuple[str, str]] = {
     "list": (
         "List {plural}",
-        "Lists the {plural}, 50 a page (`page`; `page_size` makes pages smaller), filtered "
+        "Lists the {plural}, 50 a page (`page`; `page_size` makes pages smaller, or larger "
+        "for the callers its description names), filtered "
         "by the query parameters; `ordering` sorts by the listed fields (a leading `-` for "
         "descending; names outside the list are ignored).",
     ),

@@ -24,7 +24,7 @@ from typing import Any
 
 from admit.kit.resources import filtering
 from admit.kit.resources.filtering import Filter, FilterSet, Ordering
-from admit.kit.resources.pagination import PAGE_SIZE
+from admit.kit.resources.pagination import PAGE_SIZE, larger_pages
 
 DEPTH = 4  # calls followed from the endpoint: route -> helper -> query builder -> factory
 
@@ -133,13 +133,21 @@ def extra_parameters(method: str, path: str, *, is_list: bool) -> list[dict[str,
     return found
 
 
+def page_size_text() -> str:
+    """What ``page_size`` may ask for, the larger pages some callers may have included."""
+    text = f"Results a page, at most {PAGE_SIZE}"
+    for larger in larger_pages().values():
+        text += f", or {larger.limit:,} with {larger.who}"
+    return text + f"; more: the most allowed; zero or junk: {PAGE_SIZE}."
+
+
 def paging() -> list[dict[str, Any]]:
     return [
         param("page", {"type": "integer", "minimum": 1}, "The page (from 1); past the end: 404."),
         param(
             "page_size",
             {"type": "integer"},
-            f"Results a page, at most {PAGE_SIZE} (more, zero or junk: {PAGE_SIZE}).",
+            page_size_text(),
         ),
     ]
 

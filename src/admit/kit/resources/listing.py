@@ -20,7 +20,8 @@ from typing import Any
 
 import orjson
 from fastapi import Request
-from sqlalchemy import ColumnElement, Select, bindparam, func, select
+from sqlalchemy import ColumnElement, Integer, Select, bindparam, func, select
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.responses import Response
 
@@ -28,8 +29,10 @@ from admit.kit.http.errors import APIError
 from admit.kit.http.responses import json_default
 from admit.kit.lanes.fastread import FastReader
 from admit.kit.resources.filtering import INT_MAX, Ordering
-from admit.kit.resources.pagination import envelope, page_params
+from admit.kit.resources.keylists import ordered_keys
+from admit.kit.resources.pagination import PAGE_SIZE, envelope, page_params
 from admit.kit.resources.render import Fetch, Record, Rows
+from admit.kit.stamps.pagecache import Validator
 
 COUNT = "__count"
 # Completes rendered rows in place (e.g. values loaded in one batch for the whole page).
@@ -81,6 +84,7 @@ class Listing:
         count_from: Any = None,
         key_where: Sequence[ColumnElement[bool]] = (),
         narrow: bool = False,
+        snapshot: Validator | None = None,
     ) -> None:
         """``where``: what the statements built once add to the tenant (e.g. leaving out
         canceled rows). ``count_from``: the table their count reads, where ``table`` is a
@@ -91,8 +95,14 @@ class Listing:
         ``narrow``: pages of large tables find the page's keys first (filtered, sorted and
         cut to the page on the key alone) and read the rendered columns for those rows
         only. Otherwise the database may work out every column, subqueries included, for
-        every row it sorts, and sorts rows as wide as the rendered ones."""
+        every row it sorts, and sorts rows as wide as the rendered ones.
+
+        ``snapshot``: what proves the rows of a filtered list unchanged (its params come
+        with each request); deep or large pages then slice the list's kept keys instead of
+        counting and sorting the whole list for each page (``kit/resources/keylists.py``)."""
         self.narrow = narrow
+        self.snapshot = snapshot
+        self._by_keys: dict[tuple[bool, tuple[bool, ...]], Select[Any]] = {}
         self.rows = rows
         self.table = table
         self.tenant = tenant
@@ -194,12 +204,21 @@ class Listing:
         ordering: str | None = None,
         extra: Mapping[str, Any] | None = None,
         after: Complete | None = None,
+        snapshot_params: Mapping[str, Any] | None = None,
     ) -> Response:
         """A page as the answer: of the resource's filtered, ordered list ``query``, or
-        (``query`` None) of the statement built once for ``tenant`` and ``ordering``."""
+        (``query`` None) of the statement built once for ``tenant`` and ``ordering``.
+        ``snapshot_params``: the parameters of the listing's ``snapshot`` validator for
+        this list (None: pages are read with ``OFFSET``)."""
         page, size, offset = page_window(request)
         reader: FastReader = session.info["fast"]
-        if query is None:
+        kept = None
+        if query is not None and snapshot_params is not None:
+            kept = await self.kept_page(session, query, (page, size, offset), snapshot_params)
+        if kept is not None:
+            stmt, params = kept
+            static = True
+        elif query is None:
             stmt, static = self.static_page(ordering, reader.native)
             params: dict[str, Any] = {"tenant": tenant, "limit": size, "offset": offset}
         else:
@@ -218,6 +237,47 @@ class Listing:
             after=after,
         )
         return Response(body, media_type="application/json")
+
+    async def kept_page(
+        self,
+        session: AsyncSession,
+        query: Select[Any],
+        window: tuple[int, int, int],
+        snapshot_params: Mapping[str, Any],
+        variant: tuple[bool, ...] = (),
+    ) -> tuple[Select[Any], dict[str, Any]] | None:
+        """The page statement (built once) and its parameters for a deep or large page of
+        ``query`` from its kept keys (``kit/resources/keylists.py``); None where pages are
+        read with ``OFFSET`` (no snapshot validator, SQLite, a first page of at most 50)."""
+        page, size, offset = window
+        reader: FastReader = session.info["fast"]
+        if self.snapshot is None or not reader.native or (offset == 0 and size <= PAGE_SIZE):
+            return None
+        keys_query = query.with_only_columns(self.pk)
+        if self.ordering is None:
+            keys_query = keys_query.order_by(self.pk)
+        keys = await ordered_keys(reader, session, keys_query, self.snapshot, snapshot_params)
+        if page > 1 and offset >= len(keys):
+            raise APIError(404, "Invalid page.")
+        params = {"ids": keys[offset : offset + size].tolist(), "count": len(keys)}
+        return self.by_keys(reader.native, variant), params
+
+    def by_keys(self, native: bool, variant: tuple[bool, ...] = ()) -> Select[Any]:
+        """The rendered rows of the keys ``ids`` (an array) in their order, with ``count``
+        as the page's count column (built once: one SQL text whatever the page)."""
+        stmt = self._by_keys.get((native, variant))
+        if stmt is None:
+            ids = bindparam("ids", type_=ARRAY(Integer))
+            page = func.unnest(ids).table_valued("k", with_ordinality="n").render_derived()
+            count = bindparam("count", type_=Integer)
+            stmt = (
+                select(*self.rows.columns_for(native, variant), count.label(COUNT))
+                .select_from(self.table)
+                .join(page, self.pk == page.c.k)
+                .order_by(page.c.n)
+            )
+            self._by_keys[(native, variant)] = stmt
+        return stmt
 
     def static_detail(self, native: bool, variant: tuple[bool, ...] = ()) -> Select[Any]:
         stmt = self._details.get((native, variant))

@@ -1,8 +1,16 @@
-"""The list envelope ``{count, next, previous, results}``: 50 a page, ``page_size`` only smaller."""
+"""The list envelope ``{count, next, previous, results}``: 50 a page, ``page_size`` only smaller.
+
+Beyond the reference, a kind of caller a domain registers (:func:`allow_page_size`) may ask
+for larger pages: scanners that still download every ticket of a list (the reference's
+"full" sync) fetch 100,000 tickets in 100 requests instead of 2,000. The caller's kind is the
+authenticated principal's (``request.state.principal``, set by the route's access check
+before any page is read); a request without one gets the reference's 50.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
@@ -14,6 +22,36 @@ from admit.kit.http.context import public_base_url
 from admit.kit.http.errors import APIError
 
 PAGE_SIZE = 50
+
+
+@dataclass(frozen=True)
+class LargerPages:
+    """The most a page may hold for one kind of caller, and how the API docs name it."""
+
+    limit: int
+    who: str
+
+
+# By ``Principal.kind``; filled by the domains that make such principals (devices).
+_LARGER: dict[str, LargerPages] = {}
+
+
+def allow_page_size(kind: str, limit: int, who: str) -> None:
+    """Callers of ``kind`` may ask for pages of up to ``limit`` rows (``who``: their name in
+    the API docs, e.g. "a device token")."""
+    _LARGER[kind] = LargerPages(limit, who)
+
+
+def larger_pages() -> dict[str, LargerPages]:
+    """What :func:`allow_page_size` registered, for the API docs."""
+    return dict(_LARGER)
+
+
+def max_page_size(request: Request) -> int:
+    """The largest page the request's caller may ask for."""
+    principal = getattr(request.state, "principal", None)
+    larger = _LARGER.get(getattr(principal, "kind", ""))
+    return larger.limit if larger is not None else PAGE_SIZE
 
 
 def page_params(request: Request) -> tuple[int, int]:
@@ -31,8 +69,9 @@ def page_params(request: Request) -> tuple[int, int]:
             wanted = int(raw_size)
         except ValueError:
             wanted = 0
-        # Zero, negative or junk: the default, as if none was asked for.
-        size = min(PAGE_SIZE, wanted) if wanted >= 1 else PAGE_SIZE
+        # Zero, negative or junk: the default, as if none was asked for; more than the
+        # caller may have: as many as it may.
+        size = min(max_page_size(request), wanted) if wanted >= 1 else PAGE_SIZE
     return page, size
 
 
