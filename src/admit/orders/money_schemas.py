@@ -41,7 +41,7 @@ class PaymentIn(WriteModel):
 
 
 class ConfirmIn(WriteModel):
-    send_email: bool = False
+    send_email: bool = True
     force: bool = False
 
 
