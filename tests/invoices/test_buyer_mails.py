@@ -14,7 +14,7 @@ from admit.models import Invoice, Job, OutgoingMail
 from admit.shop.buyer_mails import KIND
 from tests.factories import World, auth
 from tests.invoices import helpers as ih
-from tests.mail.conftest import Mailbox, mailbox, settle, smtp  # noqa: F401  (fixtures)
+from tests.mail.conftest import Mailbox, settle
 from tests.shop import helpers as h
 
 
@@ -137,7 +137,7 @@ async def test_order_page_offers_the_invoice_behind_the_secret(
     world.shop = await h.setup(  # type: ignore[attr-defined]
         factory, world, invoice_generate="True", **ih.ISSUER
     )
-    code, page_url = await _bank_order(client, world)
+    _, page_url = await _bank_order(client, world)
     page = await client.get(page_url)
     assert page.status_code == 200
     [invoice] = await ih.invoices(client, world)
@@ -193,5 +193,6 @@ async def test_request_refused_where_the_event_does_not_issue_on_request(
     r = await client.post(f"{page_url}invoice", data={"csrf_token": csrf(page.text)})
     assert r.status_code == 303
     assert await ih.invoices(client, world) == []
-    r = await client.get(f"/api/v1/organizers/{world.org.slug}/invoices/", headers=auth(world.admin))
+    url = f"/api/v1/organizers/{world.org.slug}/invoices/"
+    r = await client.get(url, headers=auth(world.admin))
     assert r.status_code == 200 and r.json()["count"] == 0
