@@ -21,13 +21,17 @@ from reportlab.lib import colors
 from reportlab.lib.pagesizes import A4
 from reportlab.lib.styles import ParagraphStyle
 from reportlab.lib.units import mm
-from reportlab.platypus import Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
+from reportlab.lib.utils import ImageReader
+from reportlab.platypus import Image, Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
 
 from admit.invoices.content import REVERSE_CHARGE_NOTE, totals_by_rate
 from admit.kit.pdf import fonts
 from admit.models import Invoice
 
 MAX_TEXT = 2000
+# The box the organizer's logo is fitted into (aspect kept), top left of the first page.
+LOGO_WIDTH = 60 * mm
+LOGO_HEIGHT = 22 * mm
 
 
 def _markup(text: str, font: str) -> str:
@@ -164,8 +168,17 @@ def _totals_table(s: _Styles, inv: Invoice) -> Table:
     return table
 
 
-def render(inv: Invoice, order_code: str, refers: str | None = None) -> bytes:
-    """The PDF of ``inv`` (its ``lines`` loaded); ``refers``: the number it cancels."""
+def _logo(data: bytes) -> Image:
+    width, height = ImageReader(io.BytesIO(data)).getSize()
+    scale = min(LOGO_WIDTH / width, LOGO_HEIGHT / height)
+    return Image(io.BytesIO(data), width * scale, height * scale, hAlign="LEFT")
+
+
+def render(
+    inv: Invoice, order_code: str, refers: str | None = None, *, logo: bytes | None = None
+) -> bytes:
+    """The PDF of ``inv`` (its ``lines`` loaded); ``refers``: the number it cancels;
+    ``logo``: an opaque image (``tasks.prepare_logo``) drawn above the issuer."""
     s = _Styles()
     out = io.BytesIO()
     title = "Cancellation" if inv.is_cancellation else "Invoice"
@@ -187,7 +200,8 @@ def render(inv: Invoice, order_code: str, refers: str | None = None) -> bytes:
     )
     head = Table([[s.p(_issuer_text(inv)), meta]], colWidths=[95 * mm, 75 * mm])
     head.setStyle(TableStyle([("VALIGN", (0, 0), (-1, -1), "TOP")]))
-    story: list[Any] = [head, Spacer(0, 8 * mm)]
+    story: list[Any] = [_logo(logo), Spacer(0, 4 * mm)] if logo else []
+    story += [head, Spacer(0, 8 * mm)]
     if inv.invoice_to:
         story += [s.p(inv.invoice_to), Spacer(0, 8 * mm)]
     story += [s.p(f"{title} {inv.full_invoice_no}", s.title), Spacer(0, 4 * mm)]

@@ -18,7 +18,6 @@ invoice is attached from its own file, which is never deleted.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from typing import Any
 
@@ -133,10 +132,9 @@ async def _invoice_file(job: JobContext, session: AsyncSession, invoice: Invoice
     if render is not None and render.status in ("waiting", "running"):
         if job.attempt < WAIT_ATTEMPTS:
             raise RetryLater(f"Invoice {invoice.full_invoice_no} is being drawn.", job.attempt)
-    loaded = await invoice_tasks.load(session, invoice.id)
-    if loaded is None:
+    content = await invoice_tasks.render_pdf(session, job.store, invoice.id)
+    if content is None:
         raise JobFailed("The invoice no longer exists.")
-    content = await asyncio.to_thread(invoice_tasks.draw, *loaded)
     key = invoice_tasks.file_key(invoice)
     async with job.store.writer(key) as handle:
         handle.write(content)

@@ -10,7 +10,6 @@ so the buyer never sees the API's 409.
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -75,9 +74,9 @@ async def _pdf(request: Request, invoice: Invoice, session: AsyncSession) -> byt
             return b"".join([chunk async for chunk in store.open(invoice.file_key)])
         except StoredFileMissing:
             pass
-    loaded = await tasks.load(session, invoice.id)
-    assert loaded is not None
-    return await asyncio.to_thread(tasks.draw, *loaded)
+    content = await tasks.render_pdf(session, store, invoice.id)
+    assert content is not None  # the invoice was just read
+    return content
 
 
 @router.get(f"{ORDER}/invoices/{{invoice_id}}.pdf")
