@@ -25,6 +25,7 @@ from reportlab.lib.utils import ImageReader
 from reportlab.platypus import Image, Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
 
 from admit.invoices.content import REVERSE_CHARGE_NOTE, totals_by_rate
+from admit.invoices.pdfa import PdfACanvas
 from admit.kit.pdf import fonts
 from admit.models import Invoice
 
@@ -125,6 +126,7 @@ def _lines_table(s: _Styles, inv: Invoice) -> Table:
                 ("LINEBELOW", (0, 0), (-1, 0), 0.8, colors.black),
                 ("LINEBELOW", (0, 1), (-1, -1), 0.25, colors.grey),
                 ("VALIGN", (0, 0), (-1, -1), "TOP"),
+                ("FONTNAME", (0, 0), (-1, -1), s.regular),
             ]
         )
     )
@@ -162,6 +164,7 @@ def _totals_table(s: _Styles, inv: Invoice) -> Table:
             [
                 ("LINEBELOW", (0, 0), (-1, 0), 0.8, colors.black),
                 ("LINEABOVE", (0, -1), (-1, -1), 0.8, colors.black),
+                ("FONTNAME", (0, 0), (-1, -1), s.regular),  # empty cells: not Helvetica
             ]
         )
     )
@@ -193,13 +196,17 @@ def render(
         author=inv.invoice_from_name,
         subject=f"{title} {inv.full_invoice_no}",
         creator="Admit",
+        initialFontName=s.regular,  # not Helvetica: PDF/A embeds every font
     )
     meta = Table(
         [[s.p(k, s.strong), s.p(v, s.right)] for k, v in _meta(inv, order_code, refers)],
         colWidths=[30 * mm, 45 * mm],
     )
     head = Table([[s.p(_issuer_text(inv)), meta]], colWidths=[95 * mm, 75 * mm])
-    head.setStyle(TableStyle([("VALIGN", (0, 0), (-1, -1), "TOP")]))
+    head.setStyle(
+        TableStyle([("VALIGN", (0, 0), (-1, -1), "TOP"), ("FONTNAME", (0, 0), (-1, -1), s.regular)])
+    )
+    meta.setStyle(TableStyle([("FONTNAME", (0, 0), (-1, -1), s.regular)]))
     story: list[Any] = [_logo(logo), Spacer(0, 4 * mm)] if logo else []
     story += [head, Spacer(0, 8 * mm)]
     if inv.invoice_to:
@@ -223,5 +230,5 @@ def render(
         canvas.drawRightString(A4[0] - 20 * mm, 8 * mm, f"{inv.full_invoice_no} · {_doc.page}")
         canvas.restoreState()
 
-    doc.build(story, onFirstPage=on_page, onLaterPages=on_page)
+    doc.build(story, onFirstPage=on_page, onLaterPages=on_page, canvasmaker=PdfACanvas)
     return out.getvalue()
