@@ -1,5 +1,5 @@
 """Invoice PDFs: ``--count`` invoices of three lines (names in several scripts) drawn as a
-worker draws them (``admit.invoices.tasks.draw``: reportlab PDF, Factur-X XML made and
+worker draws them (``admit.invoices.drawing.draw``: reportlab PDF, Factur-X XML made and
 schema-checked, embedded with its PDF/A-3 metadata), in ``--processes`` processes.
 
 Reported: wall seconds, invoices/s, and per invoice the PDF alone and PDF plus XML (CPU time
@@ -63,7 +63,7 @@ def _invoice(number: int):
 
 def _work(numbers: list[int]) -> dict[str, float]:
     from admit.invoices import pdf
-    from admit.invoices.tasks import draw
+    from admit.invoices.drawing import draw
 
     draw(_invoice(0), "WARM1", None)  # fonts and schemas loaded once per process
     cpu, plain, full, size = time.process_time(), 0.0, 0.0, 0

@@ -181,7 +181,7 @@ def render(
     inv: Invoice, order_code: str, refers: str | None = None, *, logo: bytes | None = None
 ) -> bytes:
     """The PDF of ``inv`` (its ``lines`` loaded); ``refers``: the number it cancels;
-    ``logo``: an opaque image (``tasks.prepare_logo``) drawn above the issuer."""
+    ``logo``: an opaque image (``drawing.prepare_logo``) drawn above the issuer."""
     s = _Styles()
     out = io.BytesIO()
     title = "Cancellation" if inv.is_cancellation else "Invoice"

@@ -25,8 +25,8 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.events.settings import value
+from admit.invoices import drawing
 from admit.invoices import service as invoice_service
-from admit.invoices import tasks as invoice_tasks
 from admit.invoices.settings_keys import setting
 from admit.jobs.queue import JobContext, JobFailed, RetryLater, enqueue, job_kind
 from admit.kit.http.transaction import before_commit, commit_and_notify
@@ -132,10 +132,10 @@ async def _invoice_file(job: JobContext, session: AsyncSession, invoice: Invoice
     if render is not None and render.status in ("waiting", "running"):
         if job.attempt < WAIT_ATTEMPTS:
             raise RetryLater(f"Invoice {invoice.full_invoice_no} is being drawn.", job.attempt)
-    content = await invoice_tasks.render_pdf(session, job.store, invoice.id)
+    content = await drawing.render_pdf(session, job.store, invoice.id)
     if content is None:
         raise JobFailed("The invoice no longer exists.")
-    key = invoice_tasks.file_key(invoice)
+    key = drawing.file_key(invoice)
     async with job.store.writer(key) as handle:
         handle.write(content)
     return key
@@ -157,7 +157,7 @@ async def _paid_parts(
     if setting(event, "invoice_email_attachment"):
         for invoice in await invoice_service.active_invoices(session, order.id):
             key = await _invoice_file(job, session, invoice)
-            name = invoice_tasks.filename(invoice)
+            name = drawing.filename(invoice)
             attachments.append({"key": key, "filename": name, "content_type": PDF})
             numbers.append(invoice.full_invoice_no)
     return attachments, {"tickets": tickets, "invoices": numbers}

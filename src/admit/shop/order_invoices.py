@@ -17,7 +17,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.responses import Response
 
-from admit.invoices import service, tasks
+from admit.invoices import drawing, service
 from admit.invoices.settings_keys import setting
 from admit.jobs.storage import StoredFileMissing
 from admit.kit.http.context import Session
@@ -74,7 +74,7 @@ async def _pdf(request: Request, invoice: Invoice, session: AsyncSession) -> byt
             return b"".join([chunk async for chunk in store.open(invoice.file_key)])
         except StoredFileMissing:
             pass
-    content = await tasks.render_pdf(session, store, invoice.id)
+    content = await drawing.render_pdf(session, store, invoice.id)
     assert content is not None  # the invoice was just read
     return content
 
@@ -98,7 +98,7 @@ async def invoice_pdf(
     content = await _pdf(request, invoice, session)
     headers = {
         **SECURITY_HEADERS,
-        "Content-Disposition": f'attachment; filename="{tasks.filename(invoice)}"',
+        "Content-Disposition": f'attachment; filename="{drawing.filename(invoice)}"',
     }
     return Response(content, media_type="application/pdf", headers=headers)
 
