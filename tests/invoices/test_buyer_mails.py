@@ -67,7 +67,7 @@ async def test_paid_mail_attaches_tickets_and_the_invoice_issued_on_payment(
     )
     app = client._transport.app
     code, _ = await _bank_order(client, world)
-    r = await ih.action(client, world, code, "mark_paid")  # send_email: true by default
+    r = await ih.action(client, world, code, "mark_paid", {"send_email": True})
     assert r.status_code == 200, r.text
     [invoice] = await ih.invoices(client, world)
     assert invoice["order"] == code
@@ -99,7 +99,7 @@ async def test_no_paid_mail_when_not_wanted_and_no_invoice_when_not_attached(
     )
     app = client._transport.app
     quiet, _ = await _bank_order(client, world)
-    r = await ih.action(client, world, quiet, "mark_paid", {"send_email": False})
+    r = await ih.action(client, world, quiet, "mark_paid")  # send_email: false by default
     assert r.status_code == 200, r.text
     assert await _jobs(app, KIND) == []
     loud, _ = await _bank_order(client, world)
@@ -120,7 +120,7 @@ async def test_canceled_mail_names_the_cancellation_invoice(
     )
     app = client._transport.app
     code, _ = await _bank_order(client, world)
-    r = await ih.action(client, world, code, "mark_canceled")
+    r = await ih.action(client, world, code, "mark_canceled", {"send_email": True})
     assert r.status_code == 200, r.text
     numbers = {i["number"]: i for i in await ih.invoices(client, world)}
     [cancellation] = [n for n, i in numbers.items() if i["is_cancellation"]]
@@ -196,3 +196,20 @@ async def test_request_refused_where_the_event_does_not_issue_on_request(
     url = f"/api/v1/organizers/{world.org.slug}/invoices/"
     r = await client.get(url, headers=auth(world.admin))
     assert r.status_code == 200 and r.json()["count"] == 0
+
+
+async def test_cancel_on_the_order_page_mails_the_buyer(
+    client, background, smtp: Mailbox, world: World, factory
+):
+    world.shop = await h.setup(factory, world, cancel_allow_user=True)  # type: ignore[attr-defined]
+    app = client._transport.app
+    code, page_url = await _bank_order(client, world)
+    page = await client.get(page_url)
+    assert code in page.text
+    r = await client.post(f"{page_url}cancel", data={"csrf_token": csrf(page.text)})
+    assert r.status_code == 303
+    [job] = await _jobs(app, KIND)
+    assert job.input["kind"] == "canceled" and job.input["base"] == "http://testserver"
+    await _deliver_buyer_mails(app)
+    [message] = [m for m in smtp.messages if "has been canceled" in m["Subject"]]
+    assert f"http://testserver{page_url}" in message.get_body(("plain",)).get_content()

@@ -103,14 +103,13 @@ ACTION_DOCS: dict[str, tuple[str, str]] = {
     "mark_paid": ("Mark an order paid", "Confirms a payment for the open amount and makes the "
                   "pending (or expired) order paid. Quota is checked again for an expired order "
                   "unless `force` is set. A paid or canceled order answers 400. `send_email` "
-                  "(default true) mails the buyer the paid mail with the tickets and the "
-                  "invoice."),
+                  "mails the buyer the paid mail with the tickets and the invoice."),
     "mark_pending": ("Mark an order pending", "Makes a paid order unpaid again."),
     "mark_expired": ("Mark an order expired", "Expires a pending order; its tickets no longer "
                      "count against quota."),
     "mark_canceled": ("Cancel an order", "Cancels the order and its tickets; a "
                       "`cancellation_fee` keeps that amount as a fee, the rest can be refunded. "
-                      "`send_email` (default true) mails the buyer."),
+                      "`send_email` mails the buyer."),
     "reactivate": ("Reactivate a canceled order", "Brings a canceled order back to the state "
                    "it had, if quota and seats are still available."),
     "extend": ("Extend an order's payment deadline", "Sets a new `expires` for a pending or "

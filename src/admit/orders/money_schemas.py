@@ -41,7 +41,7 @@ class PaymentIn(WriteModel):
 
 
 class ConfirmIn(WriteModel):
-    send_email: bool = True
+    send_email: bool = False
     force: bool = False
 
 

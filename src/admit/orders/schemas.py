@@ -186,7 +186,7 @@ class PositionPatch(NameFields):
 
 class CancelIn(WriteModel):
     cancellation_fee: Money | None = Field(default=None, ge=0)
-    send_email: bool = True
+    send_email: bool = False
 
 
 class ExtendIn(WriteModel):
@@ -195,5 +195,5 @@ class ExtendIn(WriteModel):
 
 
 class MarkPaidIn(WriteModel):
-    send_email: bool = True
+    send_email: bool = False
     force: bool = False
