@@ -52,6 +52,11 @@ async def test_the_invoice_is_pdf_a_3b(client, background, world: World, factory
     ns = {"pdfaid": "http://www.aiim.org/pdfa/ns/id/"}
     assert packet.xpath("//pdfaid:part/text()", namespaces=ns) == ["3"]
     assert packet.xpath("//pdfaid:conformance/text()", namespaces=ns) == ["B"]
+    # the document information agrees with the XMP packet
+    info = reader.metadata
+    assert info.title == xmp.dc_title["x-default"] == f"Invoice {number}"
+    assert info.author == xmp.dc_creator[0] == "Acme Events GmbH"
+    assert info.producer == xmp.pdf_producer and info.creator == xmp.xmp_creator_tool
 
     [intent] = [i.get_object() for i in root["/OutputIntents"]]
     assert intent["/S"] == "/GTS_PDFA1" and intent["/OutputConditionIdentifier"]
