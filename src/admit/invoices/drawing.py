@@ -117,16 +117,15 @@ async def render_pdf(session: object, store: FileStore, invoice_id: int) -> byte
 
 
 def draw(invoice: Invoice, code: str, refers: Invoice | None, logo: bytes | None = None) -> bytes:
-    """The PDF with its Factur-X XML embedded. Should the XML not pass its schema (data no
-    schema foresaw), the invoice is still drawn, without it, and the reason logged: the PDF
-    is the invoice, the XML an addition."""
+    """The PDF/A-3 with its Factur-X XML embedded, drawn in one pass. Should the XML not pass
+    its schema (data no schema foresaw), the invoice is still drawn, without it, and the
+    reason logged: the PDF is the invoice, the XML an addition."""
     from admit.invoices import pdf  # reportlab: loaded by the processes that draw only
 
     number = refers.full_invoice_no if refers is not None else None
-    content = pdf.render(invoice, code, number, logo=logo)
     try:
         xml = einvoice.cii_xml(invoice, number, refers.date if refers is not None else None)
     except Exception:
         log.exception("invoice %s: no Factur-X XML", invoice.full_invoice_no)
-        return content
-    return einvoice.embed(content, xml, invoice)
+        xml = None
+    return pdf.render(invoice, code, number, logo=logo, xml=xml)

@@ -14,7 +14,6 @@ invoice it cancels (positive, as a credit note states them) and a reference to i
 from __future__ import annotations
 
 import datetime as dt
-import io
 from collections import defaultdict
 from decimal import Decimal
 from typing import Any
@@ -22,7 +21,6 @@ from typing import Any
 from admit.models import Invoice
 
 LEVEL = "en16931"
-XMP_PRODUCER = "pypdf"
 CATEGORIES = {"S", "Z", "E", "AE", "K", "G", "O", "L", "M", "B"}
 # Category -> (reason text, VATEX code) where EN 16931 requires an exemption reason.
 EXEMPTIONS = {
@@ -175,49 +173,5 @@ def ubl_xml(invoice: Invoice, refers: str | None = None, refers_date: Any = None
     return bytes(
         generate_ubl_xml(
             business_terms(invoice, refers, refers_date), level=LEVEL, check_schematron=False
-        )
-    )
-
-
-def embed(pdf: bytes, xml: bytes, invoice: Invoice) -> bytes:
-    """The PDF with the Factur-X XML attached (``factur-x.xml``) and the PDF/A-3 metadata that
-    declare it, written as an incremental update of reportlab's PDF: the library's attachment
-    and XMP code is run on a pypdf writer in incremental mode, which appends the new and
-    changed objects instead of parsing and writing the whole file again (about a quarter less
-    time, half the size). Should the library's internals change, its public
-    ``generate_from_binary`` (a full rewrite) does the same."""
-    title = ("Cancellation " if invoice.is_cancellation else "Invoice ") + invoice.full_invoice_no
-    metadata = {
-        "author": invoice.invoice_from_name or "Admit",
-        "keywords": "Factur-X, Invoice",
-        "title": title,
-        "subject": title,
-    }
-    try:
-        from facturx.facturx import _facturx_update_metadata_add_attachment as attach
-    except ImportError:  # pragma: no cover - another factur-x release
-        attach = None
-    if attach is not None:
-        from pypdf import PdfWriter
-
-        writer = PdfWriter(io.BytesIO(pdf), incremental=True)
-        attach(writer, xml, metadata, "factur-x", LEVEL, lang=invoice.locale)
-        # The library's XMP names pypdf as the producer (its full rewrite sets the same in the
-        # document information); PDF/A wants both to agree.
-        writer.add_metadata({"/Producer": XMP_PRODUCER})
-        out = io.BytesIO()
-        writer.write(out)
-        return out.getvalue()
-    from facturx import generate_from_binary  # pragma: no cover
-
-    return bytes(  # pragma: no cover
-        generate_from_binary(
-            pdf,
-            xml,
-            flavor="factur-x",
-            level=LEVEL,
-            check_xsd=False,  # checked when the XML was made
-            pdf_metadata=metadata,
-            lang=invoice.locale,
         )
     )

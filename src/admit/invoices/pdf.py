@@ -26,7 +26,7 @@ from reportlab.pdfbase.pdfmetrics import stringWidth
 from reportlab.platypus import Image, Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
 
 from admit.invoices.content import REVERSE_CHARGE_NOTE, totals_by_rate
-from admit.invoices.pdfa import PdfACanvas
+from admit.invoices.pdfa import CREATOR, PRODUCER, FacturX, canvas_maker
 from admit.kit.pdf import fonts
 from admit.models import Invoice
 
@@ -187,10 +187,16 @@ def _logo(data: bytes) -> Image:
 
 
 def render(
-    inv: Invoice, order_code: str, refers: str | None = None, *, logo: bytes | None = None
+    inv: Invoice,
+    order_code: str,
+    refers: str | None = None,
+    *,
+    logo: bytes | None = None,
+    xml: bytes | None = None,
 ) -> bytes:
     """The PDF of ``inv`` (its ``lines`` loaded); ``refers``: the number it cancels;
-    ``logo``: an opaque image (``drawing.prepare_logo``) drawn above the issuer."""
+    ``logo``: an opaque image (``drawing.prepare_logo``) drawn above the issuer; ``xml``:
+    the Factur-X XML, embedded with its PDF/A-3 metadata."""
     s = _Styles()
     out = io.BytesIO()
     title = "Cancellation" if inv.is_cancellation else "Invoice"
@@ -202,9 +208,11 @@ def render(
         topMargin=18 * mm,
         bottomMargin=22 * mm,
         title=f"{title} {inv.full_invoice_no}",
-        author=inv.invoice_from_name,
+        author=inv.invoice_from_name or "Admit",
         subject=f"{title} {inv.full_invoice_no}",
-        creator="Admit",
+        creator=CREATOR,
+        producer=PRODUCER,
+        keywords="",
         initialFontName=s.regular,  # not Helvetica: PDF/A embeds every font
     )
     meta = Table(
@@ -239,5 +247,19 @@ def render(
         canvas.drawRightString(A4[0] - 20 * mm, 8 * mm, f"{inv.full_invoice_no} · {_doc.page}")
         canvas.restoreState()
 
-    doc.build(story, onFirstPage=on_page, onLaterPages=on_page, canvasmaker=PdfACanvas)
+    doc.build(
+        story,
+        onFirstPage=on_page,
+        onLaterPages=on_page,
+        canvasmaker=canvas_maker(
+            FacturX(
+                xml,
+                f"{title} {inv.full_invoice_no}",
+                inv.invoice_from_name or "Admit",
+                inv.locale or "en",
+            )
+            if xml is not None
+            else None
+        ),
+    )
     return out.getvalue()
