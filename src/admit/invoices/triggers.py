@@ -76,7 +76,7 @@ async def _issue_pending(session: AsyncSession) -> None:
 
 
 async def _issue_if_none(session: AsyncSession, event: Event, order: Order) -> None:
-    if await service.active_invoices(session, order.id):
+    if await service.has_active_invoice(session, order.id):
         return
     lines = await service.order_lines(session, event, order)
     if service.qualifies(order, lines):
