@@ -158,8 +158,12 @@ async def order_lines(session: AsyncSession, event: Event, order: Order) -> list
     return [line for line in lines if content.keep_line(event, line)]
 
 
-async def _organizer_name(session: AsyncSession, organizer_id: int) -> str:
-    return await session.scalar(select(Organizer.name).where(Organizer.id == organizer_id)) or ""
+async def _organizer_name(session: AsyncSession, event: Event) -> str:
+    """The organizer's name, read only when the issuer's company name is not set."""
+    if setting(event, "invoice_address_from_name"):
+        return ""
+    query = select(Organizer.name).where(Organizer.id == event.organizer_id)
+    return await session.scalar(query) or ""
 
 
 def _terms(event: Event, order: Order, locale: str) -> tuple[dt.date | None, str, str | None]:
@@ -219,10 +223,11 @@ async def _write(
         for index, line in enumerate(lines, start=1)
     )
     await queue_render(session, invoice)
-    await session.flush()
-    number = await numbers.allocate(
-        session, event, order, issued, cancellation=cancellation_of is not None
-    )
+    # Not flushed before the counter's UPDATE: the job id and the number go in one UPDATE.
+    with session.no_autoflush:
+        number = await numbers.allocate(
+            session, event, order, issued, cancellation=cancellation_of is not None
+        )
     invoice.prefix, invoice.invoice_no, invoice.full_invoice_no = (
         number.prefix,
         number.invoice_no,
@@ -255,7 +260,7 @@ async def issue(
     locale = content.invoice_locale(event, order.locale)
     due, terms, stamp = _terms(event, order, locale)
     fields: dict[str, object] = {
-        **content.issuer(event, await _organizer_name(session, event.organizer_id)),
+        **content.issuer(event, await _organizer_name(session, event)),
         **content.recipient(order.invoice_address),
         "locale": locale,
         "introductory_text": text(setting(event, "invoice_introductory_text"), locale),
