@@ -153,7 +153,7 @@ def main() -> None:
         loadavg_before=before,
         loadavg_after=[round(x, 2) for x in os.getloadavg()],
     )
-    print(json.dumps(report, indent=1))
+    print(json.dumps(report))
 
 
 if __name__ == "__main__":

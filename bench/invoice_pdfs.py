@@ -117,8 +117,8 @@ def main() -> None:
         "avg_kb": round(sum(r["bytes"] for r in results) / args.count / 1024, 1),
         "loadavg_before": load,
         "loadavg_after": [round(x, 2) for x in os.getloadavg()],
-        "warm": warm,
-    }, indent=1))  # fmt: skip
+        "warmed_processes": sum(warm),
+    }))  # fmt: skip
 
 
 def _warm(_index: int) -> bool:

@@ -18,6 +18,8 @@ BENCHMARKS = [
     "render.py",
     "ordinary.py",
     "access_log.py",
+    "invoice_pdfs.py",
+    "invoice_payments.py",
 ]
 
 if __name__ == "__main__":
