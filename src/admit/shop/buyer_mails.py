@@ -144,15 +144,9 @@ async def _invoice_file(job: JobContext, session: AsyncSession, invoice: Invoice
 async def _paid_parts(
     job: JobContext, session: AsyncSession, event: Event, order: Order
 ) -> tuple[list[dict[str, str]], dict[str, Any]]:
+    """The attachments: the invoices first (a run that waits for one ends before the tickets
+    are drawn and stored), then the tickets as the job's result file."""
     attachments: list[dict[str, str]] = []
-    tickets = ""
-    if orders.tickets_allowed(event, order):
-        pdf = await orders.ticket_pdf(session, job.store, event, order, None)
-        if pdf is not None:
-            tickets = safe_filename(event.organizer_slug, event.slug, order.code)  # type: ignore[attr-defined]
-            async with job.result_file(tickets, PDF) as handle:
-                handle.write(pdf)
-            attachments.append({"key": job.result["key"], "filename": tickets, "content_type": PDF})
     numbers = []
     if setting(event, "invoice_email_attachment"):
         for invoice in await invoice_service.active_invoices(session, order.id):
@@ -160,6 +154,16 @@ async def _paid_parts(
             name = drawing.filename(invoice)
             attachments.append({"key": key, "filename": name, "content_type": PDF})
             numbers.append(invoice.full_invoice_no)
+    tickets = ""
+    if orders.tickets_allowed(event, order):
+        pdf = await orders.ticket_pdf(session, job.store, event, order, None)
+        if pdf is not None:
+            tickets = safe_filename(event.organizer_slug, event.slug, order.code)  # type: ignore[attr-defined]
+            async with job.result_file(tickets, PDF) as handle:
+                handle.write(pdf)
+            attachments.insert(
+                0, {"key": job.result["key"], "filename": tickets, "content_type": PDF}
+            )
     return attachments, {"tickets": tickets, "invoices": numbers}
 
 
