@@ -20,6 +20,8 @@ BENCHMARKS = [
     "access_log.py",
     "device_sync.py",
     "signed_redeem.py",
+    "invoice_pdfs.py",
+    "invoice_payments.py",
 ]
 
 if __name__ == "__main__":

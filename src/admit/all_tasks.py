@@ -15,6 +15,7 @@ import admit.mail.tasks
 import admit.notifications.retention
 import admit.scheduled_exports.tasks
 import admit.sendmail.tasks
+import admit.shop.buyer_mails
 import admit.shredders.tasks
 import admit.tickets.tasks
 import admit.uploads.service

@@ -29,6 +29,10 @@ PAYMENT = "event.settings.payment:write"
 INVOICING = "event.settings.invoicing:write"
 
 EVENT_SETTINGS = SettingsRegistry("EventSettingsIn")
+# Keys that hold an uploaded file (the reference's ``invoice_logo_image``): written as
+# ``file:<id>`` of the caller's upload (``POST /api/v1/upload``), of one of the content types
+# given here; kept as the upload's media path, read as its absolute media URL.
+FILE_KEYS: dict[str, frozenset[str]] = {}
 
 # Payment plugins and the setting that switches their method on (the reference needs both).
 PAYMENT_METHODS: dict[str, str] = {

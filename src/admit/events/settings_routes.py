@@ -17,16 +17,55 @@ from starlette.responses import Response
 
 from admit.events import settings as event_settings
 from admit.kit.http.body import read_object
-from admit.kit.http.context import EventAccess, EventContext
-from admit.kit.http.errors import APIError
+from admit.kit.http.context import EventAccess, EventContext, public_base_url
+from admit.kit.http.errors import APIError, FieldErrors
 from admit.kit.http.responses import JSONResponse
 from admit.kit.http.routing import api_router
 from admit.kit.openapi.bodies import json_body
 from admit.kit.resources.crud import flush_guard
+from admit.uploads.fields import resolve_file_field
+from admit.uploads.service import InvalidUpload, media_path, media_url
 
 router = api_router(tags=["events"])
 
 PATH = "/organizers/{organizer}/events/{event}/settings/"
+
+
+def _with_urls(ctx: EventContext, values: dict[str, Any]) -> dict[str, Any]:
+    """File keys read as their absolute media URL (kept as the media path)."""
+    base = public_base_url(ctx.request)
+    for key in event_settings.FILE_KEYS:
+        if key in values:
+            values[key] = media_url(base, values[key])
+    return values
+
+
+async def _resolve_files(
+    ctx: EventContext, changes: dict[str, Any], current: dict[str, Any]
+) -> None:
+    """File keys of the write: a ``file:<id>`` upload of the caller is claimed and kept as
+    its media path, the current URL keeps the file, null clears it (400 naming the key for
+    anything else)."""
+    base = public_base_url(ctx.request)
+    for key, types in event_settings.FILE_KEYS.items():
+        if key not in changes:
+            continue
+        try:
+            choice = await resolve_file_field(
+                ctx.session,
+                ctx.principal,
+                changes[key],
+                current_url=media_url(base, current.get(key)),
+                allowed_types=types,
+            )
+        except InvalidUpload as exc:
+            raise FieldErrors.single(key, str(exc)) from None
+        if choice.action == "keep":
+            del changes[key]
+        elif choice.action == "clear":
+            changes[key] = None
+        elif choice.upload is not None:
+            changes[key] = media_path(choice.upload)
 
 
 def _answer(values: dict[str, Any], explain: bool) -> Response:
@@ -65,7 +104,7 @@ async def get_settings(
     set. With `explain` present, each key is an object with `value`, `label`, `help_text` and
     `readonly`.
     """
-    values = await event_settings.load(ctx.session, ctx.event)
+    values = _with_urls(ctx, await event_settings.load(ctx.session, ctx.event))
     return _answer(values, _explain(explain))
 
 
@@ -101,6 +140,7 @@ async def patch_settings(
             403,
             "You do not have permission to change these settings: " + ", ".join(missing) + ".",
         )
+    await _resolve_files(ctx, changes, current)
     await event_settings.save(ctx.session, ctx.event, changes)
     await flush_guard(ctx.session.flush())
-    return _answer(await event_settings.load(ctx.session, ctx.event), False)
+    return _answer(_with_urls(ctx, await event_settings.load(ctx.session, ctx.event)), False)

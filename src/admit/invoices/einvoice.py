@@ -175,27 +175,3 @@ def ubl_xml(invoice: Invoice, refers: str | None = None, refers_date: Any = None
             business_terms(invoice, refers, refers_date), level=LEVEL, check_schematron=False
         )
     )
-
-
-def embed(pdf: bytes, xml: bytes, invoice: Invoice) -> bytes:
-    """The PDF with the Factur-X XML attached (``factur-x.xml``) and the PDF/A-3 metadata that
-    declare it."""
-    from facturx import generate_from_binary
-
-    title = ("Cancellation " if invoice.is_cancellation else "Invoice ") + invoice.full_invoice_no
-    return bytes(
-        generate_from_binary(
-            pdf,
-            xml,
-            flavor="factur-x",
-            level=LEVEL,
-            check_xsd=False,  # checked when the XML was made
-            pdf_metadata={
-                "author": invoice.invoice_from_name or "Admit",
-                "keywords": "Factur-X, Invoice",
-                "title": title,
-                "subject": title,
-            },
-            lang=invoice.locale,
-        )
-    )

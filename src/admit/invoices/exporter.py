@@ -18,7 +18,7 @@ from pydantic import Field
 from sqlalchemy import func, select
 from sqlalchemy.orm import aliased
 
-from admit.exports.base import Exporter, ExportInput, ExportRun, register
+from admit.exports.base import Exporter, ExportInput, ExportRun, register, result_filename
 from admit.models import Invoice, InvoiceLine, Order
 
 # The table formats of every list export (``default`` and ``semicolon``: the reference's CSVs).
@@ -127,3 +127,76 @@ def _row(r: Any, places: int) -> list[Any]:
         money(Decimal(r.tax if r.tax is not None else zero), places),
         money(r.total, places),
     ]
+
+
+class InvoicePdfsInput(ExportInput):
+    date_from: dt.date | None = None
+    date_to: dt.date | None = None
+
+
+@register
+class InvoicePdfsExporter(Exporter):
+    """``invoices``: the PDFs of the event's invoices and cancellations issued within the
+    date range (by issue date; both ends included, either left open), one ZIP entry each,
+    named by invoice number, in number order.
+
+    Memory stays bounded: invoice rows are read in chunks, each stored PDF is copied into the
+    archive chunk by chunk, and the archive is written straight into the job's result file
+    (entries stored, not deflated: a PDF's streams are compressed already). An invoice whose
+    PDF is not drawn yet is drawn here (its rendering job may be queued behind this export)."""
+
+    identifier = "invoices"
+    verbose_name = "Invoice PDFs (ZIP)"
+    permission = "event.orders:read"
+    Input = InvoicePdfsInput
+
+    async def export(self, run: ExportRun) -> None:
+        from admit.exports.exporters.listing import reading
+
+        async with reading(run):
+            await self._write(run)
+
+    async def _write(self, run: ExportRun) -> None:
+        import zipfile
+
+        from admit.exports.exporters.listing import chunks, count_rows, event_info
+        from admit.invoices import drawing
+        from admit.jobs.storage import StoredFileMissing
+
+        params, session, store = run.params, run.session, run.job.store
+        info = await event_info(session, run.event_id)
+        query = select(Invoice.id, Invoice.full_invoice_no, Invoice.file_key).where(
+            Invoice.event_id == run.event_id
+        )
+        if params.date_from is not None:
+            query = query.where(Invoice.date >= params.date_from)
+        if params.date_to is not None:
+            query = query.where(Invoice.date <= params.date_to)
+        query = query.order_by(Invoice.full_invoice_no, Invoice.id)
+        total = await count_rows(session, query)
+        name = result_filename(run.organizer_slug, info.slug, "invoices", "zip")
+        done = 0
+        async with run.result_file(name, "application/zip") as handle:
+            with zipfile.ZipFile(handle, "w", compression=zipfile.ZIP_STORED) as archive:
+                async for rows in chunks(session, query, size=200):
+                    for invoice_id, number, key in rows:
+                        entry = archive.open(_entry_name(number), "w", force_zip64=True)
+                        with entry:
+                            copied = False
+                            if key is not None:
+                                try:
+                                    async for chunk in store.open(key):
+                                        entry.write(chunk)
+                                    copied = True
+                                except StoredFileMissing:
+                                    copied = False
+                            if not copied:
+                                content = await drawing.render_pdf(session, store, invoice_id)
+                                entry.write(content or b"")
+                    done += len(rows)
+                    await run.progress(done, total)
+
+
+def _entry_name(number: str) -> str:
+    safe = "".join(c if c.isalnum() or c in "-_." else "-" for c in number)
+    return f"{safe or 'invoice'}.pdf"

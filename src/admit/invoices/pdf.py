@@ -21,13 +21,22 @@ from reportlab.lib import colors
 from reportlab.lib.pagesizes import A4
 from reportlab.lib.styles import ParagraphStyle
 from reportlab.lib.units import mm
-from reportlab.platypus import Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
+from reportlab.lib.utils import ImageReader
+from reportlab.pdfbase.pdfmetrics import stringWidth
+from reportlab.platypus import Image, Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
 
 from admit.invoices.content import REVERSE_CHARGE_NOTE, totals_by_rate
+from admit.invoices.pdfa import CREATOR, PRODUCER, FacturX, canvas_maker
 from admit.kit.pdf import fonts
 from admit.models import Invoice
 
 MAX_TEXT = 2000
+PADDING = 6  # reportlab's default left and right padding of a table cell (points)
+LINE_WIDTHS = [95 * mm, 25 * mm, 25 * mm, 25 * mm]
+TOTAL_WIDTHS = [70 * mm, 33 * mm, 33 * mm, 34 * mm]
+# The box the organizer's logo is fitted into (aspect kept), top left of the first page.
+LOGO_WIDTH = 60 * mm
+LOGO_HEIGHT = 22 * mm
 
 
 def _markup(text: str, font: str) -> str:
@@ -62,6 +71,16 @@ class _Styles:
         style = style or self.body
         return Paragraph(_markup(text, style.fontName), style)
 
+    def cell(self, text: str, width: float, style: ParagraphStyle | None = None) -> Any:
+        """A table cell: the plain string when it is printable ASCII that fits the column on
+        one line (drawn by the table in the cell's font, no Paragraph to lay out: most cells
+        are amounts and rates), else a Paragraph that wraps and falls back to other fonts."""
+        style = style or self.body
+        if text.isascii() and text.isprintable():
+            if stringWidth(text, style.fontName, style.fontSize) <= width - 2 * PADDING:
+                return text
+        return self.p(text, style)
+
 
 def _issuer_text(inv: Invoice) -> str:
     place = " ".join(p for p in (inv.invoice_from_zipcode, inv.invoice_from_city) if p)
@@ -84,19 +103,22 @@ def _meta(inv: Invoice, order_code: str, refers: str | None) -> list[tuple[str, 
     return rows
 
 
-def _heads(s: _Styles, *labels: str) -> list[Paragraph]:
-    return [s.p(label, s.strong_right) for label in labels]
+def _text_style(s: _Styles, right_from: int) -> list[tuple[Any, ...]]:
+    """How the plain-string cells are set: the body's font and size, the header row bold,
+    the amount columns right-aligned (Paragraph cells carry their own style)."""
+    return [
+        ("FONTNAME", (0, 0), (-1, -1), s.regular),
+        ("FONTNAME", (0, 0), (-1, 0), s.bold),
+        ("FONTSIZE", (0, 0), (-1, -1), s.body.fontSize),
+        ("LEADING", (0, 0), (-1, -1), s.body.leading),
+        ("ALIGN", (right_from, 0), (-1, -1), "RIGHT"),
+        ("VALIGN", (0, 0), (-1, -1), "TOP"),
+    ]
 
 
 def _lines_table(s: _Styles, inv: Invoice) -> Table:
-    rows: list[list[Any]] = [
-        [
-            s.p("Description", s.strong),
-            s.p("Tax rate", s.strong_right),
-            s.p("Net", s.strong_right),
-            s.p("Gross", s.strong_right),
-        ]
-    ]
+    w = LINE_WIDTHS
+    rows: list[list[Any]] = [["Description", "Tax rate", "Net", "Gross"]]
     for line in inv.lines:
         description = line.description
         if line.attendee_name:
@@ -109,18 +131,18 @@ def _lines_table(s: _Styles, inv: Invoice) -> Table:
         rows.append(
             [
                 s.p(description),
-                s.p(rate, s.right),
-                s.p(money(line.gross_value - line.tax_value, inv.currency), s.right),
-                s.p(money(line.gross_value, inv.currency), s.right),
+                s.cell(rate, w[1], s.right),
+                s.cell(money(line.gross_value - line.tax_value, inv.currency), w[2], s.right),
+                s.cell(money(line.gross_value, inv.currency), w[3], s.right),
             ]
         )
-    table = Table(rows, colWidths=[95 * mm, 25 * mm, 25 * mm, 25 * mm], repeatRows=1)
+    table = Table(rows, colWidths=w, repeatRows=1)
     table.setStyle(
         TableStyle(
             [
+                *_text_style(s, 1),
                 ("LINEBELOW", (0, 0), (-1, 0), 0.8, colors.black),
                 ("LINEBELOW", (0, 1), (-1, -1), 0.25, colors.grey),
-                ("VALIGN", (0, 0), (-1, -1), "TOP"),
             ]
         )
     )
@@ -128,34 +150,28 @@ def _lines_table(s: _Styles, inv: Invoice) -> Table:
 
 
 def _totals_table(s: _Styles, inv: Invoice) -> Table:
-    rows: list[list[Any]] = [
-        [
-            s.p("Tax rate", s.strong),
-            s.p("Net", s.strong_right),
-            s.p("Tax", s.strong_right),
-            s.p("Gross", s.strong_right),
-        ]
-    ]
+    w = TOTAL_WIDTHS
+    rows: list[list[Any]] = [["Tax rate", "Net", "Tax", "Gross"]]
     for group in totals_by_rate(inv.lines):
         label = f"{group['tax_rate']:.2f} % {group['tax_name']}".strip()
         if group["tax_code"]:
             label += f" ({group['tax_code']})"
         rows.append(
-            [s.p(label)]
-            + [s.p(money(group[k], inv.currency), s.right) for k in ("net", "tax", "gross")]
+            [s.cell(label, w[0])]
+            + [
+                s.cell(money(group[k], inv.currency), w[i], s.right)
+                for i, k in enumerate(("net", "tax", "gross"), start=1)
+            ]
         )
     rows.append(
-        [
-            s.p("Invoice total", s.strong),
-            "",
-            "",
-            s.p(money(inv.total, inv.currency), s.strong_right),
-        ]
+        ["Invoice total", "", "", s.cell(money(inv.total, inv.currency), w[3], s.strong_right)]
     )
-    table = Table(rows, colWidths=[70 * mm, 33 * mm, 33 * mm, 34 * mm])
+    table = Table(rows, colWidths=w)
     table.setStyle(
         TableStyle(
             [
+                *_text_style(s, 1),
+                ("FONTNAME", (0, -1), (-1, -1), s.bold),
                 ("LINEBELOW", (0, 0), (-1, 0), 0.8, colors.black),
                 ("LINEABOVE", (0, -1), (-1, -1), 0.8, colors.black),
             ]
@@ -164,8 +180,23 @@ def _totals_table(s: _Styles, inv: Invoice) -> Table:
     return table
 
 
-def render(inv: Invoice, order_code: str, refers: str | None = None) -> bytes:
-    """The PDF of ``inv`` (its ``lines`` loaded); ``refers``: the number it cancels."""
+def _logo(data: bytes) -> Image:
+    width, height = ImageReader(io.BytesIO(data)).getSize()
+    scale = min(LOGO_WIDTH / width, LOGO_HEIGHT / height)
+    return Image(io.BytesIO(data), width * scale, height * scale, hAlign="LEFT")
+
+
+def render(
+    inv: Invoice,
+    order_code: str,
+    refers: str | None = None,
+    *,
+    logo: bytes | None = None,
+    xml: bytes | None = None,
+) -> bytes:
+    """The PDF of ``inv`` (its ``lines`` loaded); ``refers``: the number it cancels;
+    ``logo``: an opaque image (``drawing.prepare_logo``) drawn above the issuer; ``xml``:
+    the Factur-X XML, embedded with its PDF/A-3 metadata."""
     s = _Styles()
     out = io.BytesIO()
     title = "Cancellation" if inv.is_cancellation else "Invoice"
@@ -177,17 +208,24 @@ def render(inv: Invoice, order_code: str, refers: str | None = None) -> bytes:
         topMargin=18 * mm,
         bottomMargin=22 * mm,
         title=f"{title} {inv.full_invoice_no}",
-        author=inv.invoice_from_name,
+        author=inv.invoice_from_name or "Admit",
         subject=f"{title} {inv.full_invoice_no}",
-        creator="Admit",
+        creator=CREATOR,
+        producer=PRODUCER,
+        keywords="",
+        initialFontName=s.regular,  # not Helvetica: PDF/A embeds every font
     )
     meta = Table(
-        [[s.p(k, s.strong), s.p(v, s.right)] for k, v in _meta(inv, order_code, refers)],
+        [[k, s.cell(v, 45 * mm, s.right)] for k, v in _meta(inv, order_code, refers)],
         colWidths=[30 * mm, 45 * mm],
     )
     head = Table([[s.p(_issuer_text(inv)), meta]], colWidths=[95 * mm, 75 * mm])
-    head.setStyle(TableStyle([("VALIGN", (0, 0), (-1, -1), "TOP")]))
-    story: list[Any] = [head, Spacer(0, 8 * mm)]
+    head.setStyle(
+        TableStyle([("VALIGN", (0, 0), (-1, -1), "TOP"), ("FONTNAME", (0, 0), (-1, -1), s.regular)])
+    )
+    meta.setStyle(TableStyle([*_text_style(s, 1), ("FONTNAME", (0, 0), (0, -1), s.bold)]))
+    story: list[Any] = [_logo(logo), Spacer(0, 4 * mm)] if logo else []
+    story += [head, Spacer(0, 8 * mm)]
     if inv.invoice_to:
         story += [s.p(inv.invoice_to), Spacer(0, 8 * mm)]
     story += [s.p(f"{title} {inv.full_invoice_no}", s.title), Spacer(0, 4 * mm)]
@@ -209,5 +247,19 @@ def render(inv: Invoice, order_code: str, refers: str | None = None) -> bytes:
         canvas.drawRightString(A4[0] - 20 * mm, 8 * mm, f"{inv.full_invoice_no} · {_doc.page}")
         canvas.restoreState()
 
-    doc.build(story, onFirstPage=on_page, onLaterPages=on_page)
+    doc.build(
+        story,
+        onFirstPage=on_page,
+        onLaterPages=on_page,
+        canvasmaker=canvas_maker(
+            FacturX(
+                xml,
+                f"{title} {inv.full_invoice_no}",
+                inv.invoice_from_name or "Admit",
+                inv.locale or "en",
+            )
+            if xml is not None
+            else None
+        ),
+    )
     return out.getvalue()

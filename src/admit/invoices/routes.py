@@ -20,7 +20,7 @@ from sqlalchemy.orm import selectinload
 from starlette.responses import Response, StreamingResponse
 
 from admit.db import write_intent
-from admit.invoices import einvoice, exporter, serialize, service, tasks, triggers  # noqa: F401
+from admit.invoices import drawing, einvoice, exporter, serialize, service, tasks, triggers  # noqa: F401
 from admit.invoices.schemas import InvoiceOut
 from admit.jobs.downloads import content_disposition
 from admit.jobs.queue import enqueue
@@ -198,7 +198,7 @@ async def _stream(ctx: EventContext, invoice: Invoice) -> Response | None:
         async for chunk in chunks:
             yield chunk
 
-    headers = {"Content-Disposition": content_disposition(tasks.filename(invoice))}
+    headers = {"Content-Disposition": content_disposition(drawing.filename(invoice))}
     return StreamingResponse(body(), media_type="application/pdf", headers=headers)
 
 
@@ -277,7 +277,7 @@ async def invoice_ubl(number: str, ctx: Reader) -> Response:
         )
     except Exception as exc:  # the library refuses data its schema does not allow
         raise APIError(409, f"This invoice cannot be expressed as UBL: {exc}"[:500]) from None
-    name = tasks.filename(invoice).removesuffix(".pdf") + ".xml"
+    name = drawing.filename(invoice).removesuffix(".pdf") + ".xml"
     return Response(
         xml,
         media_type="application/xml",

@@ -14,6 +14,7 @@ serialised there, and the numbers by the counter row (:mod:`admit.invoices.numbe
 from __future__ import annotations
 
 import datetime as dt
+import uuid
 from collections.abc import Sequence
 from decimal import Decimal
 
@@ -59,6 +60,20 @@ _ACTIVE = (
 
 async def active_invoices(session: AsyncSession, order_id: int) -> list[Invoice]:
     return list(await session.scalars(_ACTIVE, {"order_id": order_id}))
+
+
+_HAS_ACTIVE = select(
+    exists().where(
+        Invoice.order_id == bindparam("order_id"),
+        Invoice.is_cancellation.is_(False),
+        ~exists().where(_Canceling.refers_id == Invoice.id, _Canceling.is_cancellation.is_(True)),
+    )
+)
+
+
+async def has_active_invoice(session: AsyncSession, order_id: int) -> bool:
+    """Whether the order has an invoice in force (one query, nothing loaded)."""
+    return bool(await session.scalar(_HAS_ACTIVE, {"order_id": order_id}))
 
 
 async def is_canceled(session: AsyncSession, invoice: Invoice) -> bool:
@@ -143,8 +158,12 @@ async def order_lines(session: AsyncSession, event: Event, order: Order) -> list
     return [line for line in lines if content.keep_line(event, line)]
 
 
-async def _organizer_name(session: AsyncSession, organizer_id: int) -> str:
-    return await session.scalar(select(Organizer.name).where(Organizer.id == organizer_id)) or ""
+async def _organizer_name(session: AsyncSession, event: Event) -> str:
+    """The organizer's name, read only when the issuer's company name is not set."""
+    if setting(event, "invoice_address_from_name"):
+        return ""
+    query = select(Organizer.name).where(Organizer.id == event.organizer_id)
+    return await session.scalar(query) or ""
 
 
 def _terms(event: Event, order: Order, locale: str) -> tuple[dt.date | None, str, str | None]:
@@ -175,17 +194,19 @@ async def _write(
     *,
     cancellation_of: Invoice | None = None,
 ) -> Invoice:
+    """Writes the invoice, its lines and its rendering job first, under a placeholder number
+    no real one can equal (``~`` and a random hex), and takes the number last: the counter
+    row stays locked from taking the number to the commit, so concurrent issuers of one
+    sequence wait for each other only for one ``UPDATE`` and the commit, not for the
+    inserts."""
     issued = local_date(utcnow(), event.timezone)
-    number = await numbers.allocate(
-        session, event, order, issued, cancellation=cancellation_of is not None
-    )
     invoice = Invoice(
         organizer_id=event.organizer_id,
         event_id=event.id,
         order_id=order.id,
-        prefix=number.prefix,
-        invoice_no=number.invoice_no,
-        full_invoice_no=number.full,
+        prefix="",
+        invoice_no=f"~{uuid.uuid4().hex}",
+        full_invoice_no="",
         is_cancellation=cancellation_of is not None,
         refers_id=cancellation_of.id if cancellation_of is not None else None,
         date=issued,
@@ -202,6 +223,17 @@ async def _write(
         for index, line in enumerate(lines, start=1)
     )
     await queue_render(session, invoice)
+    # Not flushed before the counter's UPDATE: the job id and the number go in one UPDATE.
+    with session.no_autoflush:
+        number = await numbers.allocate(
+            session, event, order, issued, cancellation=cancellation_of is not None
+        )
+    invoice.prefix, invoice.invoice_no, invoice.full_invoice_no = (
+        number.prefix,
+        number.invoice_no,
+        number.full,
+    )
+    await session.flush()
     return invoice
 
 
@@ -228,7 +260,7 @@ async def issue(
     locale = content.invoice_locale(event, order.locale)
     due, terms, stamp = _terms(event, order, locale)
     fields: dict[str, object] = {
-        **content.issuer(event, await _organizer_name(session, event.organizer_id)),
+        **content.issuer(event, await _organizer_name(session, event)),
         **content.recipient(order.invoice_address),
         "locale": locale,
         "introductory_text": text(setting(event, "invoice_introductory_text"), locale),

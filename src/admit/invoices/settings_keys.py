@@ -12,10 +12,11 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BeforeValidator, Field
 
-from admit.events.settings import EVENT_SETTINGS, INVOICING, value
+from admit.events.settings import EVENT_SETTINGS, FILE_KEYS, INVOICING, value
 from admit.kit.resources.schema import I18n
 from admit.kit.resources.settings import Setting
 from admit.models import Event
+from admit.uploads.service import IMAGE_TYPES
 
 Short = Annotated[str, Field(max_length=190)]
 Line = Annotated[str, Field(max_length=255)]
@@ -51,6 +52,8 @@ Prefix = Annotated[str, Field(max_length=150), AfterValidator(_prefix)]
 CounterLength = Annotated[int, BeforeValidator(_int_input), Field(ge=1, le=15)]
 CountryCode = Annotated[str, Field(max_length=2), AfterValidator(_country)]
 Language = Annotated[str, Field(max_length=32)]
+# ``file:<id>`` on input (see ``events.settings.FILE_KEYS``), the media path once kept.
+FileRef = Annotated[str, Field(max_length=2000)] | None
 
 
 def _s(key: str, annotation: Any, default: Any, label: str) -> Setting:
@@ -87,6 +90,7 @@ KEYS = (
     _s("invoice_introductory_text", I18n, {}, "Introductory text"),
     _s("invoice_additional_text", I18n, {}, "Additional text"),
     _s("invoice_footer_text", I18n, {}, "Footer"),
+    _s("invoice_logo_image", FileRef, None, "Logo image (PNG, JPEG or GIF upload)"),
 )
 
 
@@ -94,6 +98,7 @@ def register() -> None:
     if KEYS[0].key in EVENT_SETTINGS:
         return
     EVENT_SETTINGS.register(*KEYS)
+    FILE_KEYS["invoice_logo_image"] = IMAGE_TYPES
 
 
 register()

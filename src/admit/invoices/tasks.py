@@ -12,66 +12,18 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import uuid
 
-from sqlalchemy import select, update
-from sqlalchemy.orm import selectinload
+from sqlalchemy import update
 
-from admit.invoices import einvoice, exporter  # noqa: F401  (the worker runs its exports)
+from admit.invoices import exporter  # noqa: F401  (the worker runs its exports)
+from admit.invoices.drawing import draw, file_key, load, logo
 from admit.invoices.service import RENDER_KIND
 from admit.jobs.queue import JobContext, JobFailed, job_kind
-from admit.models import Invoice, Order
+from admit.models import Invoice
 
 log = logging.getLogger("admit.invoices")
 # Rendering one invoice takes milliseconds; a stuck run is stopped long before this.
 TIME_LIMIT = 120.0
-
-
-def file_key(invoice: Invoice) -> str:
-    return f"invoices/{invoice.organizer_id}/{invoice.id}-{uuid.uuid4().hex}.pdf"
-
-
-def filename(invoice: Invoice) -> str:
-    safe = "".join(c if c.isalnum() or c in "-_." else "-" for c in invoice.full_invoice_no)
-    return f"{safe or 'invoice'}.pdf"
-
-
-Loaded = tuple[Invoice, str, Invoice | None]
-
-
-async def load(session: object, invoice_id: int) -> Loaded | None:
-    """The invoice with its lines, its order's code and the invoice it refers to."""
-    row = (
-        await session.execute(  # type: ignore[attr-defined]
-            select(Invoice, Order.code)
-            .join(Order, Order.id == Invoice.order_id)
-            .where(Invoice.id == invoice_id)
-            .options(selectinload(Invoice.lines))
-        )
-    ).first()
-    if row is None:
-        return None
-    invoice, code = row
-    refers = None
-    if invoice.refers_id is not None:
-        refers = await session.get(Invoice, invoice.refers_id)  # type: ignore[attr-defined]
-    return invoice, code, refers
-
-
-def draw(invoice: Invoice, code: str, refers: Invoice | None) -> bytes:
-    """The PDF with its Factur-X XML embedded. Should the XML not pass its schema (data no
-    schema foresaw), the invoice is still drawn, without it, and the reason logged: the PDF
-    is the invoice, the XML an addition."""
-    from admit.invoices import pdf  # reportlab: loaded by the processes that draw only
-
-    number = refers.full_invoice_no if refers is not None else None
-    content = pdf.render(invoice, code, number)
-    try:
-        xml = einvoice.cii_xml(invoice, number, refers.date if refers is not None else None)
-    except Exception:
-        log.exception("invoice %s: no Factur-X XML", invoice.full_invoice_no)
-        return content
-    return einvoice.embed(content, xml, invoice)
 
 
 @job_kind(RENDER_KIND, max_attempts=3, keep_hours=24.0, time_limit=TIME_LIMIT)
@@ -87,7 +39,8 @@ async def render_invoice(job: JobContext) -> str | None:
         invoice, code, refers = loaded
         if invoice.render_job_id != job.id:
             return "A newer rendering of this invoice was asked for."
-        content = await asyncio.to_thread(draw, invoice, code, refers)
+        image = await logo(session, job.store, invoice.event_id)
+        content = await asyncio.to_thread(draw, invoice, code, refers, image)
         key = file_key(invoice)
         async with job.store.writer(key) as handle:
             handle.write(content)

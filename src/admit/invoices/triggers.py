@@ -10,6 +10,12 @@ Canceling an order (also through a refund that cancels it) issues the cancellati
 its invoices; an order canceled with a cancellation fee keeps living with the fee, so it also
 gets a new invoice of the fee when it had one before.
 
+Changing an order (the change API, a position's PATCH or cancel) where invoices are issued on
+their own (``"True"``, ``"paid"``) and the order has an invoice in force: when its lines now
+differ from the invoice's (a price, a product, a fee, an attendee's name), the invoice gets its
+cancellation and the order a new invoice, as the reference reissues on change. An invoice is
+never edited.
+
 The hooks say when they have nothing to do (``idle``, from the event's settings in memory), so
 order creation's fast lane keeps taking the orders of events that do not invoice on their own.
 """
@@ -19,12 +25,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.invoices import service
+from admit.invoices.content import LineData
 from admit.invoices.settings_keys import setting
 from admit.kit.http.transaction import before_commit
-from admit.models import Event, Item, Order, OrderPosition
+from admit.models import Event, Invoice, Item, Order, OrderPosition
 from admit.orders import hooks
 
 ON_PLACED = ("True",)
@@ -68,7 +76,7 @@ async def _issue_pending(session: AsyncSession) -> None:
 
 
 async def _issue_if_none(session: AsyncSession, event: Event, order: Order) -> None:
-    if await service.active_invoices(session, order.id):
+    if await service.has_active_invoice(session, order.id):
         return
     lines = await service.order_lines(session, event, order)
     if service.qualifies(order, lines):
@@ -90,6 +98,42 @@ async def on_canceled(
         await service.issue(session, event, order, lines)
 
 
+_COMPARED = (
+    "description gross_value tax_value tax_rate tax_code item_id variation_id subevent_id "
+    "fee_type attendee_name"
+).split()
+
+
+def _same_lines(invoice: Invoice, lines: Sequence[LineData]) -> bool:
+    def key(line: Any) -> tuple[Any, ...]:
+        return tuple(getattr(line, name) or None for name in _COMPARED)
+
+    return [key(line) for line in invoice.lines] == [key(line) for line in lines]
+
+
+async def on_changed(
+    session: AsyncSession, order: Order, _positions: Sequence[OrderPosition]
+) -> None:
+    event = await _event(session, order)
+    if event is None or setting(event, "invoice_generate") not in ON_PAID:
+        return
+    if order.status == "c":
+        return  # canceled: the cancellation hook issued what it needs
+    active = await service.active_invoices(session, order.id)
+    if not active:
+        return
+    await session.flush()
+    lines = await service.order_lines(session, event, order)
+    if len(active) == 1 and _same_lines(active[0], lines):
+        return
+    # Issuers of one order are serialised on its row (a position PATCH does not hold it).
+    await session.execute(select(Order.id).where(Order.id == order.id).with_for_update())
+    for invoice in await service.active_invoices(session, order.id):
+        await service.cancel(session, event, order, invoice)
+    if service.qualifies(order, lines):
+        await service.issue(session, event, order, lines)
+
+
 def _placed_idle(event: Event, _items: Sequence[Item], _row: Mapping[str, Any]) -> bool:
     return setting(event, "invoice_generate") not in ON_PLACED
 
@@ -102,3 +146,5 @@ hooks.register(hooks.order_placed_hooks, on_placed, idle=_placed_idle)
 hooks.register(hooks.order_paid_hooks, on_paid, idle=_paid_idle)
 if on_canceled not in hooks.order_canceled_hooks:
     hooks.order_canceled_hooks.append(on_canceled)
+if on_changed not in hooks.order_changed_hooks:
+    hooks.order_changed_hooks.append(on_changed)

@@ -15,14 +15,14 @@ from starlette.responses import Response
 from admit.customers import membership_rules
 from admit.db import utcnow
 from admit.kit.http.body import read_object
-from admit.kit.http.context import EventAccess, EventContext
+from admit.kit.http.context import EventAccess, EventContext, public_base_url
 from admit.kit.http.responses import JSONResponse
 from admit.kit.http.routing import api_router
 from admit.kit.openapi.bodies import empty_body, json_body
 from admit.kit.resources.crud import flush_guard, validate_input
 from admit.models import Order
 from admit.notifications.notify import ORDER_CHANGED_SECRET
-from admit.orders import actions
+from admit.orders import actions, buyer_mails
 from admit.orders.routes import EXPIRYCHANGED, WRITE, E, load_order, notify_order, render_one
 from admit.orders.rows import PAID, PAYMENT_CONFIRMED
 from admit.orders.schemas import CancelIn, ExtendIn, MarkPaidIn
@@ -40,11 +40,16 @@ Action = Callable[[EventContext, Order, dict[str, Any]], Any]
 
 async def _mark_paid(ctx: EventContext, order: Order, raw: dict[str, Any]) -> None:
     data: MarkPaidIn = validate_input(MarkPaidIn, raw)  # type: ignore[assignment]
+    if data.send_email:
+        buyer_mails.wanted(ctx.session, public_base_url(ctx.request))
     await actions.mark_paid(ctx.session, order, data.force)
 
 
 async def _cancel(ctx: EventContext, order: Order, raw: dict[str, Any]) -> None:
-    actions.mark_canceled(ctx.session, order, validate_input(CancelIn, raw))  # type: ignore[arg-type]
+    data: CancelIn = validate_input(CancelIn, raw)  # type: ignore[assignment]
+    if data.send_email:
+        buyer_mails.wanted(ctx.session, public_base_url(ctx.request))
+    actions.mark_canceled(ctx.session, order, data)
     await membership_rules.cancel_granted(ctx.session, order)
 
 
@@ -97,7 +102,8 @@ def _action_notices(name: str, order: Order, status: str, confirmed: int) -> lis
 ACTION_DOCS: dict[str, tuple[str, str]] = {
     "mark_paid": ("Mark an order paid", "Confirms a payment for the open amount and makes the "
                   "pending (or expired) order paid. Quota is checked again for an expired order "
-                  "unless `force` is set. A paid or canceled order answers 400."),
+                  "unless `force` is set. A paid or canceled order answers 400. `send_email` "
+                  "mails the buyer the paid mail with the tickets and the invoice."),
     "mark_pending": ("Mark an order pending", "Makes a paid order unpaid again."),
     "mark_expired": ("Mark an order expired", "Expires a pending order; its tickets no longer "
                      "count against quota."),

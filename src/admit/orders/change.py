@@ -368,5 +368,8 @@ async def change_order(
     became = await settle(session, event, order, now)
     if became:
         await hooks.run(hooks.order_paid_hooks, session, order, kept)
+    hooks.changed(session, order)
+    if outcome.split is not None:
+        hooks.changed(session, outcome.split)
     outcome.actions = sorted(seen) + became
     return outcome

@@ -39,6 +39,10 @@ order_paid_hooks: list[OrderHook] = []
 # positions keeping a cancellation fee): :func:`canceled` records it, so the synchronous
 # cancel paths need not await anything. ``positions`` is empty: the hook reads what it needs.
 order_canceled_hooks: list[OrderHook] = []
+# Run once before the commit of a transaction that changed what a live order holds (the change
+# API, a position's PATCH or cancel): :func:`changed` records it. The hook compares what it
+# cares about (the invoices: the lines) and acts only on a real difference.
+order_changed_hooks: list[OrderHook] = []
 _idle: dict[OrderHook, Idle | None] = {}
 _active_if: dict[OrderHook, Any] = {}
 # The ``active_if`` queries, in the order they were registered (the lane refers to them by
@@ -84,6 +88,22 @@ async def _run_canceled(session: AsyncSession) -> None:
     orders: dict[int, Order] = session.info.pop("canceled_orders", {})
     for order in orders.values():
         for hook in order_canceled_hooks:
+            await hook(session, order, ())
+
+
+def changed(session: AsyncSession, order: Order) -> None:
+    """Records that what ``order`` holds may have changed in this transaction; the
+    ``order_changed_hooks`` run for it (once) right before the commit."""
+    if not order_changed_hooks:
+        return
+    session.info.setdefault("changed_orders", {})[order.id] = order
+    before_commit(session, "order_changed_hooks", _run_changed)
+
+
+async def _run_changed(session: AsyncSession) -> None:
+    orders: dict[int, Order] = session.info.pop("changed_orders", {})
+    for order in orders.values():
+        for hook in order_changed_hooks:
             await hook(session, order, ())
 
 

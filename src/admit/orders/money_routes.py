@@ -22,7 +22,7 @@ from starlette.responses import Response
 
 from admit.db import utcnow
 from admit.kit.http.body import read_object
-from admit.kit.http.context import EventAccess, EventContext
+from admit.kit.http.context import EventAccess, EventContext, public_base_url
 from admit.kit.http.errors import not_found
 from admit.kit.http.responses import JSONResponse
 from admit.kit.http.routing import api_router
@@ -31,7 +31,7 @@ from admit.kit.resources.crud import flush_guard, validate_input
 from admit.kit.resources.filtering import parse_pk
 from admit.kit.resources.pagination import paginate
 from admit.models import Order, OrderPayment, OrderRefund
-from admit.orders import payments, refunds
+from admit.orders import buyer_mails, payments, refunds
 from admit.orders.money_schemas import (
     ConfirmIn,
     PaymentIn,
@@ -147,6 +147,8 @@ async def create_payment(code: str, ctx: Writer) -> Response:
     data: PaymentIn = await _body(ctx, PaymentIn)
 
     async def work(order: Order) -> tuple[OrderPayment, list[str]]:
+        if data.send_email:
+            buyer_mails.wanted(ctx.session, public_base_url(ctx.request))
         return await payments.create(ctx.session, ctx.event, order, data), []
 
     _, payment = await _change(ctx, code, work)
@@ -165,6 +167,8 @@ async def confirm_payment(code: str, local_id: str, ctx: Writer) -> Response:
 
     async def work(order: Order) -> tuple[OrderPayment, list[str]]:
         payment = payments.find(order.payments, local_id)
+        if data.send_email:
+            buyer_mails.wanted(ctx.session, public_base_url(ctx.request))
         await payments.confirm(ctx.session, ctx.organizer_id, order, payment, data.force)
         return payment, []
 

@@ -28,7 +28,7 @@ from admit.notifications.notify import (
     ORDER_CHANGED_VALIDITY,
     notify_all,
 )
-from admit.orders import codes, listed
+from admit.orders import codes, hooks, listed
 from admit.orders.downloads_field import api_base, decorate_positions
 from admit.orders.filters import POSITION_FILTERS, POSITION_ORDERING, request_view
 from admit.orders.order_fields import position_print_logs
@@ -206,6 +206,10 @@ async def _patch(ctx: EventContext, position: OrderPosition, raw: dict[str, Any]
         for answer in to_models(cleaned):
             answer.orderposition_id = position.id
             ctx.session.add(answer)
+    if before != _snapshot(position):  # a name on an invoice line may have changed
+        order = await ctx.session.get(Order, position.order_id)
+        if order is not None:
+            hooks.changed(ctx.session, order)
     await _notify_patch(ctx, position, before, "answers" in supplied and patch.answers is not None)
 
 
@@ -244,6 +248,7 @@ async def _cancel(ctx: EventContext, position: OrderPosition) -> None:
     order.total = kept + Decimal(fees or 0)
     order.last_modified = utcnow()
     await voucher_usage.sync(ctx.session, [p.voucher_id for p in siblings if p.id in going])
+    hooks.changed(ctx.session, order)
     await _notify(ctx, order.code, [ORDER_CHANGED_CANCEL])
 
 

@@ -22,10 +22,11 @@ _html = Environment(
 )
 
 
-def render(context: dict[str, Any]) -> tuple[str, str, str]:
-    subject = " ".join(_text.get_template("order.subject.txt").render(context).split())
-    text = _text.get_template("order.txt").render(context)
-    html = _html.get_template("order.html").render(context, subject=subject)
+def render(context: dict[str, Any], name: str = "order") -> tuple[str, str, str]:
+    """(subject, text, html) of the mail ``name`` (``order``, ``paid``, ``canceled``)."""
+    subject = " ".join(_text.get_template(f"{name}.subject.txt").render(context).split())
+    text = _text.get_template(f"{name}.txt").render(context)
+    html = _html.get_template(f"{name}.html").render(context, subject=subject)
     return subject, text, html
 
 

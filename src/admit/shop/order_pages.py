@@ -8,10 +8,12 @@ from fastapi import APIRouter, Request
 from starlette.responses import Response
 
 from admit.events.settings import value
-from admit.kit.http.context import Session
+from admit.kit.http.context import Session, public_base_url
 from admit.kit.http.errors import APIError
 from admit.kit.resources.i18n import localized
-from admit.shop import catalog, orders
+from admit.orders import buyer_mails
+from admit.shop import buyer_mails as _mail_hooks  # noqa: F401  (registers the order hooks)
+from admit.shop import catalog, order_invoices, orders
 from admit.shop.render import base_context
 from admit.shop.render import page as render_page
 from admit.shop.settings import SUCCESS_TEXT
@@ -40,6 +42,7 @@ async def order_page(
         view=view,
         order=order,
         here=here,
+        invoicing=await order_invoices.listed(session, found, order),
         success_text=localized(value(found, SUCCESS_TEXT), order.locale),
     )
 
@@ -56,6 +59,7 @@ async def order_cancel(
     _pairs, refused = await web.post()
     if refused:
         return refused
+    buyer_mails.wanted(session, public_base_url(request))
     try:
         await orders.cancel(session, found, order)
     except APIError as exc:

@@ -1,0 +1,160 @@
+"""Payment confirmation with and without an invoice issued on payment (issue 33).
+
+A fresh PostgreSQL database, the demo event, ``admit serve --workers 2`` with a Redis broker
+(so the server runs no jobs: the PDFs are drawn by ``admit worker`` processes elsewhere, and
+``bench/invoice_pdfs.py`` measures that drawing). Rounds alternate between the two modes on the
+same server, so both see the same machine: each round places ``--orders`` pending orders
+(untimed), sets ``invoice_generate`` (``"False"`` or ``"paid"``), then ``POST
+…/orders/{code}/mark_paid/`` for all of them with ``--concurrency`` requests in flight (httpx),
+timed. With ``"paid"`` each payment also issues the order's invoice in its transaction: the
+invoice rows, its number from the event's counter row (locked until the commit: concurrent
+payments queue there) and the queued rendering job.
+
+Reported: payments/s per round and mode, the median of each mode, the cost of invoicing as a
+share of throughput (target < 10 %), and the load average.
+Run: .venv/bin/python bench/invoice_payments.py [--orders 300] [--rounds 6] [--concurrency 16]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.common import admit, demo_token, fresh_pg_database, serving
+
+REDIS_URL = os.environ.get("ADMIT_BENCH_REDIS", "redis://127.0.0.1:6379/0")
+ISSUER = {
+    "invoice_address_from_name": "Bench Events GmbH",
+    "invoice_address_from": "Am Markt 5",
+    "invoice_address_from_zipcode": "04109",
+    "invoice_address_from_city": "Leipzig",
+    "invoice_address_from_country": "DE",
+    "invoice_address_from_vat_id": "DE999999999",
+}
+ADDRESS = {"name": "Ada Lovelace", "street": "Hauptstr. 1", "zipcode": "10115",
+           "city": "Berlin", "country": "DE"}  # fmt: skip
+
+
+async def _place(client: httpx.AsyncClient, event: str, item: int, count: int) -> list[str]:
+    body = {
+        "email": "buyer@example.org",
+        "invoice_address": ADDRESS,
+        "positions": [{"item": item}, {"item": item}],
+    }
+    codes = []
+    for _ in range(count):
+        r = await client.post(f"{event}orders/", json=body)
+        r.raise_for_status()
+        codes.append(r.json()["code"])
+    return codes
+
+
+async def _pay(
+    client: httpx.AsyncClient, event: str, codes: list[str], concurrency: int
+) -> tuple[float, int]:
+    queue = list(codes)
+    failures = 0
+
+    async def worker() -> None:
+        nonlocal failures
+        while queue:
+            code = queue.pop()
+            r = await client.post(f"{event}orders/{code}/mark_paid/", json={})
+            if r.status_code != 200:
+                failures += 1
+                if failures == 1:
+                    print(f"mark_paid {code}: {r.status_code} {r.text[:300]}", file=sys.stderr)
+
+    started = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    return time.perf_counter() - started, failures
+
+
+async def _run(base: str, token: str, args: argparse.Namespace) -> dict:
+    headers = {"Authorization": f"Token {token}"}
+    limits = httpx.Limits(max_connections=args.concurrency * 2)
+    async with httpx.AsyncClient(base_url=base, headers=headers, limits=limits, timeout=60) as c:
+        event = "/api/v1/organizers/demo/events/democon/"
+        r = await c.post(
+            f"{event}items/",
+            json={"name": {"en": "Bench ticket"}, "default_price": "119.00", "admission": True},
+        )
+        r.raise_for_status()
+        item = r.json()["id"]
+        r = await c.post(f"{event}quotas/", json={"name": "Bench", "size": None, "items": [item]})
+        r.raise_for_status()
+        r = await c.patch(f"{event}settings/", json=ISSUER)
+        r.raise_for_status()
+        rounds: list[dict] = []
+        for index in range(args.rounds * 2):
+            mode = "False" if index % 2 == 0 else "paid"
+            codes = await _place(c, event, item, args.orders)
+            r = await c.patch(f"{event}settings/", json={"invoice_generate": mode})
+            r.raise_for_status()
+            seconds, failures = await _pay(c, event, codes, args.concurrency)
+            rate = round(len(codes) / seconds, 1)
+            rounds.append({"invoice_generate": mode, "payments_per_s": rate, "failed": failures})
+            print(f"round {index + 1}: {mode:5} {rate}/s", file=sys.stderr)
+        invoices = (await c.get(f"{event}invoices/")).json()["count"]
+    plain = statistics.median(
+        r["payments_per_s"] for r in rounds if r["invoice_generate"] == "False"
+    )
+    invoiced = statistics.median(
+        r["payments_per_s"] for r in rounds if r["invoice_generate"] == "paid"
+    )
+    return {
+        "rounds": rounds,
+        "median_without_invoice": plain,
+        "median_with_invoice": invoiced,
+        "invoicing_cost_pct": round(100 * (1 - invoiced / plain), 1),
+        "invoices_issued": invoices,
+        "expected_invoices": args.rounds * args.orders,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--orders", type=int, default=300, help="payments per round")
+    parser.add_argument("--rounds", type=int, default=6, help="rounds per mode")
+    parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--workers", type=int, default=2)
+    args = parser.parse_args()
+    url = fresh_pg_database("admit_bench_invoice_payments")
+    data_dir = tempfile.mkdtemp(prefix="admit-bench-invoices-")
+    env = {
+        "ADMIT_DATABASE_URL": url,
+        "ADMIT_DATA_DIR": data_dir,
+        "ADMIT_BROKER_URL": REDIS_URL,
+        "ADMIT_JOB_QUEUE": f"admit-bench-invoices-{os.getpid()}",
+        "ADMIT_DB_POOL_SIZE": "6",  # the PostgreSQL server is shared: few connections
+    }
+    admit(env, "migrate")
+    token = demo_token(env)["token"]
+    before = [round(x, 2) for x in os.getloadavg()]
+    log_path = Path(data_dir) / "server.log"
+    with log_path.open("w") as log, serving(env, args.workers, log=log) as served:
+        report = asyncio.run(_run(served.base, token, args))
+    report.update(
+        benchmark="invoice_payments",
+        orders_per_round=args.orders,
+        concurrency=args.concurrency,
+        workers=args.workers,
+        loadavg_before=before,
+        loadavg_after=[round(x, 2) for x in os.getloadavg()],
+    )
+    print(json.dumps(report))
+
+
+if __name__ == "__main__":
+    main()
