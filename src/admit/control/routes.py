@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from fastapi import FastAPI
 
-from admit.control import catalog, checkin, dashboard, home, order_page, orders
+from admit.control import catalog, checkin, dashboard, events, home, order_page, orders
 from admit.control.render import static_router
 
 CONTROL_ROUTERS = (
@@ -15,6 +15,7 @@ CONTROL_ROUTERS = (
     order_page.router,
     checkin.router,
     catalog.router,
+    events.router,
     static_router,
 )
 
