@@ -23,9 +23,17 @@ async def test_create_empty_event_errors_by_field_then_created(web, people, fact
     organizer = await web.get("/control/organizer/acme/")
     assert 'href="/control/organizer/acme/events/new"' in organizer.text
     token = await _form(web, NEW)
-    bad = await web.post(NEW, data={"csrf_token": token, "name": "Gala", "slug": "summit",
-                                    "date_from": "2031-05-01T19:00", "timezone": "Mars/Base",
-                                    "currency": "eur"})  # fmt: skip
+    bad = await web.post(
+        NEW,
+        data={
+            "csrf_token": token,
+            "name": "Gala",
+            "slug": "summit",
+            "date_from": "2031-05-01T19:00",
+            "timezone": "Mars/Base",
+            "currency": "eur",
+        },
+    )
     assert bad.status_code == 400
     text = bad.text
     # the API's messages by their fields, what was typed kept
@@ -34,9 +42,17 @@ async def test_create_empty_event_errors_by_field_then_created(web, people, fact
     assert 'value="Gala"' in text
     async with factory.sessionmaker() as session:
         assert await session.scalar(select(func.count()).select_from(Event)) == 2
-    good = await web.post(NEW, data={"csrf_token": token, "name": "Gala", "slug": "gala",
-                                     "date_from": "2031-05-01T19:00",
-                                     "timezone": "Europe/Berlin", "currency": "EUR"})  # fmt: skip
+    good = await web.post(
+        NEW,
+        data={
+            "csrf_token": token,
+            "name": "Gala",
+            "slug": "gala",
+            "date_from": "2031-05-01T19:00",
+            "timezone": "Europe/Berlin",
+            "currency": "EUR",
+        },
+    )
     assert good.status_code == 303, good.text[:800]
     assert good.headers["location"] == "/control/event/acme/gala/settings/"
     async with factory.sessionmaker() as session:
@@ -55,10 +71,18 @@ async def test_create_empty_event_errors_by_field_then_created(web, people, fact
 async def test_clone_copies_the_catalog(web, people, factory, shop):
     await _as(web, people["boss"])
     token = await _form(web, NEW)
-    response = await web.post(NEW, data={"csrf_token": token, "name": "Summit 2031",
-                                         "slug": "summit31", "date_from": "2031-05-01T09:00",
-                                         "timezone": "UTC", "currency": "EUR",
-                                         "clone_from": "summit"})  # fmt: skip
+    response = await web.post(
+        NEW,
+        data={
+            "csrf_token": token,
+            "name": "Summit 2031",
+            "slug": "summit31",
+            "date_from": "2031-05-01T09:00",
+            "timezone": "UTC",
+            "currency": "EUR",
+            "clone_from": "summit",
+        },
+    )
     assert response.status_code == 303, response.text[:800]
     async with factory.sessionmaker() as session:
         event = (await session.scalars(select(Event).where(Event.slug == "summit31"))).one()
@@ -70,16 +94,25 @@ async def test_settings_saved_and_refused_by_field(web, people, factory, shop):
     await _as(web, people["boss"])
     url = shop.base + "settings/"
     token = await _form(web, url)
-    form = {"csrf_token": token, "name": "Summit 2030", "date_from": "2030-06-01T09:00",
-            "timezone": "UTC", "currency": "EUR", "payment_term_days": "10",
-            "ticket_secret_generator": "random",
-            "payment_banktransfer_bank_details_sepa_iban": "DE00 1234"}  # fmt: skip
+    form = {
+        "csrf_token": token,
+        "name": "Summit 2030",
+        "date_from": "2030-06-01T09:00",
+        "timezone": "UTC",
+        "currency": "EUR",
+        "payment_term_days": "10",
+        "ticket_secret_generator": "random",
+        "payment_banktransfer_bank_details_sepa_iban": "DE00 1234",
+    }
     bad = await web.post(url, data=form)
     assert bad.status_code == 400
     assert "Enter a valid IBAN." in bad.text and 'value="DE00 1234"' in bad.text
-    form.update(payment_banktransfer_bank_details_sepa_iban="DE89370400440532013000",
-                payment_banktransfer__enabled="1", plugins="banktransfer",
-                frontpage_text="Welcome!")  # fmt: skip
+    form.update(
+        payment_banktransfer_bank_details_sepa_iban="DE89370400440532013000",
+        payment_banktransfer__enabled="1",
+        plugins="banktransfer",
+        frontpage_text="Welcome!",
+    )
     good = await web.post(url, data=form)
     assert good.status_code == 303, good.text[:1500]
     async with factory.sessionmaker() as session:

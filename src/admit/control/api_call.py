@@ -88,7 +88,10 @@ def by_field(errors: Errors) -> Errors:
     """Errors keyed by the form's field names: ``name.en`` is shown by ``name``."""
     out: Errors = {}
     for key, messages in errors.items():
-        out.setdefault(key.split(".")[0], []).extend(messages)
+        parts = key.split(".")
+        if len(parts) > 1 and parts[0].isdigit():  # a batch's entry: all entries are alike
+            parts = parts[1:]
+        out.setdefault(parts[0], []).extend(messages)
     return out
 
 

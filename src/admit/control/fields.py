@@ -5,7 +5,8 @@ no date is passed on as typed, so the API's own message is the one shown by the 
 
 Kinds: ``text``, ``textarea``, ``i18n`` (one language, ``{"en": ...}``), ``number``,
 ``decimal`` (money as text), ``bool`` (a checkbox), ``select`` / ``multi`` (ids or names from
-``choices``), ``datetime`` (``datetime-local`` in the event's time zone).
+``choices``), ``datetime`` (``datetime-local`` in the event's time zone), ``lines`` (one
+object a line, ``name = price``: a new product's variations).
 """
 
 from __future__ import annotations
@@ -93,6 +94,15 @@ def _aware(text: str, tz: str) -> str:
     return moment.isoformat()
 
 
+def _line(line: str, locale: str) -> dict[str, Any]:
+    """``Balcony = 120.00`` as a variation (no price: the product's)."""
+    name, _, price = line.partition("=")
+    out: dict[str, Any] = {"value": {locale: name.strip()}}
+    if price.strip():
+        out["default_price"] = price.strip()
+    return out
+
+
 def to_body(fields: list[Field], pairs: Pairs, tz: str = "UTC") -> dict[str, Any]:
     """The JSON body of the form: every field present (a checkbox left off is false)."""
     body: dict[str, Any] = {}
@@ -104,6 +114,8 @@ def to_body(fields: list[Field], pairs: Pairs, tz: str = "UTC") -> dict[str, Any
             body[f.name] = [v for v in every(pairs, f.name) if v]
         elif f.kind == "i18n":
             body[f.name] = {f.locale: raw} if raw else {}
+        elif f.kind == "lines":
+            body[f.name] = [_line(line, f.locale) for line in raw.splitlines() if line.strip()]
         elif raw == "" and not f.required and f.optional_null:
             body[f.name] = None
         elif f.kind == "datetime":

@@ -5,7 +5,17 @@ from __future__ import annotations
 
 from fastapi import FastAPI
 
-from admit.control import catalog, checkin, dashboard, events, home, order_page, orders
+from admit.control import (
+    areas,
+    catalog,
+    checkin,
+    dashboard,
+    events,
+    home,
+    order_page,
+    orders,
+    vouchers,
+)
 from admit.control.render import static_router
 
 CONTROL_ROUTERS = (
@@ -16,6 +26,8 @@ CONTROL_ROUTERS = (
     checkin.router,
     catalog.router,
     events.router,
+    vouchers.router,
+    areas.router,
     static_router,
 )
 
