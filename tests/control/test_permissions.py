@@ -61,6 +61,13 @@ async def _prepare(api, route: APIRoute, shop: Shop) -> None:
         canceled = await api.post(f"{E}/orders/{code}/mark_canceled/", headers=headers)
         assert canceled.status_code == 200, canceled.text
         shop.orders.append(shop.orders[2])
+    if "/refunds/{local_id}/" in route.path:
+        code = shop.orders[0]["code"]
+        headers = {"Authorization": f"Token {shop.token}"}
+        made = await api.post(f"{E}/orders/{code}/payments/1/refund/", json={"amount": "1.00"},
+                              headers=headers)  # fmt: skip
+        assert made.status_code == 200, made.text
+        shop.made = {"local_id": str(made.json()["local_id"])}
     area = _area(route.path)
     if area in OBJECTS:
         api_path, body = OBJECTS[area]
@@ -90,6 +97,7 @@ FORMS = {
     "/settings/": {"name": "Summit", "date_from": "2030-06-01T09:00", "timezone": "UTC",
                    "currency": "EUR", "ticket_secret_generator": "random"},
     "/live/": {"action": "test_on"},
+    "/refund": {"payment": "1", "amount": "2.00"},
     "/vouchers/batch": {"count": "2", "max_usages": "1", "price_mode": "none"},
     "/products/new": {"name": "New", "default_price": "1.00"},
     "/products/{id}/": {"name": "Sizes", "default_price": "6.00"},
@@ -124,7 +132,7 @@ def _url_and_form(route: APIRoute, shop: Shop) -> tuple[str, dict[str, str]]:
     code = shop.orders[0]["code"]
     form: dict[str, str] = {}
     for action, index in orders.items():
-        if route.path.endswith("/" + action):
+        if route.path.endswith("/" + action) and "/refunds/" not in route.path:
             code = shop.orders[index]["code"]
     if route.path.endswith("/extend"):
         form["expires"] = (dt.date.today() + dt.timedelta(days=30)).isoformat()
@@ -134,7 +142,7 @@ def _url_and_form(route: APIRoute, shop: Shop) -> tuple[str, dict[str, str]]:
         if route.path.endswith(end):
             form.update(values)
     url = route.path.format(organizer="acme", event="summit", code=code,
-                            **{"id": "1", "cid": "1", **shop.made})  # fmt: skip
+                            **{"id": "1", "cid": "1", "local_id": "1", **shop.made})  # fmt: skip
     return url, form
 
 

@@ -13,6 +13,7 @@ from admit.control import (
     events,
     home,
     order_page,
+    order_refunds,
     orders,
     vouchers,
 )
@@ -23,6 +24,7 @@ CONTROL_ROUTERS = (
     dashboard.router,
     orders.router,
     order_page.router,
+    order_refunds.router,
     checkin.router,
     catalog.router,
     events.router,
