@@ -186,6 +186,11 @@ async def test_back_office_build_walk(live_server, tmp_path: Path) -> None:
             check(f"list-{area}")
         driver.get(event + "vouchers/batch")
         check("vouchers-batch")
+        fill({"count": "3", "tag": "press"})
+        driver.find_element(By.ID, "create-vouchers").click()
+        flash("3 vouchers were created.")
+        assert driver.page_source.count("0 of 1") == 3
+        check("vouchers-tagged")
         driver.get(event + "questions/new")
         check("question-new")
         logged = driver.get_log("browser")

@@ -68,14 +68,14 @@ async def product_fields(ctx: EventContext) -> list[Field]:
         Field("tax_rule", "Tax rule", "select", choices=await _choices(ctx, TaxRule, TaxRule.name)),
         Field("description", "Description", "i18n"),
         Field("admission", "Admits to the event (a ticket)", "bool"),
-        Field("active", "On sale", "bool"),
+        Field("active", "On sale", "bool", default=True),
     ]  # fmt: skip
 
 
 VARIATION_FIELDS = [
     Field("value", "Name", "i18n", required=True),
     Field("default_price", "Price", "decimal", help="Empty: the product's price."),
-    Field("active", "On sale", "bool"),
+    Field("active", "On sale", "bool", default=True),
 ]
 
 PRODUCTS = Area(
@@ -128,7 +128,7 @@ TAX_RULES = Area(
     "taxrules", "Tax rules", "tax rule", resource("taxrules"),
     fixed([Field("name", "Name", "i18n", required=True),
            Field("rate", "Rate (%)", "decimal", required=True),
-           Field("price_includes_tax", "Prices include the tax", "bool"),
+           Field("price_includes_tax", "Prices include the tax", "bool", default=True),
            Field("default", "Default for new products", "bool")]),
     [("Name", lambda r: text_of(r["name"])), ("Rate", lambda r: f"{r['rate']} %"),
      ("Included", lambda r: _yes(r["price_includes_tax"]))],
@@ -167,7 +167,7 @@ QUESTIONS = Area(
 async def checkin_fields(ctx: EventContext) -> list[Field]:
     return [
         Field("name", "Name", required=True),
-        Field("all_products", "Every product", "bool"),
+        Field("all_products", "Every product", "bool", default=True),
         Field("limit_products", "Or only these", "multi", choices=await products(ctx)),
         Field("include_pending", "Unpaid tickets may enter too", "bool"),
         Field("allow_multiple_entries", "A ticket may enter more than once", "bool"),
@@ -189,12 +189,12 @@ CHECKIN_LISTS = Area(
 async def voucher_fields(ctx: EventContext) -> list[Field]:
     return [
         Field("code", "Code", help="Empty: one is generated."),
-        Field("max_usages", "Times it may be used", "number", required=True),
+        Field("max_usages", "Times it may be used", "number", required=True, default="1"),
         Field("valid_until", "Valid until", "datetime"),
         Field("item", "Product", "select", choices=await products(ctx)),
         Field("quota", "Or any product of the quota", "select",
               choices=await _choices(ctx, Quota, Quota.name)),
-        Field("price_mode", "Price", "select", required=True,
+        Field("price_mode", "Price", "select", required=True, default="none",
               choices=[("none", "unchanged"), ("set", "set to the value"),
                        ("subtract", "reduced by the value"), ("percent", "reduced by percent")]),
         Field("value", "Value", "decimal"),

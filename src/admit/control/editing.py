@@ -20,9 +20,9 @@ from starlette.responses import Response
 
 from admit.control.access import control_page
 from admit.control.api_call import Errors, answer, run, with_body
-from admit.control.fields import Field, to_body, to_form, typed
+from admit.control.fields import Field, defaults, to_body, to_form, typed
 from admit.control.nav import event_nav, event_url
-from admit.control.render import render
+from admit.control.render import render, text_of
 from admit.kit.http.context import EventAccess, EventContext
 from admit.kit.http.errors import APIError, FieldErrors
 from admit.kit.resources.crud import Resource
@@ -133,8 +133,13 @@ def mount(router: APIRouter, area: Area) -> None:
                 rows = (await listed(ctx, child.resource, "", params))["results"]
                 forms = [(str(r["id"]), child.label(r), to_form(child.fields, r, tz(ctx)))
                          for r in rows]  # fmt: skip
-                children.append({"child": child, "forms": forms})
+                children.append(
+                    {"child": child, "forms": forms, "defaults": defaults(child.fields)}
+                )
         more = await area.extra(ctx, obj or {}) if area.extra else {}
+        if obj is not None:
+            named = obj.get("name") or obj.get("question") or obj.get("code")
+            more["heading"] = text_of(named) or f"#{obj['id']}"
         return render(page, "area_form.html", status, nav=await event_nav(page, ctx, area.menu
                       or area.key), area=area, base=area.base(ctx), obj=obj, fields=fields,
                       values=values, errors=errors, children=children, failed=failed,
@@ -159,7 +164,8 @@ def mount(router: APIRouter, area: Area) -> None:
                              methods=["GET"])  # fmt: skip
 
     async def new_page(page: Page, ctx: EventContext) -> Response:
-        return await form_page(page, ctx, None, {}, {})
+        fields = await area.fields(ctx) + area.create_only
+        return await form_page(page, ctx, None, defaults(fields), {})
 
     async def create(page: Page, ctx: EventContext, pairs: Pairs) -> Response:
         fields = await area.fields(ctx) + area.create_only

@@ -30,6 +30,12 @@ class Field:
     choices: list[tuple[str, str]] = field(default_factory=list)
     optional_null: bool = True  # an empty optional text is sent as null, not ""
     locale: str = "en"
+    default: Any = None  # what a new object's form starts with (the API's default)
+
+
+def defaults(fields: list[Field]) -> dict[str, Any]:
+    """A new object's form: the API's defaults where they are not empty."""
+    return {f.name: f.default for f in fields if f.default is not None}
 
 
 def _zone(name: str) -> dt.tzinfo:
