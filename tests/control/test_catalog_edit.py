@@ -194,3 +194,21 @@ async def test_vouchers_one_and_a_batch_listed_with_usage_and_tags(web, people, 
     assert '<option value="press"' in listing.text and '<option value="staff"' in listing.text
     staff = await web.get(base, params={"tag": "staff"})
     assert "EARLYBIRD" not in staff.text and staff.text.count("0 of 2") == 3
+
+
+async def test_editing_one_language_keeps_the_others(web, people, factory, shop):
+    async with factory.sessionmaker() as session:
+        item = await session.get(Item, shop.item)
+        item.name = {"en": "Ticket", "de": "Eintrittskarte"}
+        await session.commit()
+    await _as(web, people["boss"])
+    url = f"{shop.base}products/{shop.item}/"
+    token = await _token(web, url)
+    saved = await web.post(
+        url,
+        data={"csrf_token": token, "name": "Day ticket", "default_price": "20.00", "active": "1"},
+    )
+    assert saved.status_code == 303, saved.text[saved.text.find("<main") :][:2000]
+    async with factory.sessionmaker() as session:
+        item = await session.get(Item, shop.item)
+        assert item.name == {"en": "Day ticket", "de": "Eintrittskarte"}

@@ -107,6 +107,15 @@ async def found(ctx: EventContext, resource: Resource[Any], pk: str) -> dict[str
         return None
 
 
+async def found_child(
+    ctx: EventContext, resource: Resource[Any], parent: str, pk: str
+) -> dict[str, Any] | None:
+    try:
+        return await one(ctx, resource, pk, {resource.parent_param or "": parent})
+    except (APIError, FieldErrors):
+        return None
+
+
 async def missing(page: Page, ctx: EventContext, area: Area) -> Response:
     return render(page, "forbidden.html", 404, nav=await event_nav(page, ctx, area.key),
                   detail=f"There is no such {area.singular} in this event.")  # fmt: skip
@@ -192,10 +201,10 @@ def mount(router: APIRouter, area: Area) -> None:
 
     async def update(page: Page, ctx: EventContext, pairs: Pairs, id: str) -> Response:
         fields = await area.fields(ctx)
-        body = to_body(fields, pairs, tz(ctx))
         obj = await found(ctx, res, id)
         if obj is None:
             return await missing(page, ctx, area)
+        body = to_body(fields, pairs, tz(ctx), obj)
 
         async def work() -> Any:
             req = with_body(ctx, body, "PATCH")
@@ -227,7 +236,12 @@ def _mount_child(router: APIRouter, area: Area, child: Child, form_page: Any) ->
     parent = res.parent_param or ""
 
     async def save(page: Page, ctx: EventContext, pairs: Pairs, id: str, cid: str = "") -> Response:
-        body = to_body(child.fields, pairs, tz(ctx))
+        current = None
+        if cid:
+            current = await found_child(ctx, res, id, cid)
+            if current is None:
+                return await missing(page, ctx, area)
+        body = to_body(child.fields, pairs, tz(ctx), current)
 
         async def work() -> Any:
             req = with_body(ctx, body, "PATCH" if cid else "POST")

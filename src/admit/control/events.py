@@ -160,8 +160,9 @@ async def event_settings_page(page: Page, ctx: EventContext) -> Response:
 @control_page(EventAccess(GENERAL), form=True)
 async def save_event_settings(page: Page, ctx: EventContext, pairs: Pairs) -> Response:
     tz = first(pairs, "timezone").strip() or "UTC"
-    event_body = to_body(EVENT_FIELDS, pairs, tz)
-    settings_body = to_body(_setting_fields(ctx), pairs, tz)
+    event_body = to_body(EVENT_FIELDS, pairs, tz, _current(ctx, ctx.event))
+    stored = await event_settings.load(ctx.session, ctx.event)
+    settings_body = to_body(_setting_fields(ctx), pairs, tz, stored)
     settings_body["timezone"] = event_body["timezone"]  # one value, kept in both places
 
     async def work() -> Any:

@@ -109,9 +109,14 @@ def _line(line: str, locale: str) -> dict[str, Any]:
     return out
 
 
-def to_body(fields: list[Field], pairs: Pairs, tz: str = "UTC") -> dict[str, Any]:
-    """The JSON body of the form: every field present (a checkbox left off is false)."""
+def to_body(
+    fields: list[Field], pairs: Pairs, tz: str = "UTC", current: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The JSON body of the form: every field present (a checkbox left off is false). A
+    multi-language text changes the form's language only: the ``current`` object's other
+    languages are kept."""
     body: dict[str, Any] = {}
+    current = current or {}
     for f in fields:
         raw = first(pairs, f.name).strip()
         if f.kind == "bool":
@@ -119,7 +124,10 @@ def to_body(fields: list[Field], pairs: Pairs, tz: str = "UTC") -> dict[str, Any
         elif f.kind == "multi":
             body[f.name] = [v for v in every(pairs, f.name) if v]
         elif f.kind == "i18n":
-            body[f.name] = {f.locale: raw} if raw else {}
+            stored = current.get(f.name)
+            texts = dict(stored) if isinstance(stored, dict) else {}
+            texts.pop(f.locale, None)
+            body[f.name] = {f.locale: raw, **texts} if raw else texts
         elif f.kind == "lines":
             body[f.name] = [_line(line, f.locale) for line in raw.splitlines() if line.strip()]
         elif raw == "" and not f.required and f.optional_null:
