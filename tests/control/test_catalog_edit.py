@@ -89,6 +89,11 @@ async def test_product_created_edited_with_variations(web, people, factory, shop
     async with factory.sessionmaker() as session:
         item = await session.get(Item, item.id)
         assert item.name == {"en": "VIP+"} and not item.active  # the box was left off
+    history = (await web.get(url)).text
+    history = history[history.index("<h2>History</h2>") :]
+    # created, a variation added (a change of its product), changed: each by this user
+    assert history.count("user Boss") == 3, history
+    assert "Created" in history and history.count("Changed") == 2
     missing = await web.get(base + "999999/")
     assert missing.status_code == 404
 

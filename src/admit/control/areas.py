@@ -83,6 +83,7 @@ PRODUCTS = Area(
     children=[Child("variations", "Variations", resource("item-variations"), VARIATION_FIELDS,
                     lambda r: text_of(r.get("value")))],
     list_page=False,
+    history_key="item",
     create_only=[Field("variations", "Variations", "lines",
                        help="One a line, with its price if it differs: Balcony = 120.00")],
 )  # fmt: skip
@@ -216,6 +217,7 @@ VOUCHERS = Area(
       else f"{r['price_mode']} {money(r['value'])}"),
      ("Valid until", lambda r: (r["valid_until"] or "—")[:16].replace("T", " "))],
     creator=admit.vouchers.routes.create,
+    history_key="voucher",
 )  # fmt: skip
 
 AREAS = (PRODUCTS, QUOTAS, CATEGORIES, TAX_RULES, QUESTIONS, CHECKIN_LISTS, VOUCHERS)

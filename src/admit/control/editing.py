@@ -21,6 +21,7 @@ from starlette.responses import Response
 from admit.control.access import control_page
 from admit.control.api_call import Errors, answer, run, with_body
 from admit.control.fields import Field, defaults, to_body, to_form, typed
+from admit.control.history import object_history
 from admit.control.nav import event_nav, event_url
 from admit.control.render import render, text_of
 from admit.kit.http.context import EventAccess, EventContext
@@ -64,6 +65,9 @@ class Area:
     list_page: bool = True  # False: another module shows the list (products, quotas)
     menu: str = ""
     create_only: list[Field] = field(default_factory=list)  # fields the API reads on create
+    # The notifications' payload key naming this kind of object (``item``): its page shows
+    # the object's history.
+    history_key: str = ""
     # The API's create route, where it is not the resource's own (vouchers).
     creator: Callable[[EventContext], Awaitable[Response]] | None = None
     extra: Callable[[EventContext, dict[str, Any]], Awaitable[dict[str, Any]]] | None = None
@@ -149,6 +153,8 @@ def mount(router: APIRouter, area: Area) -> None:
         if obj is not None:
             named = obj.get("name") or obj.get("question") or obj.get("code")
             more["heading"] = text_of(named) or f"#{obj['id']}"
+            if area.history_key:
+                more["history"] = await object_history(ctx, area.history_key, obj["id"])
         return render(page, "area_form.html", status, nav=await event_nav(page, ctx, area.menu
                       or area.key), area=area, base=area.base(ctx), obj=obj, fields=fields,
                       values=values, errors=errors, children=children, failed=failed,

@@ -1,6 +1,7 @@
-"""An order's history of changes, from the notifications outbox (every API and back-office
-change of an order records its type there, in the change's transaction) with who did it: the
-user, API token, device or OAuth application's user the request acted for
+"""The history of changes of an order (and of a product or a voucher), from the notifications
+outbox (every API and back-office change of them records its type there, in the change's
+transaction) with who did it: the user, API token, device or OAuth application's user the
+request acted for
 (``notifications.actor_kind`` / ``actor_id``). Rows are kept as long as the outbox keeps them
 (``notifications.retention``); orders placed through the PostgreSQL order lane have their
 "placed" rows without a name (its SQL function writes them)."""
@@ -40,11 +41,18 @@ WORDS = {
     "refund.failed": "Refund failed",
     "deleted": "Deleted",
 }
+OBJECT_WORDS = {
+    "service.event.item.": {"added": "Created", "changed": "Changed", "deleted": "Deleted"},
+    "service.event.voucher.": {"added": "Created", "changed": "Changed", "deleted": "Deleted"},
+}
 KINDS = {"user": "user", "oauth": "user (OAuth application)", "token": "API token",
          "device": "device"}  # fmt: skip
 
 
 def describe(action: str) -> str:
+    for prefix, words in OBJECT_WORDS.items():
+        if action.startswith(prefix):
+            return words.get(action.removeprefix(prefix), action.removeprefix(prefix))
     short = action.removeprefix(PREFIX)
     if short in WORDS:
         return WORDS[short]
@@ -82,12 +90,21 @@ async def _names(ctx: EventContext, actors: set[tuple[str, int]]) -> dict[tuple[
 
 async def order_history(ctx: EventContext, code: str) -> list[dict[str, Any]]:
     """The order's recorded changes, oldest first."""
+    return await history(ctx, Notification.payload["code"].as_string() == code)
+
+
+async def object_history(ctx: EventContext, key: str, pk: int) -> list[dict[str, Any]]:
+    """The recorded changes of the event's object whose notifications carry ``key`` (a
+    product's ``item``, a voucher's ``voucher``), oldest first."""
+    return await history(ctx, Notification.payload[key].as_integer() == pk)
+
+
+async def history(ctx: EventContext, about: Any) -> list[dict[str, Any]]:
     rows = (
         await ctx.session.execute(
             select(Notification.created, Notification.action, Notification.actor_kind,
                    Notification.actor_id)
-            .where(Notification.event_id == ctx.event.id,
-                   Notification.payload["code"].as_string() == code)
+            .where(Notification.event_id == ctx.event.id, about)
             .order_by(Notification.created, Notification.id)
             .limit(LIMIT)
         )
