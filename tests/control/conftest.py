@@ -49,6 +49,7 @@ class Shop:
     checkin_list: int
     orders: list[dict] = field(default_factory=list)
     token: str = ""
+    made: dict[str, str] = field(default_factory=dict)  # ids a page's URL needs (id, cid)
 
     @property
     def base(self) -> str:

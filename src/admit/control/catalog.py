@@ -10,7 +10,7 @@ from sqlalchemy import func, select
 from starlette.responses import Response
 
 from admit.control.access import control_page
-from admit.control.nav import event_nav
+from admit.control.nav import ITEMS_WRITE, event_nav
 from admit.control.render import render, text_of
 from admit.control.stats import Dashboard, quota_rows
 from admit.kit.http.context import EventAccess, EventContext
@@ -45,13 +45,14 @@ async def products(page: Page, ctx: EventContext) -> Response:
         .order_by(Item.position, Item.id)
     )
     items = [
-        {"name": text_of(name), "price": price, "active": active,
+        {"id": item_id, "name": text_of(name), "price": price, "active": active,
          "category": text_of(categories.get(category)) if category else "",
          "variations": variations.get(item_id, 0)}
         for item_id, name, price, active, category in rows
     ]  # fmt: skip
     nav = await event_nav(page, ctx, "products")
-    return render(page, "products.html", nav=nav, items=items)
+    may_write = ctx.has_event_permission(eid, ITEMS_WRITE)
+    return render(page, "products.html", nav=nav, items=items, may_write=may_write)
 
 
 @router.get(EVENT + "/quotas/")
@@ -71,4 +72,5 @@ async def quotas(page: Page, ctx: EventContext) -> Response:
     for row in board.quotas:
         row["products"] = names.get(row["id"], [])
     nav = await event_nav(page, ctx, "quotas")
-    return render(page, "quotas.html", nav=nav, quotas=board.quotas)
+    may_write = ctx.has_event_permission(ctx.event.id, ITEMS_WRITE)
+    return render(page, "quotas.html", nav=nav, quotas=board.quotas, may_write=may_write)

@@ -17,6 +17,10 @@ from admit.web.page import Page
 
 ORDERS_READ = "event.orders:read"
 ORDERS_WRITE = "event.orders:write"
+SETTINGS_WRITE = "event.settings.general:write"
+ITEMS_WRITE = "event.items:write"
+TAX_WRITE = "event.settings.tax:write"
+VOUCHERS_READ = "event.vouchers:read"
 
 
 @dataclass
@@ -34,6 +38,7 @@ class Nav:
     event: dict[str, Any] | None = None
     menu: list[MenuEntry] = field(default_factory=list)
     active: str = ""
+    may_create: bool = False
 
 
 def event_url(organizer: str, event: str) -> str:
@@ -95,13 +100,30 @@ def event_menu(ctx: EventContext) -> list[MenuEntry]:
         entries.append(MenuEntry("checkin", "Check-in", base + "checkin/"))
     entries.append(MenuEntry("products", "Products", base + "products/"))
     entries.append(MenuEntry("quotas", "Quotas", base + "quotas/"))
+    for key, label, permission in CATALOG_MENU:
+        if ctx.has_event_permission(eid, permission):
+            entries.append(MenuEntry(key, label, f"{base}{key}/"))
+    if ctx.has_event_permission(eid, SETTINGS_WRITE):
+        entries.append(MenuEntry("settings", "Settings", base + "settings/"))
+        entries.append(MenuEntry("live", "Shop status", base + "live/"))
     return entries
+
+
+# Catalog pages needing a permission to be listed (key = the URL's part).
+CATALOG_MENU = (
+    ("categories", "Categories", ITEMS_WRITE),
+    ("questions", "Questions", ITEMS_WRITE),
+    ("taxrules", "Tax rules", TAX_WRITE),
+    ("vouchers", "Vouchers", VOUCHERS_READ),
+)
 
 
 async def organizer_nav(page: Page, ctx: OrgContext) -> Nav:
     organizers = await user_organizers(page)
     current = next((o for o in organizers if o["slug"] == ctx.organizer_slug), None)
-    return Nav(organizers=organizers, organizer=current, events=await organizer_events(ctx))
+    nav = Nav(organizers=organizers, organizer=current, events=await organizer_events(ctx))
+    nav.may_create = any(g.has_organizer_permission("organizer.events:create") for g in ctx.grants)
+    return nav
 
 
 async def event_nav(page: Page, ctx: EventContext, active: str) -> Nav:

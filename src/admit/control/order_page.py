@@ -14,6 +14,7 @@ from sqlalchemy import select
 from starlette.responses import Response
 
 from admit.control.access import control_page, discard
+from admit.control.history import order_history
 from admit.control.nav import ORDERS_READ, ORDERS_WRITE, event_nav
 from admit.control.render import render, text_of
 from admit.kit.http.context import EventAccess, EventContext
@@ -73,7 +74,7 @@ def _body(name: str, pairs: Pairs) -> dict[str, Any]:
     return {}
 
 
-async def _detail(
+async def detail_page(
     page: Page,
     ctx: EventContext,
     code: str,
@@ -95,6 +96,7 @@ async def _detail(
         nav=await event_nav(page, ctx, "orders"),
         order=order,
         names=await _names(ctx),
+        history=await order_history(ctx, order.code),
         may_write=ctx.has_event_permission(ctx.event.id, ORDERS_WRITE),
         failed=failed,
         errors=errors or {},
@@ -105,7 +107,7 @@ async def _detail(
 @router.get(ORDER + "/")
 @control_page(EventAccess(ORDERS_READ))
 async def order_detail(page: Page, ctx: EventContext, code: str) -> Response:
-    return await _detail(page, ctx, code)
+    return await detail_page(page, ctx, code)
 
 
 def _action_page(action: str) -> None:
@@ -126,11 +128,11 @@ def _action_page(action: str) -> None:
             flat = {
                 k: [str(m) for m in (v if isinstance(v, list) else [v])] for k, v in errors.items()
             }
-            return await _detail(page, ctx, code, status=exc.status, failed=action, errors=flat,
+            return await detail_page(page, ctx, code, status=exc.status, failed=action, errors=flat,
                                  typed=pairs)  # fmt: skip
         except APIError as exc:
             await discard(page, ctx)
-            return await _detail(page, ctx, code, status=exc.status, failed=action,
+            return await detail_page(page, ctx, code, status=exc.status, failed=action,
                                  errors={"": [exc.detail]}, typed=pairs)  # fmt: skip
         page.web.flash(done)
         return page.redirect(f"/control/event/{ctx.organizer_slug}/{ctx.event.slug}/orders/{code}/")

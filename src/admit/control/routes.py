@@ -5,7 +5,18 @@ from __future__ import annotations
 
 from fastapi import FastAPI
 
-from admit.control import catalog, checkin, dashboard, home, order_page, orders
+from admit.control import (
+    areas,
+    catalog,
+    checkin,
+    dashboard,
+    events,
+    home,
+    order_page,
+    order_refunds,
+    orders,
+    vouchers,
+)
 from admit.control.render import static_router
 
 CONTROL_ROUTERS = (
@@ -13,8 +24,12 @@ CONTROL_ROUTERS = (
     dashboard.router,
     orders.router,
     order_page.router,
+    order_refunds.router,
     checkin.router,
     catalog.router,
+    events.router,
+    vouchers.router,
+    areas.router,
     static_router,
 )
 

@@ -203,3 +203,7 @@ class Notification(Base):
     action: Mapped[str] = mapped_column(String(190))
     payload: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict)
     created: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    # Who did it (``user``, ``token``, ``device``, ``oauth``, with the principal's id); none
+    # for the system's own changes and the rows the order lane's SQL function writes.
+    actor_kind: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    actor_id: Mapped[int | None] = mapped_column(Integer, nullable=True)

@@ -62,6 +62,7 @@ from sqlalchemy import Insert, insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.db import utcnow
+from admit.kit.http.context import ACTOR
 from admit.models import Notification
 from admit.notifications import types
 
@@ -95,7 +96,11 @@ RESERVED = frozenset({"notification_id", "organizer", "action"})
 
 
 def _row(
-    action: str, organizer_id: int, event_id: int | None, payload: dict[str, Any]
+    action: str,
+    organizer_id: int,
+    event_id: int | None,
+    payload: dict[str, Any],
+    actor: tuple[str, int] | None = None,
 ) -> dict[str, Any]:
     # A wrong type or payload is a programming error: fail the request (and its transaction)
     # rather than record something no webhook can subscribe to.
@@ -112,7 +117,15 @@ def _row(
         "action": action,
         "payload": payload,
         "created": utcnow(),
+        "actor_kind": actor[0] if actor else None,
+        "actor_id": actor[1] if actor else None,
     }
+
+
+def actor_of(session: AsyncSession) -> tuple[str, int] | None:
+    """Whoever the session's request acts for (set when it was authenticated), recorded with
+    each row so the object's history can name them."""
+    return session.info.get(ACTOR)
 
 
 async def notify(
@@ -145,7 +158,8 @@ async def notify_all(
 ) -> None:
     """Several types about one object (an order created paid is placed, paid and has a
     confirmed payment), in one statement; nothing when ``actions`` is empty."""
-    rows = [_row(a, organizer_id, event_id, dict(payload)) for a in actions]
+    actor = actor_of(session)
+    rows = [_row(a, organizer_id, event_id, dict(payload), actor) for a in actions]
     if rows:
         await session.execute(insert(Notification), rows)
 
@@ -168,6 +182,7 @@ async def notify_each(
 ) -> None:
     """One ``action`` per payload (batch operations: one notification per object), in one
     statement."""
-    rows = [_row(action, organizer_id, event_id, p) for p in payloads]
+    actor = actor_of(session)
+    rows = [_row(action, organizer_id, event_id, p, actor) for p in payloads]
     if rows:
         await session.execute(insert(Notification), rows)

@@ -86,12 +86,16 @@ Authenticator = Callable[[Request, AsyncSession], Awaitable[Principal]]
 
 async def authenticate(request: Request, session: AsyncSession) -> Principal:
     cached = getattr(request.state, "principal", None)
-    if cached is not None:
-        return cached
-    authenticator: Authenticator = request.app.state.authenticator
-    principal = await authenticator(request, session)
-    request.state.principal = principal
-    return principal
+    if cached is None:
+        authenticator: Authenticator = request.app.state.authenticator
+        cached = await authenticator(request, session)
+        request.state.principal = cached
+    # Who acts in this transaction: what it records (``notifications``) names them.
+    session.info[ACTOR] = (cached.kind, cached.id)
+    return cached
+
+
+ACTOR = "actor"  # session.info key: (principal kind, id) of whoever the request acts for
 
 
 def _check_scope(request: Request, principal: Principal) -> None:

@@ -1,0 +1,121 @@
+"""The history of changes of an order (and of a product or a voucher), from the notifications
+outbox (every API and back-office change of them records its type there, in the change's
+transaction) with who did it: the user, API token, device or OAuth application's user the
+request acted for
+(``notifications.actor_kind`` / ``actor_id``). Rows are kept as long as the outbox keeps them
+(``notifications.retention``); orders placed through the PostgreSQL order lane have their
+"placed" rows without a name (its SQL function writes them)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import select
+
+from admit.kit.http.context import EventContext
+from admit.models import Device, Notification, TeamAPIToken, User
+
+LIMIT = 200
+PREFIX = "service.event.order."
+WORDS = {
+    "placed": "Order placed",
+    "placed.require_approval": "Order placed, waiting for approval",
+    "paid": "Marked as paid",
+    "payment.confirmed": "Payment confirmed",
+    "approved": "Approved",
+    "denied": "Denied",
+    "canceled": "Canceled",
+    "reactivated": "Reactivated",
+    "expired": "Expired",
+    "expirychanged": "Payment deadline changed",
+    "modified": "Order details changed",
+    "contact.changed": "Contact details changed",
+    "changed.secret": "New ticket codes",
+    "changed.cancel": "A ticket was canceled",
+    "changed.validity": "Ticket validity changed",
+    "changed.blocked": "Ticket blocks changed",
+    "refund.created": "Refund created",
+    "refund.created.externally": "Refund recorded",
+    "refund.done": "Refund done",
+    "refund.canceled": "Refund canceled",
+    "refund.failed": "Refund failed",
+    "deleted": "Deleted",
+}
+OBJECT_WORDS = {
+    "service.event.item.": {"added": "Created", "changed": "Changed", "deleted": "Deleted"},
+    "service.event.voucher.": {"added": "Created", "changed": "Changed", "deleted": "Deleted"},
+}
+KINDS = {"user": "user", "oauth": "user (OAuth application)", "token": "API token",
+         "device": "device"}  # fmt: skip
+
+
+def describe(action: str) -> str:
+    for prefix, words in OBJECT_WORDS.items():
+        if action.startswith(prefix):
+            return words.get(action.removeprefix(prefix), action.removeprefix(prefix))
+    short = action.removeprefix(PREFIX)
+    if short in WORDS:
+        return WORDS[short]
+    if short.startswith("changed."):
+        return "Changed: " + short.removeprefix("changed.").replace("_", " ")
+    return short.replace(".", " ").replace("_", " ").capitalize()
+
+
+async def _names(ctx: EventContext, actors: set[tuple[str, int]]) -> dict[tuple[str, int], str]:
+    """Display names of the actors, each kind in one statement (those of other organizers
+    are never shown: tokens and devices are looked up within this organizer)."""
+    ids: dict[str, set[int]] = {}
+    for kind, pk in actors:
+        ids.setdefault("user" if kind == "oauth" else kind, set()).add(pk)
+    names: dict[tuple[str, int], str] = {}
+    if ids.get("user"):
+        for pk, email, fullname in await ctx.session.execute(
+            select(User.id, User.email, User.fullname).where(User.id.in_(ids["user"]))
+        ):
+            names[("user", pk)] = fullname or email
+    if ids.get("token"):
+        for pk, name in await ctx.session.execute(
+            select(TeamAPIToken.id, TeamAPIToken.name).where(TeamAPIToken.id.in_(ids["token"]))
+        ):
+            names[("token", pk)] = name
+    if ids.get("device"):
+        for pk, name in await ctx.session.execute(
+            select(Device.id, Device.name).where(
+                Device.id.in_(ids["device"]), Device.organizer_id == ctx.organizer_id
+            )
+        ):
+            names[("device", pk)] = name
+    return names
+
+
+async def order_history(ctx: EventContext, code: str) -> list[dict[str, Any]]:
+    """The order's recorded changes, oldest first."""
+    return await history(ctx, Notification.payload["code"].as_string() == code)
+
+
+async def object_history(ctx: EventContext, key: str, pk: int) -> list[dict[str, Any]]:
+    """The recorded changes of the event's object whose notifications carry ``key`` (a
+    product's ``item``, a voucher's ``voucher``), oldest first."""
+    return await history(ctx, Notification.payload[key].as_integer() == pk)
+
+
+async def history(ctx: EventContext, about: Any) -> list[dict[str, Any]]:
+    rows = (
+        await ctx.session.execute(
+            select(Notification.created, Notification.action, Notification.actor_kind,
+                   Notification.actor_id)
+            .where(Notification.event_id == ctx.event.id, about)
+            .order_by(Notification.created, Notification.id)
+            .limit(LIMIT)
+        )
+    ).all()  # fmt: skip
+    actors = {(k, i) for _, _, k, i in rows if k and i is not None}
+    names = await _names(ctx, actors)
+    out = []
+    for created, action, kind, pk in rows:
+        who = "—"
+        if kind:
+            name = names.get(("user" if kind == "oauth" else kind, pk))
+            who = f"{KINDS.get(kind, kind)} {name}" if name else f"{KINDS.get(kind, kind)} #{pk}"
+        out.append({"when": created, "what": describe(action), "who": who, "action": action})
+    return out
