@@ -206,6 +206,25 @@ async def test_download_after_rendering(client, world: World, factory, backgroun
     assert (await ih.download(client, world, number)).content.startswith(b"%PDF")
 
 
+async def test_a_lost_file_without_a_job_is_drawn_again(
+    client, world: World, factory, background, clean_app
+):
+    """The download that finds neither a file nor a job starts the rendering itself (after
+    giving up its read snapshot): 409, then the PDF."""
+    from sqlalchemy import text
+
+    item = await ih.ticket(factory, world, "20.00")
+    order = await ih.order(client, world, [item])
+    number = (await ih.action(client, world, order["code"], "create_invoice")).json()["number"]
+    assert (await ih.download(client, world, number)).status_code == 200
+    async with clean_app.state.db.engine.begin() as conn:
+        await conn.execute(text("UPDATE invoices SET file_key = NULL, render_job_id = NULL"))
+    url = ih.event_url(world, f"invoices/{number}/download/")
+    assert (await client.get(url, headers=auth(world.admin))).status_code == 409
+    again = await ih.download(client, world, number)
+    assert again.status_code == 200 and again.content.startswith(b"%PDF")
+
+
 async def test_organizer_list_and_tenancy(client, world: World, factory):
     item = await ih.ticket(factory, world, "20.00")
     order = await ih.order(client, world, [item])

@@ -218,7 +218,10 @@ async def download_invoice(number: str, ctx: Reader) -> Response:
         status = await ctx.session.scalar(select(Job.status).where(Job.id == invoice.render_job_id))
         if status in ("waiting", "running"):
             return _waiting()
-    await ctx.session.rollback()  # SQLite: no reader snapshot while this request writes
+    # SQLite: no reader snapshot while this request writes. The rollback expires the
+    # invoice's attributes, so it leaves the session first and keeps what was read.
+    ctx.session.expunge(invoice)
+    await ctx.session.rollback()
     await _start_render(ctx, invoice)
     return _waiting()
 
