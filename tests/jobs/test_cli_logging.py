@@ -1,11 +1,14 @@
 """``admit worker`` and ``admit scheduler`` log as ``admit serve`` does: at ``ADMIT_LOG_LEVEL``
 in ``ADMIT_LOG_FORMAT`` (issue 28: they printed an INFO text line every second whatever was
-configured). The real commands run for a few seconds and their stderr is read."""
+configured). The real commands run for a few seconds and their stderr is read: all of them at
+once, each on its own copy of the migrated database (one after the other they took half a
+minute, most of it waiting)."""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -13,6 +16,7 @@ import sys
 import threading
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -89,30 +93,64 @@ def _needs_broker(command: str) -> None:
         pytest.skip("the worker needs Redis on 127.0.0.1:6379")
 
 
+# Every run the tests read: (command, extra environment).
+RUNS = {
+    "scheduler-json": ("scheduler", {"ADMIT_LOG_FORMAT": "json"}),
+    "worker-json": ("worker", {"ADMIT_LOG_FORMAT": "json"}),
+    "scheduler-text": ("scheduler", {}),
+    "scheduler-debug": ("scheduler", {"ADMIT_LOG_LEVEL": "debug"}),
+    "worker-text": ("worker", {}),
+}
+
+
+def _own_database(base: dict[str, str], folder: Path) -> dict[str, str]:
+    """``base`` on a copy of its database: concurrent schedulers would share their leases."""
+    shutil.copy(Path(base["ADMIT_DATA_DIR"]) / "admit.sqlite3", folder / "admit.sqlite3")
+    return dict(
+        base,
+        ADMIT_DATA_DIR=str(folder),
+        ADMIT_DATABASE_URL=f"sqlite+aiosqlite:///{folder / 'admit.sqlite3'}",
+    )
+
+
+@pytest.fixture(scope="module")
+def logged(base_env, tmp_path_factory) -> dict[str, list[str]]:
+    """The stderr lines of every run of :data:`RUNS` (the worker's only with Redis)."""
+    runs = {name: spec for name, spec in RUNS.items() if spec[0] != "worker" or _redis_up()}
+    with ThreadPoolExecutor(len(runs)) as pool:
+        started = {
+            name: pool.submit(
+                _run,
+                command,
+                _env(_own_database(base_env, tmp_path_factory.mktemp(name)), command, **extra),
+            )
+            for name, (command, extra) in runs.items()
+        }
+        return {name: future.result() for name, future in started.items()}
+
+
 @pytest.mark.parametrize("command", ["scheduler", "worker"])
-def test_json_format_and_default_level(base_env, command):
+def test_json_format_and_default_level(logged, command):
     _needs_broker(command)
-    lines = _run(command, _env(base_env, command, ADMIT_LOG_FORMAT="json"))
-    records = [json.loads(line) for line in lines]  # every line is one JSON object
+    records = [json.loads(line) for line in logged[f"{command}-json"]]  # each line one object
     # At the default level (WARNING) only the start line is written, not a line a second.
     infos = [r for r in records if r["level"] == "INFO"]
     assert [r["logger"] for r in infos] == ["admit.jobs.lifecycle"], records
     assert all(r["level"] != "DEBUG" for r in records)
 
 
-def test_scheduler_debug_level_in_text_shows_the_periodic_work(base_env):
-    quiet = _run("scheduler", _env(base_env, "scheduler"))
+def test_scheduler_debug_level_in_text_shows_the_periodic_work(logged):
+    quiet, loud = logged["scheduler-text"], logged["scheduler-debug"]
     assert len(quiet) <= 2, quiet
     assert not any(line.startswith("{") for line in quiet)
-    loud = _run("scheduler", _env(base_env, "scheduler", ADMIT_LOG_LEVEL="debug"))
     assert len(loud) > len(quiet), loud
     assert any(" INFO admit.jobs [" in line for line in loud), loud  # the sweep, each second
     assert not any(line.startswith("{") for line in loud)
 
 
-def test_worker_text_at_the_default_level_is_quiet(base_env):
+def test_worker_text_at_the_default_level_is_quiet(logged):
     _needs_broker("worker")
-    lines = _run("worker", _env(base_env, "worker"))
+    lines = logged["worker-text"]
     assert not any(line.startswith("{") for line in lines)
     assert [line for line in lines if " INFO " in line] == [
         line for line in lines if "admit.jobs.lifecycle" in line
