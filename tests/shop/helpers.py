@@ -92,8 +92,11 @@ async def cart(
     *products: dict[str, Any],
     voucher: str | None = None,
     cart_id: str | None = None,
+    subevent: int | None = None,
 ) -> Any:
     body: dict[str, Any] = {"products": list(products)}
+    if subevent is not None:
+        body["subevent"] = subevent
     if voucher:
         body["voucher"] = voucher
     if cart_id:
@@ -104,3 +107,47 @@ async def cart(
 async def buy(client: Any, world: World, cart_id: str, **kw: Any) -> Any:
     body = {"cart_id": cart_id, "email": "buyer@example.org", **kw}
     return await client.post(f"{base(world)}/checkout/", json=body)
+
+
+@dataclass
+class Series:
+    shop: Shop
+    early: Any  # SubEvent: the ticket's price overridden to 30.00, quota 2
+    late: Any  # SubEvent: the catalog price, quota 1
+    past: Any  # SubEvent that is over (never listed)
+
+
+async def series(factory: Factory, world: World, **settings: Any) -> Series:
+    """Makes the world's event a live series with two upcoming dates (their own quotas) and
+    one past date."""
+    import datetime as dt
+
+    from admit.models import SubEvent, SubEventItem
+
+    shop = await setup(factory, world, **settings)
+    async with factory.sessionmaker() as session:
+        await session.execute(
+            update(Event).where(Event.id == world.event.id).values(has_subevents=True)
+        )
+        await session.commit()
+    now = dt.datetime.now(dt.UTC)
+    made = []
+    for name, days in (("Matinee", 10), ("Evening", 20), ("Old", -5)):
+        made.append(
+            await factory._add(
+                SubEvent(
+                    event_id=world.event.id,
+                    name={"en": name},
+                    active=True,
+                    date_from=now + dt.timedelta(days=days),
+                )
+            )
+        )
+    early, late, past = made
+    await factory._add(
+        SubEventItem(subevent_id=early.id, item_id=shop.ticket.id, price=Decimal("30.00"))
+    )
+    await factory.quota(shop.event, 2, items=[shop.ticket], name="Early", subevent=early)
+    await factory.quota(shop.event, 1, items=[shop.ticket], name="Late", subevent=late)
+    await factory.quota(shop.event, 5, items=[shop.ticket], name="Past", subevent=past)
+    return Series(shop, early, late, past)

@@ -27,7 +27,7 @@ from admit.kit.resources.i18n import localized
 from admit.models import Event
 from admit.payments import providers
 from admit.shop import cart as carts
-from admit.shop import catalog, checkout, orders, waiting
+from admit.shop import catalog, checkout, dates, orders, waiting
 from admit.shop import openapi as _openapi  # noqa: F401  (the answers' shapes)
 from admit.shop.limits import PublicAccess
 from admit.shop.schemas import CartIn, CheckoutIn, WaitingIn
@@ -68,6 +68,7 @@ def event_info(event: Event, now: Any) -> dict[str, Any]:
         "terms_url": value(event, TERMS_URL),
         "contact_mail": value(event, "contact_mail"),
         "frontpage_text": localized(value(event, "frontpage_text"), "en"),
+        "has_subevents": event.has_subevents,
     }
 
 
@@ -79,19 +80,42 @@ async def event_detail(organizer: str, event: str, session: Session) -> Response
     return JSONResponse(event_info(found, utcnow()))
 
 
+@router.get(f"{P}/dates/", name="public-dates", summary="The dates of an event series")
+async def dates_list(organizer: str, event: str, session: Session) -> Response:
+    """For an event series (``has_subevents``): the upcoming dates a buyer may pick, soonest
+    first, each with its availability; an empty list for a single event."""
+    found = await shop_event(session, organizer, event)
+    found_dates = await dates.upcoming(session, found, utcnow()) if found.has_subevents else []
+    return JSONResponse({"dates": [d.as_dict() for d in found_dates]})
+
+
 @router.get(f"{P}/catalog/", name="public-catalog", summary="Products with prices and availability")
 async def catalog_list(
-    organizer: str, event: str, session: Session, voucher: str | None = None
+    organizer: str,
+    event: str,
+    session: Session,
+    voucher: str | None = None,
+    subevent: str | None = None,
 ) -> Response:
     """The products a buyer may see, with prices, the tax note and availability (available,
     sold out, reserved, not yet or no longer on sale). ``voucher`` shows the prices with that
-    voucher and the products it unlocks."""
+    voucher and the products it unlocks. For an event series ``subevent`` (a date's id from
+    ``dates/``) is required: the date's prices, products and quotas."""
     found = await shop_event(session, organizer, event)
     now = utcnow()
+    date = None
+    if found.has_subevents:
+        if not subevent:
+            raise FieldErrors.single("subevent", dates.PICK)
+        date = await dates.load(session, found, int(subevent) if subevent.isdigit() else 0, now)
+        if date is None:
+            raise FieldErrors.single("subevent", dates.UNKNOWN)
+    elif subevent:
+        raise FieldErrors.single("subevent", "This event has no dates to choose from.")
     code, problem = await catalog.find_voucher(session, found, voucher, now)
     if problem:
         raise FieldErrors.single("voucher", problem)
-    items = await catalog.products(session, found, code, now)
+    items = await catalog.products(session, found, code, now, subevent=date)
     return JSONResponse({"products": [p.as_dict() for p in items]})
 
 
@@ -115,7 +139,7 @@ async def cart_add(organizer: str, event: str, request: Request, session: Sessio
     data: CartIn = validate_input(CartIn, await read_object(request))  # type: ignore[assignment]
     now = utcnow()
     wants = [carts.Want(w.item, w.variation, w.count, w.price) for w in data.products]
-    cart_id = await carts.add(session, found, data.cart_id, wants, data.voucher, now)
+    cart_id = await carts.add(session, found, data.cart_id, wants, data.voucher, now, data.subevent)
     body = (await carts.view(session, found, cart_id, now)).as_dict(now)
     return JSONResponse(body, status_code=201)
 

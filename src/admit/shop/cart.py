@@ -27,7 +27,7 @@ from admit.kit.http.errors import FieldErrors
 from admit.kit.resources.i18n import localized
 from admit.models import CartPosition, Event, Item, Voucher
 from admit.orders.pricing import Line, load_discounts, load_tax_rules, price_lines
-from admit.shop import catalog
+from admit.shop import catalog, dates
 from admit.shop.settings import setting
 from admit.vouchers.redeem import Budget, Use
 
@@ -84,11 +84,23 @@ async def add(
     wants: list[Want],
     voucher_code: str | None,
     now: dt.datetime,
+    subevent_id: int | None = None,
 ) -> str:
-    """Puts the wanted products into the cart (a new one without ``cart_id``); raises
-    FieldErrors naming what cannot be had. Returns the cart id."""
+    """Puts the wanted products into the cart (a new one without ``cart_id``); for a series
+    all of them for the date ``subevent_id``. Raises FieldErrors naming what cannot be had.
+    Returns the cart id."""
     if (reason := catalog.closed_reason(event, now)) is not None:
         raise FieldErrors.general(reason)
+    subevent = await dates.load(session, event, subevent_id, now)
+    if event.has_subevents:
+        if subevent is None:
+            raise FieldErrors.single(
+                "subevent", dates.PICK if subevent_id is None else dates.UNKNOWN
+            )
+        if (reason := dates.refusal(subevent, now)) is not None:
+            raise FieldErrors.single("subevent", reason)
+    elif subevent_id is not None:
+        raise FieldErrors.single("subevent", "This event has no dates to choose from.")
     wants = [w for w in wants if w.count > 0]
     if not wants:
         raise FieldErrors.general("Choose at least one product.")
@@ -113,8 +125,8 @@ async def add(
         if item is None or (item.variations and (variation is None or not variation.active)):
             raise FieldErrors.single("item", "This product does not exist.")
         name = localized(item.name, "en")
-        refusal = catalog.window_refusal(item, now)
-        fits = voucher is not None and catalog.voucher_fits(voucher, item, variation)
+        refusal = catalog.window_refusal(item, now, subevent, variation)
+        fits = voucher is not None and catalog.voucher_fits(voucher, item, variation, subevent)
         refusal = refusal or catalog.voucher_refusal(item, variation, voucher if fits else None)
         if refusal:
             raise FieldErrors.single("item", f"{name}: {refusal}")
@@ -129,7 +141,7 @@ async def add(
     if voucher is not None and not any(fits for *_, fits in planned):
         raise FieldErrors.single("voucher", "This voucher is not valid for the chosen products.")
     for want, item, variation, fits in planned:
-        listed = catalog.voucher_price(voucher if fits else None, item, variation)
+        listed = catalog.voucher_price(voucher if fits else None, item, variation, subevent)
         price = want.price if want.price is not None else listed
         if price < listed:
             raise FieldErrors.single("price", f"The price must be at least {listed:.2f}.")
@@ -138,6 +150,7 @@ async def add(
             variation=variation.id if variation else None,
             price=price,
             voucher=voucher.code if fits and voucher else None,
+            subevent=subevent.id if subevent else None,
             expires=now + RESERVATION,
         ).model_copy(update={"cart_id": cart_id})
         for _ in range(want.count):
@@ -162,6 +175,8 @@ class CartLine:
     name: str
     price: Decimal
     expired: bool = False
+    subevent: Any = None
+    date: str = ""
 
 
 @dataclass
@@ -183,6 +198,8 @@ class Cart:
                     "name": line.name,
                     "price": f"{line.price:.2f}",
                     "voucher": line.voucher.code if line.voucher else None,
+                    "subevent": line.subevent.id if line.subevent else None,
+                    "date": line.date or None,
                     "expired": line.expired,
                 }
                 for line in self.lines
@@ -209,6 +226,9 @@ async def view(
         if voucher_ids
         else {}
     )
+    subevents = await dates.load_many(
+        session, event, {p.subevent_id for p in positions if p.subevent_id}
+    )
     budgets = {
         v.id: Budget(max(v.budget - v.budget_used, ZERO)) for v in vouchers.values() if v.budget
     }
@@ -220,11 +240,15 @@ async def view(
         voucher = vouchers.get(p.voucher_id or 0)
         use = Use(voucher, budgets.get(voucher.id), False) if voucher else None
         given = p.price if item.free_price else None
-        lines.append(Line(item, variation, None, given, p.addon_to_id is not None, use))
+        subevent = subevents.get(p.subevent_id or 0)
+        lines.append(Line(item, variation, subevent, given, p.addon_to_id is not None, use))
         name = localized(item.name, locale)
         if variation is not None:
             name = f"{name} – {localized(variation.value, locale)}"
-        built.append(CartLine(p, item, variation, voucher, name, ZERO, p.expires < now))
+        date = dates.label(subevent, locale) if subevent else ""
+        built.append(
+            CartLine(p, item, variation, voucher, name, ZERO, p.expires < now, subevent, date)
+        )
     rules = await load_tax_rules(session, event.id)
     discounts = await load_discounts(session, event.id)
     priced = price_lines(

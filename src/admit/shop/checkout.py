@@ -38,7 +38,7 @@ from admit.orders.schemas import EMAIL_RE, OrderIn, PositionIn
 from admit.orders.serialize import ORDER_LOAD
 from admit.payments import providers
 from admit.quotas import ledger
-from admit.shop import catalog, mails, orders
+from admit.shop import catalog, dates, mails, orders
 from admit.shop.cart import valid_cart_id
 from admit.shop.settings import TERMS_URL, setting
 
@@ -157,6 +157,9 @@ async def _check(
     emails_required = setting(event, "attendee_emails_asked") and setting(
         event, "attendee_emails_required"
     )
+    subevents = await dates.load_many(
+        session, event, {r.subevent_id for r in rows if r.subevent_id}
+    )
     counts = Counter(r.item_id for r in rows)
     position_errors: list[dict[str, Any]] = []
     positions: list[PositionIn] = []
@@ -165,7 +168,11 @@ async def _check(
         err: dict[str, Any] = {}
         item = items[row.item_id]
         name = localized(item.name, data.locale)
-        refusal = catalog.window_refusal(item, now)
+        subevent = subevents.get(row.subevent_id or 0)
+        variation = next((v for v in item.variations if v.id == row.variation_id), None)
+        refusal = catalog.window_refusal(item, now, subevent, variation)
+        if subevent is not None:
+            refusal = dates.refusal(subevent, now) or refusal
         if refusal:
             err["item"] = [f"{name}: {refusal}"]
         if item.min_per_order and counts[item.id] < item.min_per_order:
@@ -197,6 +204,7 @@ async def _check(
                 PositionIn(
                     item=item.id,
                     variation=row.variation_id,
+                    subevent=row.subevent_id,
                     price=row.price if item.free_price else None,
                     addon_to=parent_ids.get(row.addon_to_id) if row.addon_to_id else None,
                     voucher=vouchers.get(row.voucher_id or 0),
@@ -285,7 +293,10 @@ async def checkout(
     await session.flush()
     link = order_url(base_url, event.organizer_slug, event.slug, order)  # type: ignore[attr-defined]
     view = await orders.view(session, event, order)
-    lines = [f"{p['name']}: {p['price']} {event.currency}" for p in view.positions]
+    lines = [
+        f"{p['name']}{' (' + p['date'] + ')' if p['date'] else ''}: {p['price']} {event.currency}"
+        for p in view.positions
+    ]
     await mails.order_mail(session, event, order, link, view.instructions, lines)
     return Placed(order, order.status == "p", started.redirect_url)
 

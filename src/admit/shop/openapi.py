@@ -32,6 +32,7 @@ class EventInfoOut(BaseModel):
     terms_url: str | None
     contact_mail: str | None
     frontpage_text: str
+    has_subevents: bool  # a series: pick a date (``dates/``) and pass it as ``subevent``
 
 
 class ProductOut(BaseModel):
@@ -82,6 +83,8 @@ class CartLineOut(BaseModel):
     name: str
     price: str
     voucher: str | None
+    subevent: int | None
+    date: str | None
     expired: bool  # the reservation ran out: the checkout checks availability again
 
 
@@ -104,6 +107,8 @@ class OrderPositionOut(BaseModel):
     positionid: int
     name: str
     price: str
+    subevent: int | None
+    date: str | None
     attendee_name: str | None
     canceled: bool
     answers: list[str]
@@ -124,6 +129,20 @@ class PublicOrderOut(BaseModel):
     redirect_url: str | None = None
 
 
+class DateOut(BaseModel):
+    id: int
+    name: str
+    label: str
+    date_from: str
+    date_to: str | None
+    location: str
+    availability: str  # available | sold_out | not_yet | ended
+
+
+class DatesOut(BaseModel):
+    dates: list[DateOut]
+
+
 class WaitingOut(BaseModel):
     id: int
     email: str
@@ -135,6 +154,7 @@ responses.document(
     {
         ("GET", f"{P}/"): EventInfoOut,
         ("GET", f"{P}/catalog/"): CatalogOut,
+        ("GET", f"{P}/dates/"): DatesOut,
         ("GET", f"{P}/questions/"): QuestionsOut,
         ("POST", f"{P}/carts/"): ("201", CartOut),
         ("GET", f"{P}/carts/{{cart_id}}/"): CartOut,

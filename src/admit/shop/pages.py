@@ -23,7 +23,7 @@ from admit.kit.resources.i18n import localized
 from admit.models import Event
 from admit.payments import providers
 from admit.shop import cart as carts
-from admit.shop import catalog, checkout, questions, waiting
+from admit.shop import catalog, checkout, dates, questions, waiting
 from admit.shop.render import base_context
 from admit.shop.render import page as render_page
 from admit.shop.settings import CHECKOUT_TEXT, TERMS_URL
@@ -63,6 +63,7 @@ def sentences(errors: Any, where: str = "") -> list[str]:
         "item": "",
         "cart_id": "",
         "price": "Price",
+        "subevent": "Date",
     }
     found: list[str] = []
     if isinstance(errors, dict):
@@ -113,28 +114,55 @@ async def _front(
     errors: list[str] | None = None,
     voucher_code: str = "",
     kept: dict[str, str] | None = None,
+    subevent_id: int | None = None,
 ) -> Response:
     now = utcnow()
+    cart_id = web.web.get(_cart_key(event))
+    cart = (
+        await carts.view(web.session, event, cart_id, now) if carts.valid_cart_id(cart_id) else None
+    )
+    closed = catalog.closed_reason(event, now)
+    date = await dates.load(web.session, event, subevent_id, now)
+    if event.has_subevents and date is None:
+        if subevent_id is not None:
+            return web.not_found()
+        return render_page(
+            web,
+            "dates.html",
+            status,
+            home=True,
+            **base_context(event, organizer),
+            dates=await dates.upcoming(web.session, event, now),
+            closed=closed,
+            frontpage_text=localized(value(event, "frontpage_text"), "en"),
+            errors=list(errors or []),
+            cart=cart,
+            now=now,
+        )
+    closed = closed or (dates.refusal(date, now) if date is not None else None)
     voucher, problem = await catalog.find_voucher(web.session, event, voucher_code, now)
     errors = list(errors or [])
     if problem and not errors:
         errors.append(f"Voucher: {problem}")
-    items = await catalog.products(web.session, event, None if problem else voucher, now)
-    cart_id = web.web.get(_cart_key(event))
-    cart = (
-        await carts.view(web.session, event, cart_id, now) if carts.valid_cart_id(cart_id) else None
+    items = await catalog.products(
+        web.session, event, None if problem else voucher, now, subevent=date
     )
     return render_page(
         web,
         "front.html",
         status,
-        home=True,
+        home=date is None,
         **base_context(event, organizer),
         products=items,
-        closed=catalog.closed_reason(event, now),
-        frontpage_text=localized(value(event, "frontpage_text"), "en"),
+        closed=closed,
+        frontpage_text=localized(
+            (date.frontpage_text if date else None) or value(event, "frontpage_text"), "en"
+        ),
         voucher=voucher_code,
-        waiting_list=waiting.enabled(event),
+        date=date,
+        date_label=dates.label(date) if date else "",
+        here=f"/{organizer}/{event.slug}/{date.id}/" if date else f"/{organizer}/{event.slug}/",
+        waiting_list=waiting.enabled(event) and date is None,
         errors=errors,
         kept=kept or {},
         cart=cart,
@@ -150,6 +178,24 @@ async def front(organizer: str, event: str, request: Request, session: Session) 
         return web.not_found()
     return await _front(
         web, found, organizer, voucher_code=request.query_params.get("voucher", "")[:255]
+    )
+
+
+@router.get(f"{S}/{{subevent:int}}/")
+async def front_date(
+    organizer: str, event: str, subevent: int, request: Request, session: Session
+) -> Response:
+    """One date of a series: its products and prices."""
+    web = await Page.load(request, session)
+    found = await _event(session, organizer, event)
+    if found is None or not found.has_subevents:
+        return web.not_found()
+    return await _front(
+        web,
+        found,
+        organizer,
+        voucher_code=request.query_params.get("voucher", "")[:255],
+        subevent_id=subevent,
     )
 
 
@@ -192,13 +238,15 @@ async def cart_add(organizer: str, event: str, request: Request, session: Sessio
     voucher = first(pairs, "voucher").strip()[:255]
     kept = {k: v for k, v in pairs if k.startswith(("qty_", "price_"))}
     wants, problems = _wants(pairs)
+    raw_date = first(pairs, "subevent").strip()
+    subevent_id = int(raw_date) if raw_date.isdigit() and len(raw_date) < 10 else None
     if not problems and not any(w.count for w in wants):
         problems.append("Choose how many tickets you want first.")
     try:
         if problems:
             raise FieldErrors.general(problems[0])
         cart_id = await carts.add(
-            session, found, web.web.get(_cart_key(found)), wants, voucher, utcnow()
+            session, found, web.web.get(_cart_key(found)), wants, voucher, utcnow(), subevent_id
         )
     except FieldErrors as exc:
         await session.rollback()  # the page shows the cart as it was before this request
@@ -211,11 +259,13 @@ async def cart_add(organizer: str, event: str, request: Request, session: Sessio
             errors=sentences(exc.errors),
             voucher_code=voucher,
             kept=kept,
+            subevent_id=subevent_id if found.has_subevents else None,
         )
         raise Refused(response) from None
     web.web.set(_cart_key(found), cart_id)
     web.web.flash("Added to your cart. Your tickets are reserved for 30 minutes.")
-    return web.redirect(f"/{organizer}/{event}/#cart")
+    where = f"{subevent_id}/" if found.has_subevents and subevent_id else ""
+    return web.redirect(f"/{organizer}/{event}/{where}#cart")
 
 
 @router.post(f"{S}/cart/remove")

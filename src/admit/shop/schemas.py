@@ -25,6 +25,8 @@ class CartIn(WriteModel):
 
     cart_id: Annotated[str, Field(max_length=80)] | None = None
     voucher: Text | None = None
+    # an event series: the date (from ``dates/``) every product of this request is for
+    subevent: Pk | None = None
     products: list[WantIn] = Field(min_length=1, max_length=50)
 
 
