@@ -151,3 +151,25 @@ async def series(factory: Factory, world: World, **settings: Any) -> Series:
     await factory.quota(shop.event, 1, items=[shop.ticket], name="Late", subevent=late)
     await factory.quota(shop.event, 5, items=[shop.ticket], name="Past", subevent=past)
     return Series(shop, early, late, past)
+
+
+async def reverse_charge_rule(factory: Factory, shop: Shop) -> Any:
+    """19 % VAT included, EU reverse charge from Germany, on the shop's 23.00 ticket."""
+    from admit.models import TaxRule
+
+    rule = await factory._add(
+        TaxRule(
+            event_id=shop.event.id,
+            name={"en": "VAT"},
+            rate=Decimal("19.00"),
+            price_includes_tax=True,
+            eu_reverse_charge=True,
+            home_country="DE",
+        )
+    )
+    async with factory.sessionmaker() as session:
+        await session.execute(
+            update(Item).where(Item.id == shop.ticket.id).values(tax_rule_id=rule.id)
+        )
+        await session.commit()
+    return rule

@@ -9,9 +9,9 @@ the shop's pages call too (``catalog.py``, ``cart.py``, ``checkout.py``, ``order
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Query, Request
 from starlette.responses import Response
 
 from admit.db import utcnow
@@ -26,8 +26,8 @@ from admit.kit.resources.crud import validate_input
 from admit.kit.resources.i18n import localized
 from admit.models import Event
 from admit.payments import providers
+from admit.shop import address, catalog, checkout, dates, orders, waiting
 from admit.shop import cart as carts
-from admit.shop import catalog, checkout, dates, orders, waiting
 from admit.shop import openapi as _openapi  # noqa: F401  (the answers' shapes)
 from admit.shop.limits import PublicAccess
 from admit.shop.schemas import CartIn, CheckoutIn, WaitingIn
@@ -69,6 +69,7 @@ def event_info(event: Event, now: Any) -> dict[str, Any]:
         "contact_mail": value(event, "contact_mail"),
         "frontpage_text": localized(value(event, "frontpage_text"), "en"),
         "has_subevents": event.has_subevents,
+        "invoice_address": address.asked(event),
     }
 
 
@@ -145,14 +146,25 @@ async def cart_add(organizer: str, event: str, request: Request, session: Sessio
 
 
 @router.get(f"{P}/carts/{{cart_id}}/", name="public-cart", summary="A cart with its prices")
-async def cart_detail(organizer: str, event: str, cart_id: str, session: Session) -> Response:
-    """The cart's live positions with the prices the checkout will charge, the total and how
-    long the reservation lasts; expired positions are gone."""
+async def cart_detail(
+    organizer: str,
+    event: str,
+    cart_id: str,
+    session: Session,
+    country: Annotated[str | None, Query(max_length=2)] = None,
+    is_business: bool = False,
+    vat_id: Annotated[str | None, Query(max_length=64)] = None,
+) -> Response:
+    """The cart's positions with the prices the checkout will charge, the total and how long
+    the reservation lasts. With ``country`` (and ``is_business``, ``vat_id``) the prices are
+    those for that invoice address: e.g. reverse charged for an EU business with a VAT ID
+    from another member state (``reverse_charge`` true)."""
     found = await shop_event(session, organizer, event)
     now = utcnow()
     if not carts.valid_cart_id(cart_id):
         raise not_found()
-    return JSONResponse((await carts.view(session, found, cart_id, now)).as_dict(now))
+    buyer = address.buyer(country, is_business, vat_id)
+    return JSONResponse((await carts.view(session, found, cart_id, now, buyer=buyer)).as_dict(now))
 
 
 @router.delete(

@@ -23,10 +23,11 @@ from sqlalchemy.orm import selectinload
 
 from admit.carts import service as carts
 from admit.carts.schemas import CartPositionIn
+from admit.catalog.taxes.rules import REVERSE_CHARGE_CODE, Buyer
 from admit.kit.http.errors import FieldErrors
 from admit.kit.resources.i18n import localized
 from admit.models import CartPosition, Event, Item, Voucher
-from admit.orders.pricing import Line, load_discounts, load_tax_rules, price_lines
+from admit.orders.pricing import Line, TaxBlocked, load_discounts, load_tax_rules, price_lines
 from admit.shop import catalog, dates
 from admit.shop.settings import setting
 from admit.vouchers.redeem import Budget, Use
@@ -185,6 +186,8 @@ class Cart:
     lines: list[CartLine]
     total: Decimal
     expires: dt.datetime | None
+    # some line is reverse charged for the invoice address the prices were computed for
+    reverse_charge: bool = False
 
     def as_dict(self, now: dt.datetime) -> dict[str, Any]:
         left = int((self.expires - now).total_seconds()) if self.expires else 0
@@ -205,17 +208,24 @@ class Cart:
                 for line in self.lines
             ],
             "total": f"{self.total:.2f}",
+            "reverse_charge": self.reverse_charge,
             "expires": self.expires.isoformat() if self.expires else None,
             "seconds_left": max(left, 0),
         }
 
 
 async def view(
-    session: AsyncSession, event: Event, cart_id: str, now: dt.datetime, locale: str = "en"
+    session: AsyncSession,
+    event: Event,
+    cart_id: str,
+    now: dt.datetime,
+    locale: str = "en",
+    buyer: Buyer | None = None,
 ) -> Cart:
-    """The cart's positions with the prices the order would have. Expired ones are listed
-    too (the checkout takes the whole cart), marked: their quota went back the moment they
-    expired, so the checkout checks it again."""
+    """The cart's positions with the prices the order would have (for ``buyer``'s invoice
+    address: reverse charge and custom tax rules apply). Expired ones are listed too (the
+    checkout takes the whole cart), marked: their quota went back the moment they expired, so
+    the checkout checks it again."""
     positions = await _positions(session, event, cart_id)
     if not positions:
         return Cart(cart_id, [], ZERO, None)
@@ -251,11 +261,14 @@ async def view(
         )
     rules = await load_tax_rules(session, event.id)
     discounts = await load_discounts(session, event.id)
-    priced = price_lines(
-        lines, rules, discounts, currency=event.currency, sales_channel=catalog.CHANNEL, now=now
-    )
+    args = {"currency": event.currency, "sales_channel": catalog.CHANNEL, "now": now}
+    try:
+        priced = price_lines(lines, rules, discounts, buyer=buyer, **args)  # type: ignore[arg-type]
+    except TaxBlocked:  # the checkout names the refusal; the cart shows the plain prices
+        priced = price_lines(lines, rules, discounts, **args)  # type: ignore[arg-type]
     for line, price in zip(built, priced, strict=True):
         line.price = price.price
     total = sum((line.price for line in built), ZERO)
     live = [p.expires for p in positions if p.expires >= now]
-    return Cart(cart_id, built, total, min(live) if live else None)
+    reverse = any(p.tax_code == REVERSE_CHARGE_CODE for p in priced)
+    return Cart(cart_id, built, total, min(live) if live else None, reverse)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import datetime as dt
 from collections import Counter
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from pydantic import ValidationError
@@ -38,13 +39,17 @@ from admit.orders.schemas import EMAIL_RE, OrderIn, PositionIn
 from admit.orders.serialize import ORDER_LOAD
 from admit.payments import providers
 from admit.quotas import ledger
-from admit.shop import catalog, dates, mails, orders
+from admit.shop import address, catalog, dates, mails, orders
 from admit.shop.cart import valid_cart_id
 from admit.shop.settings import TERMS_URL, setting
 
 TAKEN_OVER = dt.datetime(2000, 1, 1, tzinfo=dt.UTC)  # "expired": the order takes the units
 EMPTY = "Your cart is empty: its reservation may have run out, or it was checked out already."
 REQUIRED = "This field is required."
+PRICES_CHANGED = (
+    "The prices changed (for your invoice address, or since the page was loaded): "
+    "please check the new total and place the order again."
+)
 
 
 @dataclass
@@ -68,6 +73,8 @@ class CheckoutData:
     accept_terms: bool = False
     payment_data: dict[str, Any] | None = None
     invoice_address: dict[str, Any] | None = None
+    # the total the buyer was shown (the pages): the order is refused when it differs
+    expected_total: Decimal | None = None
 
 
 @dataclass
@@ -138,9 +145,10 @@ async def _check(
     data: CheckoutData,
     rows: list[CartPosition],
     now: dt.datetime,
+    errors: dict[str, Any],
 ) -> list[PositionIn]:
-    """The shop's rules on the whole checkout; the order's positions when they hold."""
-    errors: dict[str, Any] = {}
+    """The shop's rules on the whole checkout (``errors``: those found already); the order's
+    positions when they hold."""
     if not data.email or not EMAIL_RE.match(data.email):
         errors["email"] = ["Enter a valid email address."]
     elif data.email_repeat is not None and data.email_repeat.strip().lower() != data.email.lower():
@@ -252,20 +260,27 @@ async def checkout(
     rows = await _take_cart(session, event, data.cart_id)
     if not rows:
         raise FieldErrors.single("cart_id", EMPTY)
-    positions = await _check(session, event, data, rows, now)
+    try:
+        invoice_address = address.check(event, data.invoice_address)
+        address_errors: dict[str, Any] = {}
+    except FieldErrors as exc:
+        invoice_address, address_errors = None, exc.errors
+    positions = await _check(session, event, data, rows, now, address_errors)
     try:
         order_in = OrderIn(
             email=data.email,
             locale=data.locale,
             sales_channel=catalog.CHANNEL,
             payment_provider=provider.identifier if provider else None,
-            invoice_address=data.invoice_address,
+            invoice_address=invoice_address,
             positions=positions,
         )
     except ValidationError as exc:
         raise validation_error(exc) from None
     placed = await create_order(session, event, order_in)
     total = placed.new.order["total"]
+    if data.expected_total is not None and total != data.expected_total:
+        raise FieldErrors.single("total", PRICES_CHANGED)
     if total == 0:
         provider = providers.get("free")
     elif provider is None:

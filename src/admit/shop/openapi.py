@@ -16,6 +16,14 @@ class ProviderOut(BaseModel):
     input_field: str | None
 
 
+class InvoiceAskedOut(BaseModel):
+    asked: bool
+    required: bool
+    vat_id: bool
+    company_required: bool
+    name_required: bool
+
+
 class EventInfoOut(BaseModel):
     name: str
     organizer: str
@@ -32,6 +40,7 @@ class EventInfoOut(BaseModel):
     terms_url: str | None
     contact_mail: str | None
     frontpage_text: str
+    invoice_address: InvoiceAskedOut
     has_subevents: bool  # a series: pick a date (``dates/``) and pass it as ``subevent``
 
 
@@ -92,6 +101,7 @@ class CartOut(BaseModel):
     cart_id: str
     positions: list[CartLineOut]
     total: str
+    reverse_charge: bool
     expires: str | None
     seconds_left: int
 
