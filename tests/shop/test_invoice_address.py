@@ -123,11 +123,22 @@ async def test_required_address_and_headless_checkout(client, world, factory):
         "vat_id": "ATU1",
         "vat_id_validated": True,
     }
-    r = await h.buy(
-        client, world, cart_id, payment_provider="banktransfer", invoice_address=claimed
-    )
+    pay = {"payment_provider": "banktransfer"}
+    r = await h.buy(client, world, cart_id, **pay, invoice_address=claimed)
     assert r.status_code == 400 and "vat_id" in r.json()["invoice_address"]
-    good = {**claimed, "vat_id": "ATU12345678"}
+    swiss = {**claimed, "country": "CH", "vat_id": "CHE-123.456.789"}
+    r = await h.buy(client, world, cart_id, **pay, invoice_address=swiss)
+    assert r.status_code == 201, r.text
+    async with factory.sessionmaker() as session:
+        stored = await session.scalar(select(Order.invoice_address))
+    assert stored["vat_id_validated"] is False  # the client's claim is not taken
+
+
+async def test_headless_reverse_charge_order(client, world, factory):
+    shop = await h.setup(factory, world, invoice_address_vatid=True)
+    await h.reverse_charge_rule(factory, shop)
+    cart_id = (await h.cart(client, world, {"item": shop.ticket.id})).json()["cart_id"]
+    good = {"is_business": True, "company": "Acme", "country": "AT", "vat_id": "ATU12345678"}
     r = await h.buy(client, world, cart_id, payment_provider="banktransfer", invoice_address=good)
     assert r.status_code == 201, r.text
     assert r.json()["total"] == "19.33"
