@@ -173,3 +173,52 @@ async def reverse_charge_rule(factory: Factory, shop: Shop) -> Any:
         )
         await session.commit()
     return rule
+
+
+@dataclass
+class Extras:
+    shirt: Item  # an add-on (category "Merch", 0..2 per ticket), 15.00
+    parking: Item  # an add-on (category "Parking", at least 1 per VIP ticket), included
+    vip: Item  # 60.00, with a bundled drink voucher (designated 5.00) and both add-on kinds
+    drink: Item  # the bundled product
+    addon_rule: Any
+
+
+async def extras(factory: Factory, shop: Shop, *, parking_min: int = 0) -> Extras:
+    """Add-ons and a bundle on top of the shop: VIP tickets come with a drink and offer
+    shirts and parking."""
+    from admit.models import ItemAddOn, ItemBundle, ItemCategory
+
+    ev = shop.event.id
+    merch = await factory._add(ItemCategory(event_id=ev, name={"en": "Merch"}, is_addon=True))
+    park = await factory._add(ItemCategory(event_id=ev, name={"en": "Parking"}, is_addon=True))
+
+    def item(name: str, price: str, **kw: Any) -> Item:
+        return Item(event_id=ev, name={"en": name}, default_price=Decimal(price), **kw)
+
+    shirt = await factory._add(item("Shirt", "15.00", category_id=merch.id))
+    parking = await factory._add(item("Parking", "8.00", category_id=park.id))
+    drink = await factory._add(item("Drink", "6.00"))
+    vip = await factory._add(item("VIP", "60.00", admission=True))
+    rule = await factory._add(
+        ItemAddOn(
+            base_item_id=vip.id, addon_category_id=merch.id, min_count=0, max_count=2,
+            multi_allowed=True,
+        )
+    )  # fmt: skip
+    await factory._add(
+        ItemAddOn(
+            base_item_id=vip.id, addon_category_id=park.id, min_count=parking_min, max_count=1,
+            price_included=True, position=1,
+        )
+    )  # fmt: skip
+    await factory._add(
+        ItemBundle(
+            base_item_id=vip.id, bundled_item_id=drink.id, count=1,
+            designated_price=Decimal("5.00"),
+        )
+    )  # fmt: skip
+    await factory.quota(shop.event, 10, items=[vip, drink], name="VIP")
+    await factory.quota(shop.event, 3, items=[shirt], name="Shirts")
+    await factory.quota(shop.event, 10, items=[parking], name="Parking")
+    return Extras(shirt, parking, vip, drink, rule)  # type: ignore[arg-type]

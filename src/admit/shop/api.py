@@ -26,11 +26,11 @@ from admit.kit.resources.crud import validate_input
 from admit.kit.resources.i18n import localized
 from admit.models import Event
 from admit.payments import providers
-from admit.shop import address, catalog, checkout, dates, orders, waiting
+from admit.shop import addons, address, catalog, checkout, dates, orders, waiting
 from admit.shop import cart as carts
 from admit.shop import openapi as _openapi  # noqa: F401  (the answers' shapes)
 from admit.shop.limits import PublicAccess
-from admit.shop.schemas import CartIn, CheckoutIn, WaitingIn
+from admit.shop.schemas import AddonsIn, CartIn, CheckoutIn, WaitingIn
 from admit.shop.settings import TERMS_URL
 
 P = "/public/organizers/{organizer}/events/{event}"
@@ -165,6 +165,45 @@ async def cart_detail(
         raise not_found()
     buyer = address.buyer(country, is_business, vat_id)
     return JSONResponse((await carts.view(session, found, cart_id, now, buyer=buyer)).as_dict(now))
+
+
+@router.get(
+    f"{P}/carts/{{cart_id}}/addons/",
+    name="public-cart-addons",
+    summary="The add-ons a cart's products offer",
+)
+async def cart_addons(organizer: str, event: str, cart_id: str, session: Session) -> Response:
+    """Per position of the cart whose product has add-ons: each add-on category (min/max,
+    whether its price is included) with its products, prices, availability and how many are
+    chosen. Empty when nothing in the cart has add-ons."""
+    found = await shop_event(session, organizer, event)
+    if not carts.valid_cart_id(cart_id):
+        raise not_found()
+    offered = await addons.choices(session, found, cart_id, utcnow())
+    return JSONResponse({"positions": [c.as_dict() for c in offered]})
+
+
+@router.put(
+    f"{P}/carts/{{cart_id}}/positions/{{position}}/addons/",
+    name="public-cart-set-addons",
+    summary="Choose a cart position's add-ons",
+    openapi_extra=json_body(AddonsIn),
+)
+async def cart_set_addons(
+    organizer: str, event: str, cart_id: str, position: int, request: Request, session: Session
+) -> Response:
+    """Sets the add-ons of one position (replacing those chosen before), checked against its
+    product's add-on categories (min/max, one of each unless several are allowed) and held
+    like the rest of the cart; answers the cart. The position gets a new id. 400 names what
+    cannot be had; the cart is left as it was then."""
+    found = await shop_event(session, organizer, event)
+    if not carts.valid_cart_id(cart_id):
+        raise not_found()
+    data: AddonsIn = validate_input(AddonsIn, await read_object(request))  # type: ignore[assignment]
+    now = utcnow()
+    wants = [carts.Want(w.item, w.variation, w.count) for w in data.products]
+    await addons.choose(session, found, cart_id, position, wants, now)
+    return JSONResponse((await carts.view(session, found, cart_id, now)).as_dict(now))
 
 
 @router.delete(

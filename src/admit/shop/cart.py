@@ -28,7 +28,7 @@ from admit.kit.http.errors import FieldErrors
 from admit.kit.resources.i18n import localized
 from admit.models import CartPosition, Event, Item, Voucher
 from admit.orders.pricing import Line, TaxBlocked, load_discounts, load_tax_rules, price_lines
-from admit.shop import catalog, dates
+from admit.shop import addons, catalog, dates
 from admit.shop.settings import setting
 from admit.vouchers.redeem import Budget, Use
 
@@ -73,7 +73,9 @@ async def _items(session: AsyncSession, event: Event, ids: set[int]) -> dict[int
     rows = await session.scalars(
         select(Item)
         .where(Item.event_id == event.id, Item.id.in_(ids))
-        .options(selectinload(Item.variations))
+        .options(
+            selectinload(Item.variations), selectinload(Item.addons), selectinload(Item.bundles)
+        )
     )
     return {i.id: i for i in rows}
 
@@ -153,7 +155,10 @@ async def add(
             voucher=voucher.code if fits and voucher else None,
             subevent=subevent.id if subevent else None,
             expires=now + RESERVATION,
+            bundled=addons.bundled(item, subevent),
         ).model_copy(update={"cart_id": cart_id})
+        if item.bundles:  # the bundled products carry their share of the price
+            data.price = max(price - addons.bundle_share(item), ZERO)
         for _ in range(want.count):
             await carts.create(session, event, data, now=now)
     return cart_id
@@ -179,6 +184,14 @@ class CartLine:
     subevent: Any = None
     date: str = ""
 
+    @property
+    def addon(self) -> bool:
+        return self.position.addon_to_id is not None and not self.position.is_bundled
+
+    @property
+    def bundled(self) -> bool:
+        return self.position.is_bundled
+
 
 @dataclass
 class Cart:
@@ -203,6 +216,8 @@ class Cart:
                     "voucher": line.voucher.code if line.voucher else None,
                     "subevent": line.subevent.id if line.subevent else None,
                     "date": line.date or None,
+                    "addon_to": line.position.addon_to_id,
+                    "bundled": line.bundled,
                     "expired": line.expired,
                 }
                 for line in self.lines
@@ -249,7 +264,7 @@ async def view(
         variation = next((v for v in item.variations if v.id == p.variation_id), None)
         voucher = vouchers.get(p.voucher_id or 0)
         use = Use(voucher, budgets.get(voucher.id), False) if voucher else None
-        given = p.price if item.free_price else None
+        given = addons.given_price(p, item)
         subevent = subevents.get(p.subevent_id or 0)
         lines.append(Line(item, variation, subevent, given, p.addon_to_id is not None, use))
         name = localized(item.name, locale)

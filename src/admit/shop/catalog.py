@@ -244,9 +244,11 @@ async def products(
     now: dt.datetime,
     locale: str = "en",
     subevent: SubEvent | None = None,
+    addon_categories: set[int] | None = None,
 ) -> list[Product]:
     """The products a buyer (with ``voucher``, if any) may see, in the catalog's order; for a
-    series, those of the date ``subevent`` (its prices, windows and quotas)."""
+    series, those of the date ``subevent`` (its prices, windows and quotas). With
+    ``addon_categories``: only the add-on products of those categories."""
     items = (
         await session.scalars(
             select(Item)
@@ -268,7 +270,10 @@ async def products(
     max_items = int(setting(event, "max_items_per_order"))
     for item in items:
         category = categories.get(item.category_id or 0)
-        if category is not None and category.is_addon:
+        if addon_categories is not None:
+            if item.category_id not in addon_categories:
+                continue  # only the add-ons of a main product
+        elif category is not None and category.is_addon:
             continue  # add-ons are offered with their main product, not on their own
         if not item.all_sales_channels and CHANNEL not in (item.limit_sales_channels or []):
             continue

@@ -39,7 +39,7 @@ from admit.orders.schemas import EMAIL_RE, OrderIn, PositionIn
 from admit.orders.serialize import ORDER_LOAD
 from admit.payments import providers
 from admit.quotas import ledger
-from admit.shop import address, catalog, dates, mails, orders
+from admit.shop import addons, address, catalog, dates, mails, orders
 from admit.shop.cart import valid_cart_id
 from admit.shop.settings import TERMS_URL, setting
 
@@ -187,6 +187,15 @@ async def _check(
             err["item"] = [f"{name}: buy at least {item.min_per_order} in one order."]
         if item.max_per_order and counts[item.id] > item.max_per_order:
             err["item"] = [f"{name}: you cannot buy more than {item.max_per_order} in one order."]
+        if row.addon_to_id is None and item.addons:
+            children = [items[r.item_id] for r in rows if r.addon_to_id == row.id]
+            children = [
+                c
+                for c, r in zip(children, [r for r in rows if r.addon_to_id == row.id], strict=True)
+                if not r.is_bundled
+            ]
+            if problems := addons.count_problems(item, children):
+                err["addons"] = [f"{name}: {p}" for p in problems]
         mine = details.get(row.id) or PositionDetails(row.id)
         if names_required and not (mine.attendee_name or "").strip():
             err["attendee_name"] = [REQUIRED]
@@ -213,7 +222,7 @@ async def _check(
                     item=item.id,
                     variation=row.variation_id,
                     subevent=row.subevent_id,
-                    price=row.price if item.free_price else None,
+                    price=addons.given_price(row, item),
                     addon_to=parent_ids.get(row.addon_to_id) if row.addon_to_id else None,
                     voucher=vouchers.get(row.voucher_id or 0),
                     attendee_name=(mine.attendee_name or "").strip() or None,

@@ -94,6 +94,8 @@ class CartLineOut(BaseModel):
     voucher: str | None
     subevent: int | None
     date: str | None
+    addon_to: int | None  # the main position of an add-on or bundled position
+    bundled: bool  # part of its main product's bundle (its price is in the main price)
     expired: bool  # the reservation ran out: the checkout checks availability again
 
 
@@ -139,6 +141,30 @@ class PublicOrderOut(BaseModel):
     redirect_url: str | None = None
 
 
+class AddonProductOut(ProductOut):
+    chosen: int
+
+
+class AddonCategoryOut(BaseModel):
+    category: int
+    name: str
+    min_count: int
+    max_count: int
+    multi_allowed: bool
+    price_included: bool
+    products: list[AddonProductOut]
+
+
+class AddonChoiceOut(BaseModel):
+    position: int
+    name: str
+    categories: list[AddonCategoryOut]
+
+
+class AddonsOut(BaseModel):
+    positions: list[AddonChoiceOut]
+
+
 class DateOut(BaseModel):
     id: int
     name: str
@@ -168,6 +194,8 @@ responses.document(
         ("GET", f"{P}/questions/"): QuestionsOut,
         ("POST", f"{P}/carts/"): ("201", CartOut),
         ("GET", f"{P}/carts/{{cart_id}}/"): CartOut,
+        ("GET", f"{P}/carts/{{cart_id}}/addons/"): AddonsOut,
+        ("PUT", f"{P}/carts/{{cart_id}}/positions/{{position}}/addons/"): CartOut,
         ("DELETE", f"{P}/carts/{{cart_id}}/positions/{{position}}/"): CartOut,
         ("POST", f"{P}/checkout/"): ("201", PublicOrderOut),
         ("GET", f"{ORDER}/"): PublicOrderOut,

@@ -8,6 +8,7 @@ import re
 from fastapi import FastAPI
 from starlette.routing import Route
 
+from admit.shop.addon_pages import router as addon_router
 from admit.shop.checkout_pages import router as checkout_router
 from admit.shop.order_invoices import router as invoice_router
 from admit.shop.order_pages import router as order_router
@@ -37,6 +38,7 @@ def mount_shop(app: FastAPI) -> None:
         invoice_router,
         waiting_router,
         checkout_router,
+        addon_router,
         pages_router,
     ):
         app.router.routes.extend(_not_reserved(route) for route in router.routes)  # type: ignore[arg-type]

@@ -30,6 +30,18 @@ class CartIn(WriteModel):
     products: list[WantIn] = Field(min_length=1, max_length=50)
 
 
+class AddonWantIn(WriteModel):
+    item: Pk
+    variation: Pk | None = None
+    count: int = Field(default=1, ge=0, le=100)
+
+
+class AddonsIn(WriteModel):
+    """The add-ons of one cart position (all of them: those not listed are taken out)."""
+
+    products: list[AddonWantIn] = Field(default_factory=list, max_length=50)
+
+
 class PositionDetailsIn(WriteModel):
     id: Pk  # the cart position
     attendee_name: Text | None = None
