@@ -43,7 +43,7 @@ async def test_bundle_and_addons_through_the_pages(client, world, factory):
     form = (await client.get(f"{front}checkout/")).text
     assert "Drink" in form and "Shirt" in form
     cart_page = (await client.get(front)).text
-    assert "included" in cart_page and "90.00" in cart_page  # 55 + 5 + 2 × 15 + 0
+    assert "included" in cart_page and "90.00" in cart_page  # 55 + 5 + 2 * 15 + 0
     r = await client.post(
         f"{front}checkout/",
         data={
