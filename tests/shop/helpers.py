@@ -153,8 +153,9 @@ async def series(factory: Factory, world: World, **settings: Any) -> Series:
     return Series(shop, early, late, past)
 
 
-async def reverse_charge_rule(factory: Factory, shop: Shop) -> Any:
-    """19 % VAT included, EU reverse charge from Germany, on the shop's 23.00 ticket."""
+async def reverse_charge_rule(factory: Factory, shop: Shop, *items: Item) -> Any:
+    """19 % VAT included, EU reverse charge from Germany, on the shop's 23.00 ticket (or on
+    ``items``)."""
     from admit.models import TaxRule
 
     rule = await factory._add(
@@ -169,7 +170,9 @@ async def reverse_charge_rule(factory: Factory, shop: Shop) -> Any:
     )
     async with factory.sessionmaker() as session:
         await session.execute(
-            update(Item).where(Item.id == shop.ticket.id).values(tax_rule_id=rule.id)
+            update(Item)
+            .where(Item.id.in_([i.id for i in items or (shop.ticket,)]))
+            .values(tax_rule_id=rule.id)
         )
         await session.commit()
     return rule
@@ -184,7 +187,9 @@ class Extras:
     addon_rule: Any
 
 
-async def extras(factory: Factory, shop: Shop, *, parking_min: int = 0) -> Extras:
+async def extras(
+    factory: Factory, shop: Shop, *, parking_min: int = 0, subevent: Any = None
+) -> Extras:
     """Add-ons and a bundle on top of the shop: VIP tickets come with a drink and offer
     shirts and parking."""
     from admit.models import ItemAddOn, ItemBundle, ItemCategory
@@ -218,7 +223,8 @@ async def extras(factory: Factory, shop: Shop, *, parking_min: int = 0) -> Extra
             designated_price=Decimal("5.00"),
         )
     )  # fmt: skip
-    await factory.quota(shop.event, 10, items=[vip, drink], name="VIP")
-    await factory.quota(shop.event, 3, items=[shirt], name="Shirts")
-    await factory.quota(shop.event, 10, items=[parking], name="Parking")
+    on = {"subevent": subevent} if subevent is not None else {}
+    await factory.quota(shop.event, 10, items=[vip, drink], name="VIP", **on)
+    await factory.quota(shop.event, 3, items=[shirt], name="Shirts", **on)
+    await factory.quota(shop.event, 10, items=[parking], name="Parking", **on)
     return Extras(shirt, parking, vip, drink, rule)  # type: ignore[arg-type]

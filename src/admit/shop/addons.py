@@ -28,9 +28,19 @@ from sqlalchemy.orm import selectinload
 
 from admit.carts import service as carts
 from admit.carts.schemas import CartPositionIn, NestedPositionIn
+from admit.catalog.taxes.rules import Buyer, SaleBlocked, tax_sale
 from admit.kit.http.errors import FieldErrors
 from admit.kit.resources.i18n import localized
-from admit.models import CartPosition, Event, Item, ItemAddOn, ItemCategory, SubEvent, Voucher
+from admit.models import (
+    CartPosition,
+    Event,
+    Item,
+    ItemAddOn,
+    ItemCategory,
+    SubEvent,
+    TaxRule,
+    Voucher,
+)
 from admit.shop import catalog, dates
 
 ZERO = Decimal("0.00")
@@ -55,11 +65,24 @@ def bundled(item: Item, subevent: SubEvent | None) -> list[NestedPositionIn]:
     ]
 
 
-def given_price(row: CartPosition, item: Item) -> Decimal | None:
+def given_price(
+    row: CartPosition, item: Item, rules: dict[int, TaxRule], buyer: Buyer | None
+) -> Decimal | None:
     """The price the cart row carries for the order (None: the order computes it): free prices,
-    bundled positions and main products with bundles (their share taken off)."""
-    if item.free_price or row.is_bundled or item.bundles:
+    bundled positions and main products with bundles (their share taken off).
+
+    A bundle's split price stands for a catalog price, so it is taxed as one for ``buyer``
+    (reverse charge takes the VAT off) before the order keeps it as the gross price."""
+    if item.free_price:
         return row.price
+    if row.is_bundled or item.bundles:
+        rule = rules.get(item.tax_rule_id or 0)
+        if rule is None:
+            return row.price
+        try:
+            return tax_sale(rule, buyer, row.price, gross_given=False).gross
+        except SaleBlocked:
+            return row.price  # the order's own pricing names the refusal
     if row.addon_to_id is not None and row.price == ZERO:
         return ZERO  # an add-on whose price is included in its main product
     return None

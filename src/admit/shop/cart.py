@@ -257,6 +257,7 @@ async def view(
     budgets = {
         v.id: Budget(max(v.budget - v.budget_used, ZERO)) for v in vouchers.values() if v.budget
     }
+    rules = await load_tax_rules(session, event.id)
     lines: list[Line] = []
     built: list[CartLine] = []
     for p in positions:
@@ -264,7 +265,7 @@ async def view(
         variation = next((v for v in item.variations if v.id == p.variation_id), None)
         voucher = vouchers.get(p.voucher_id or 0)
         use = Use(voucher, budgets.get(voucher.id), False) if voucher else None
-        given = addons.given_price(p, item)
+        given = addons.given_price(p, item, rules, buyer)
         subevent = subevents.get(p.subevent_id or 0)
         lines.append(Line(item, variation, subevent, given, p.addon_to_id is not None, use))
         name = localized(item.name, locale)
@@ -274,7 +275,6 @@ async def view(
         built.append(
             CartLine(p, item, variation, voucher, name, ZERO, p.expires < now, subevent, date)
         )
-    rules = await load_tax_rules(session, event.id)
     discounts = await load_discounts(session, event.id)
     args = {"currency": event.currency, "sales_channel": catalog.CHANNEL, "now": now}
     try:

@@ -29,11 +29,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.carts import service as carts
 from admit.catalog.questions.answers import AnswerIn
+from admit.catalog.taxes.rules import Buyer
 from admit.kit.http.errors import FieldErrors, validation_error
 from admit.kit.resources.i18n import localized
 from admit.models import CartPosition, Event, Order, Question, Voucher, question_items
 from admit.notifications.notify import notify_all
 from admit.orders.create import create_order
+from admit.orders.pricing import load_tax_rules
 from admit.orders.rows import PAID, PAYMENT_CONFIRMED
 from admit.orders.schemas import EMAIL_RE, OrderIn, PositionIn
 from admit.orders.serialize import ORDER_LOAD
@@ -146,6 +148,7 @@ async def _check(
     rows: list[CartPosition],
     now: dt.datetime,
     errors: dict[str, Any],
+    buyer: Buyer | None = None,
 ) -> list[PositionIn]:
     """The shop's rules on the whole checkout (``errors``: those found already); the order's
     positions when they hold."""
@@ -169,6 +172,7 @@ async def _check(
         session, event, {r.subevent_id for r in rows if r.subevent_id}
     )
     counts = Counter(r.item_id for r in rows)
+    rules = await load_tax_rules(session, event.id)
     position_errors: list[dict[str, Any]] = []
     positions: list[PositionIn] = []
     parent_ids = {r.id: i + 1 for i, r in enumerate(rows)}
@@ -222,7 +226,7 @@ async def _check(
                     item=item.id,
                     variation=row.variation_id,
                     subevent=row.subevent_id,
-                    price=addons.given_price(row, item),
+                    price=addons.given_price(row, item, rules, buyer),
                     addon_to=parent_ids.get(row.addon_to_id) if row.addon_to_id else None,
                     voucher=vouchers.get(row.voucher_id or 0),
                     attendee_name=(mine.attendee_name or "").strip() or None,
@@ -274,7 +278,8 @@ async def checkout(
         address_errors: dict[str, Any] = {}
     except FieldErrors as exc:
         invoice_address, address_errors = None, exc.errors
-    positions = await _check(session, event, data, rows, now, address_errors)
+    buyer = Buyer.of(invoice_address)
+    positions = await _check(session, event, data, rows, now, address_errors, buyer)
     try:
         order_in = OrderIn(
             email=data.email,
