@@ -7,8 +7,13 @@ saved as a screenshot (as ``test_browser.py``).
 
 from __future__ import annotations
 
+import datetime as dt
+import re
 from pathlib import Path
 
+from sqlalchemy import update
+
+from admit.models import CartPosition
 from tests import axe
 from tests.browser import chromium
 from tests.shop import helpers as h
@@ -63,6 +68,18 @@ async def test_series_addon_and_reverse_charge_in_chromium(live_server, tmp_path
         shirt = driver.find_element(By.CSS_SELECTOR, f"input[name$='_{x.shirt.id}']")
         shirt.send_keys("1")
         driver.find_element(By.ID, "addons-continue").click()
+        countdown = field("cart-timer").find_element(By.CLASS_NAME, "countdown")
+        wait.until(lambda _: re.fullmatch(r"\d+:\d\d left", countdown.text))
+        # the reservation runs out while the buyer looks: the script says so
+        async with factory.sessionmaker() as session:
+            soon = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=3)
+            await session.execute(update(CartPosition).values(expires=soon))
+            await session.commit()
+        driver.refresh()
+        note = field("cart-timer").find_element(By.CLASS_NAME, "expired-note")
+        wait.until(lambda _: note.is_displayed() and "ran out" in note.text)
+        snap("checkout-ran-out")
+        driver.refresh()
         field("email").send_keys("compta@example.fr")
         field("email_repeat").send_keys("compta@example.fr")
         assert "75.00" in field("total").text  # 60 + 15, VAT included
