@@ -322,10 +322,7 @@ async def checkout(
     await session.flush()
     link = order_url(base_url, event.organizer_slug, event.slug, order)  # type: ignore[attr-defined]
     view = await orders.view(session, event, order)
-    lines = [
-        f"{p['name']}{' (' + p['date'] + ')' if p['date'] else ''}: {p['price']} {event.currency}"
-        for p in view.positions
-    ]
+    lines = [orders.line_text(p, event.currency) for p in view.positions]
     await mails.order_mail(session, event, order, link, view.instructions, lines)
     return Placed(order, order.status == "p", started.redirect_url)
 

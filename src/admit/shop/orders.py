@@ -163,6 +163,12 @@ async def view(session: AsyncSession, event: Event, order: Order) -> OrderView:
     )
 
 
+def line_text(position: dict[str, Any], currency: str) -> str:
+    """One position as the buyer's mails list it: name, date (a series), price."""
+    date = f" ({position['date']})" if position.get("date") else ""
+    return f"{position['name']}{date}: {position['price']} {currency}"
+
+
 async def cancel(session: AsyncSession, event: Event, order: Order) -> None:
     """Cancels the (locked) order when the event lets buyers do so; 400 otherwise."""
     if not may_cancel(event, order):
