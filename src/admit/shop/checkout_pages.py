@@ -21,10 +21,10 @@ from admit.kit.http.errors import FieldErrors
 from admit.kit.resources.i18n import localized
 from admit.models import Event
 from admit.payments import providers
-from admit.shop import address, checkout, countries, questions
+from admit.shop import address, checkout, countries, i18n, questions
 from admit.shop import cart as carts
 from admit.shop.pages import Refused, _cart_key, _event, posted, sentences
-from admit.shop.render import base_context
+from admit.shop.render import base_context, language
 from admit.shop.render import page as render_page
 from admit.shop.settings import CHECKOUT_TEXT, TERMS_URL
 from admit.web.forms import every, first
@@ -173,6 +173,7 @@ async def checkout_submit(
             accept_terms=bool(first(pairs, "accept_terms")),
             positions=_details(pairs, cart, per_item),
             invoice_address=address.from_form(pairs),
+            locale=language(web, found),
             expected_total=_money(first(pairs, "shown_total")),
         )
         placed = await checkout.checkout(session, found, data, now, public_base_url(request))
@@ -187,9 +188,10 @@ async def checkout_submit(
     if placed.redirect_url:
         return web.redirect(placed.redirect_url)
     order = placed.order
+    _ = i18n.translator(language(web, found))
     web.web.flash(
-        "Thank you! Your order has been placed."
+        _("Thank you! Your order has been placed.")
         if not placed.paid
-        else "Thank you! Your order is complete."
+        else _("Thank you! Your order is complete.")
     )
     return web.redirect(f"/{organizer}/{event}/order/{order.code}/{order.secret}/")

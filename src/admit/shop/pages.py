@@ -22,9 +22,9 @@ from admit.kit.http.context import Session
 from admit.kit.http.errors import FieldErrors
 from admit.kit.resources.i18n import localized
 from admit.models import Event
-from admit.shop import addons, catalog, dates, waiting
+from admit.shop import addons, catalog, dates, i18n, waiting
 from admit.shop import cart as carts
-from admit.shop.render import base_context
+from admit.shop.render import base_context, language
 from admit.shop.render import page as render_page
 from admit.web.forms import first
 from admit.web.page import Page
@@ -264,7 +264,8 @@ async def cart_add(organizer: str, event: str, request: Request, session: Sessio
         )
         raise Refused(response) from None
     web.web.set(_cart_key(found), cart_id)
-    web.web.flash("Added to your cart. Your tickets are reserved for 30 minutes.")
+    _ = i18n.translator(language(web, found))
+    web.web.flash(_("Added to your cart. Your tickets are reserved for 30 minutes."))
     offered = await addons.choices(session, found, cart_id, utcnow())
     if any(not any(o.chosen for o in c.offers) for c in offered):
         return web.redirect(f"/{organizer}/{event}/cart/addons/")
