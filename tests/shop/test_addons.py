@@ -34,7 +34,9 @@ async def test_bundle_and_addons_through_the_pages(client, world, factory):
     # parking is required (min 1): refused, with the choice kept
     shirts = {"csrf_token": token, f"addon_{vip.id}_{x.shirt.id}": "2"}
     r = await client.post(f"{front}cart/addons/", data=shirts)
-    assert r.status_code == 400 and "Choose at least 1" in r.text
+    assert r.status_code == 400
+    errors = r.text.split('id="form-errors"', 1)[1].split("</div>", 1)[0]
+    assert "Choose at least 1 add-on(s) of this kind." in errors
     assert f'name="addon_{vip.id}_{x.shirt.id}"' in r.text and 'value="2"' in r.text
     r = await client.post(
         f"{front}cart/addons/", data={**shirts, f"addon_{vip.id}_{x.parking.id}": "1"}

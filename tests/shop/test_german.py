@@ -43,7 +43,7 @@ async def test_a_buyer_picks_german_and_gets_a_german_mail(client, world, factor
     }
     r = await client.post(f"{front}checkout/", data=data)
     assert r.status_code == 400
-    assert "E-Mail-Adresse (wiederholen): Die beiden E-Mail-Adressen stimmen nicht" in r.text
+    assert "E-Mail (wiederholen): Die beiden E-Mail-Adressen stimmen nicht" in r.text
     r = await client.post(f"{front}checkout/", data={**data, "email_repeat": "eva@example.de"})
     assert r.status_code == 303, r.text
     order_page = (await client.get(r.headers["location"])).text

@@ -151,6 +151,14 @@ GERMAN: dict[str, str] = {
     "Paid": "Bezahlt",
     "Expired": "Abgelaufen",
     "Canceled": "Storniert",
+    # the labels of refusals (``pages.sentences``)
+    "E-mail": "E-Mail",
+    "E-mail (again)": "E-Mail (wiederholen)",
+    "Terms": "Bedingungen",
+    "Gift card": "Geschenkgutschein",
+    "Voucher": "Gutschein",
+    "Price": "Preis",
+    "Date": "Datum",
     # sentences from the services (shown in the page's error box)
     "This field is required.": "Dieses Feld ist erforderlich.",
     "Choose a date first.": "Bitte wählen Sie zuerst ein Datum.",
