@@ -118,6 +118,7 @@ class Choice:
     position: CartPosition
     name: str
     offers: list[Offer]
+    date: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -200,7 +201,8 @@ async def choices(
                 and child_items[r.item_id].category_id == rule.addon_category_id
             )
             offers.append(Offer(rule, names.get(rule.addon_category_id, ""), products, chosen))
-        found.append(Choice(main, localized(item.name, "en"), offers))
+        date = dates.label(subevent) if subevent else ""
+        found.append(Choice(main, localized(item.name, "en"), offers, date))
     return found
 
 

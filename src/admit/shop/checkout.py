@@ -201,9 +201,11 @@ async def _check(
             if problems := addons.count_problems(item, children):
                 err["addons"] = [f"{name}: {p}" for p in problems]
         mine = details.get(row.id) or PositionDetails(row.id)
-        if names_required and not (mine.attendee_name or "").strip():
+        # an add-on or bundled product that admits nobody has no attendee of its own
+        attendee = item.admission or row.addon_to_id is None
+        if attendee and names_required and not (mine.attendee_name or "").strip():
             err["attendee_name"] = [REQUIRED]
-        if emails_required and not (mine.attendee_email or "").strip():
+        if attendee and emails_required and not (mine.attendee_email or "").strip():
             err["attendee_email"] = [REQUIRED]
         answers = [a for a in (mine.answers or []) if _answered(a)]
         given = {a.question for a in answers}

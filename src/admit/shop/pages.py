@@ -154,7 +154,7 @@ async def _front(
         web,
         "front.html",
         status,
-        home=date is None,
+        home=True,
         **base_context(event, organizer),
         products=items,
         closed=closed,
