@@ -1,6 +1,7 @@
 """The public shop's headless checkout, walked as a buyer walks it (no credentials): the event,
 its catalog and questions, a cart with a product added and one taken out, a checkout, the
-order by its code and secret, its cancellation, and the waiting list of a sold-out product."""
+order by its code and secret, its cancellation, the waiting list of a sold-out product, the
+(empty) dates of a single event, and a product's add-ons offered and chosen."""
 
 from __future__ import annotations
 
@@ -38,6 +39,14 @@ async def public_checkout(env: Env) -> None:
     wait = {"item": found.ticket.id, "email": "wait@example.org"}
     await _ok(env, "POST", f"{base}/waitinglist/", wait)  # sold out: the one ticket is held
     await _ok(env, "POST", f"{base}/orders/{code}/{secret}/cancel/")
+    # add-ons (and a single event's empty list of dates)
+    await _ok(env, "GET", f"{base}/dates/")
+    extras = await shop.extras(env.factory, found)
+    cart = await _ok(env, "POST", f"{base}/carts/", {"products": [{"item": extras.vip.id}]})
+    main = next(p["id"] for p in cart["positions"] if p["addon_to"] is None)
+    await _ok(env, "GET", f"{base}/carts/{cart['cart_id']}/addons/")
+    chosen = {"products": [{"item": extras.shirt.id}]}
+    await _ok(env, "PUT", f"{base}/carts/{cart['cart_id']}/positions/{main}/addons/", chosen)
 
 
 SCENARIOS: list[Scenario] = [public_checkout]

@@ -9,9 +9,9 @@ the shop's pages call too (``catalog.py``, ``cart.py``, ``checkout.py``, ``order
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Query, Request
 from starlette.responses import Response
 
 from admit.db import utcnow
@@ -26,11 +26,11 @@ from admit.kit.resources.crud import validate_input
 from admit.kit.resources.i18n import localized
 from admit.models import Event
 from admit.payments import providers
+from admit.shop import addons, address, catalog, checkout, dates, orders, waiting
 from admit.shop import cart as carts
-from admit.shop import catalog, checkout, orders, waiting
 from admit.shop import openapi as _openapi  # noqa: F401  (the answers' shapes)
 from admit.shop.limits import PublicAccess
-from admit.shop.schemas import CartIn, CheckoutIn, WaitingIn
+from admit.shop.schemas import AddonsIn, CartIn, CheckoutIn, WaitingIn
 from admit.shop.settings import TERMS_URL
 
 P = "/public/organizers/{organizer}/events/{event}"
@@ -68,6 +68,8 @@ def event_info(event: Event, now: Any) -> dict[str, Any]:
         "terms_url": value(event, TERMS_URL),
         "contact_mail": value(event, "contact_mail"),
         "frontpage_text": localized(value(event, "frontpage_text"), "en"),
+        "has_subevents": event.has_subevents,
+        "invoice_address": address.asked(event),
     }
 
 
@@ -79,19 +81,42 @@ async def event_detail(organizer: str, event: str, session: Session) -> Response
     return JSONResponse(event_info(found, utcnow()))
 
 
+@router.get(f"{P}/dates/", name="public-dates", summary="The dates of an event series")
+async def dates_list(organizer: str, event: str, session: Session) -> Response:
+    """For an event series (``has_subevents``): the upcoming dates a buyer may pick, soonest
+    first, each with its availability; an empty list for a single event."""
+    found = await shop_event(session, organizer, event)
+    found_dates = await dates.upcoming(session, found, utcnow()) if found.has_subevents else []
+    return JSONResponse({"dates": [d.as_dict() for d in found_dates]})
+
+
 @router.get(f"{P}/catalog/", name="public-catalog", summary="Products with prices and availability")
 async def catalog_list(
-    organizer: str, event: str, session: Session, voucher: str | None = None
+    organizer: str,
+    event: str,
+    session: Session,
+    voucher: str | None = None,
+    subevent: str | None = None,
 ) -> Response:
     """The products a buyer may see, with prices, the tax note and availability (available,
     sold out, reserved, not yet or no longer on sale). ``voucher`` shows the prices with that
-    voucher and the products it unlocks."""
+    voucher and the products it unlocks. For an event series ``subevent`` (a date's id from
+    ``dates/``) is required: the date's prices, products and quotas."""
     found = await shop_event(session, organizer, event)
     now = utcnow()
+    date = None
+    if found.has_subevents:
+        if not subevent:
+            raise FieldErrors.single("subevent", dates.PICK)
+        date = await dates.load(session, found, int(subevent) if subevent.isdigit() else 0, now)
+        if date is None:
+            raise FieldErrors.single("subevent", dates.UNKNOWN)
+    elif subevent:
+        raise FieldErrors.single("subevent", "This event has no dates to choose from.")
     code, problem = await catalog.find_voucher(session, found, voucher, now)
     if problem:
         raise FieldErrors.single("voucher", problem)
-    items = await catalog.products(session, found, code, now)
+    items = await catalog.products(session, found, code, now, subevent=date)
     return JSONResponse({"products": [p.as_dict() for p in items]})
 
 
@@ -115,19 +140,69 @@ async def cart_add(organizer: str, event: str, request: Request, session: Sessio
     data: CartIn = validate_input(CartIn, await read_object(request))  # type: ignore[assignment]
     now = utcnow()
     wants = [carts.Want(w.item, w.variation, w.count, w.price) for w in data.products]
-    cart_id = await carts.add(session, found, data.cart_id, wants, data.voucher, now)
+    cart_id = await carts.add(session, found, data.cart_id, wants, data.voucher, now, data.subevent)
     body = (await carts.view(session, found, cart_id, now)).as_dict(now)
     return JSONResponse(body, status_code=201)
 
 
 @router.get(f"{P}/carts/{{cart_id}}/", name="public-cart", summary="A cart with its prices")
-async def cart_detail(organizer: str, event: str, cart_id: str, session: Session) -> Response:
-    """The cart's live positions with the prices the checkout will charge, the total and how
-    long the reservation lasts; expired positions are gone."""
+async def cart_detail(
+    organizer: str,
+    event: str,
+    cart_id: str,
+    session: Session,
+    country: Annotated[str | None, Query(max_length=2)] = None,
+    is_business: bool = False,
+    vat_id: Annotated[str | None, Query(max_length=64)] = None,
+) -> Response:
+    """The cart's positions with the prices the checkout will charge, the total and how long
+    the reservation lasts. With ``country`` (and ``is_business``, ``vat_id``) the prices are
+    those for that invoice address: e.g. reverse charged for an EU business with a VAT ID
+    from another member state (``reverse_charge`` true)."""
     found = await shop_event(session, organizer, event)
     now = utcnow()
     if not carts.valid_cart_id(cart_id):
         raise not_found()
+    buyer = address.buyer(country, is_business, vat_id)
+    return JSONResponse((await carts.view(session, found, cart_id, now, buyer=buyer)).as_dict(now))
+
+
+@router.get(
+    f"{P}/carts/{{cart_id}}/addons/",
+    name="public-cart-addons",
+    summary="The add-ons a cart's products offer",
+)
+async def cart_addons(organizer: str, event: str, cart_id: str, session: Session) -> Response:
+    """Per position of the cart whose product has add-ons: each add-on category (min/max,
+    whether its price is included) with its products, prices, availability and how many are
+    chosen. Empty when nothing in the cart has add-ons."""
+    found = await shop_event(session, organizer, event)
+    if not carts.valid_cart_id(cart_id):
+        raise not_found()
+    offered = await addons.choices(session, found, cart_id, utcnow())
+    return JSONResponse({"positions": [c.as_dict() for c in offered]})
+
+
+@router.put(
+    f"{P}/carts/{{cart_id}}/positions/{{position}}/addons/",
+    name="public-cart-set-addons",
+    summary="Choose a cart position's add-ons",
+    openapi_extra=json_body(AddonsIn),
+)
+async def cart_set_addons(
+    organizer: str, event: str, cart_id: str, position: int, request: Request, session: Session
+) -> Response:
+    """Sets the add-ons of one position (replacing those chosen before), checked against its
+    product's add-on categories (min/max, one of each unless several are allowed) and held
+    like the rest of the cart; answers the cart. The position gets a new id. 400 names what
+    cannot be had; the cart is left as it was then."""
+    found = await shop_event(session, organizer, event)
+    if not carts.valid_cart_id(cart_id):
+        raise not_found()
+    data: AddonsIn = validate_input(AddonsIn, await read_object(request))  # type: ignore[assignment]
+    now = utcnow()
+    wants = [carts.Want(w.item, w.variation, w.count) for w in data.products]
+    await addons.choose(session, found, cart_id, position, wants, now)
     return JSONResponse((await carts.view(session, found, cart_id, now)).as_dict(now))
 
 

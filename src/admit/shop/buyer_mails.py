@@ -207,9 +207,7 @@ async def send_buyer_mail(job: JobContext) -> str | None:
             "total": f"{order.total:.2f}",
             "currency": event.currency,
             "positions": [
-                f"{p['name']}: {p['price']} {event.currency}"
-                for p in view.positions
-                if not p["canceled"]
+                orders.line_text(p, event.currency) for p in view.positions if not p["canceled"]
             ],
             "link": order_url(base, event.organizer_slug, event.slug, order),  # type: ignore[attr-defined]
             **extra,

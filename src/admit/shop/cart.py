@@ -23,11 +23,12 @@ from sqlalchemy.orm import selectinload
 
 from admit.carts import service as carts
 from admit.carts.schemas import CartPositionIn
+from admit.catalog.taxes.rules import REVERSE_CHARGE_CODE, Buyer
 from admit.kit.http.errors import FieldErrors
 from admit.kit.resources.i18n import localized
 from admit.models import CartPosition, Event, Item, Voucher
-from admit.orders.pricing import Line, load_discounts, load_tax_rules, price_lines
-from admit.shop import catalog
+from admit.orders.pricing import Line, TaxBlocked, load_discounts, load_tax_rules, price_lines
+from admit.shop import addons, catalog, dates
 from admit.shop.settings import setting
 from admit.vouchers.redeem import Budget, Use
 
@@ -72,7 +73,9 @@ async def _items(session: AsyncSession, event: Event, ids: set[int]) -> dict[int
     rows = await session.scalars(
         select(Item)
         .where(Item.event_id == event.id, Item.id.in_(ids))
-        .options(selectinload(Item.variations))
+        .options(
+            selectinload(Item.variations), selectinload(Item.addons), selectinload(Item.bundles)
+        )
     )
     return {i.id: i for i in rows}
 
@@ -84,11 +87,23 @@ async def add(
     wants: list[Want],
     voucher_code: str | None,
     now: dt.datetime,
+    subevent_id: int | None = None,
 ) -> str:
-    """Puts the wanted products into the cart (a new one without ``cart_id``); raises
-    FieldErrors naming what cannot be had. Returns the cart id."""
+    """Puts the wanted products into the cart (a new one without ``cart_id``); for a series
+    all of them for the date ``subevent_id``. Raises FieldErrors naming what cannot be had.
+    Returns the cart id."""
     if (reason := catalog.closed_reason(event, now)) is not None:
         raise FieldErrors.general(reason)
+    subevent = await dates.load(session, event, subevent_id, now)
+    if event.has_subevents:
+        if subevent is None:
+            raise FieldErrors.single(
+                "subevent", dates.PICK if subevent_id is None else dates.UNKNOWN
+            )
+        if (reason := dates.refusal(subevent, now)) is not None:
+            raise FieldErrors.single("subevent", reason)
+    elif subevent_id is not None:
+        raise FieldErrors.single("subevent", "This event has no dates to choose from.")
     wants = [w for w in wants if w.count > 0]
     if not wants:
         raise FieldErrors.general("Choose at least one product.")
@@ -113,8 +128,8 @@ async def add(
         if item is None or (item.variations and (variation is None or not variation.active)):
             raise FieldErrors.single("item", "This product does not exist.")
         name = localized(item.name, "en")
-        refusal = catalog.window_refusal(item, now)
-        fits = voucher is not None and catalog.voucher_fits(voucher, item, variation)
+        refusal = catalog.window_refusal(item, now, subevent, variation)
+        fits = voucher is not None and catalog.voucher_fits(voucher, item, variation, subevent)
         refusal = refusal or catalog.voucher_refusal(item, variation, voucher if fits else None)
         if refusal:
             raise FieldErrors.single("item", f"{name}: {refusal}")
@@ -129,7 +144,7 @@ async def add(
     if voucher is not None and not any(fits for *_, fits in planned):
         raise FieldErrors.single("voucher", "This voucher is not valid for the chosen products.")
     for want, item, variation, fits in planned:
-        listed = catalog.voucher_price(voucher if fits else None, item, variation)
+        listed = catalog.voucher_price(voucher if fits else None, item, variation, subevent)
         price = want.price if want.price is not None else listed
         if price < listed:
             raise FieldErrors.single("price", f"The price must be at least {listed:.2f}.")
@@ -138,8 +153,12 @@ async def add(
             variation=variation.id if variation else None,
             price=price,
             voucher=voucher.code if fits and voucher else None,
+            subevent=subevent.id if subevent else None,
             expires=now + RESERVATION,
+            bundled=addons.bundled(item, subevent),
         ).model_copy(update={"cart_id": cart_id})
+        if item.bundles:  # the bundled products carry their share of the price
+            data.price = max(price - addons.bundle_share(item), ZERO)
         for _ in range(want.count):
             await carts.create(session, event, data, now=now)
     return cart_id
@@ -162,6 +181,16 @@ class CartLine:
     name: str
     price: Decimal
     expired: bool = False
+    subevent: Any = None
+    date: str = ""
+
+    @property
+    def addon(self) -> bool:
+        return self.position.addon_to_id is not None and not self.position.is_bundled
+
+    @property
+    def bundled(self) -> bool:
+        return self.position.is_bundled
 
 
 @dataclass
@@ -170,6 +199,8 @@ class Cart:
     lines: list[CartLine]
     total: Decimal
     expires: dt.datetime | None
+    # some line is reverse charged for the invoice address the prices were computed for
+    reverse_charge: bool = False
 
     def as_dict(self, now: dt.datetime) -> dict[str, Any]:
         left = int((self.expires - now).total_seconds()) if self.expires else 0
@@ -183,22 +214,33 @@ class Cart:
                     "name": line.name,
                     "price": f"{line.price:.2f}",
                     "voucher": line.voucher.code if line.voucher else None,
+                    "subevent": line.subevent.id if line.subevent else None,
+                    "date": line.date or None,
+                    "addon_to": line.position.addon_to_id,
+                    "bundled": line.bundled,
                     "expired": line.expired,
                 }
                 for line in self.lines
             ],
             "total": f"{self.total:.2f}",
+            "reverse_charge": self.reverse_charge,
             "expires": self.expires.isoformat() if self.expires else None,
             "seconds_left": max(left, 0),
         }
 
 
 async def view(
-    session: AsyncSession, event: Event, cart_id: str, now: dt.datetime, locale: str = "en"
+    session: AsyncSession,
+    event: Event,
+    cart_id: str,
+    now: dt.datetime,
+    locale: str = "en",
+    buyer: Buyer | None = None,
 ) -> Cart:
-    """The cart's positions with the prices the order would have. Expired ones are listed
-    too (the checkout takes the whole cart), marked: their quota went back the moment they
-    expired, so the checkout checks it again."""
+    """The cart's positions with the prices the order would have (for ``buyer``'s invoice
+    address: reverse charge and custom tax rules apply). Expired ones are listed too (the
+    checkout takes the whole cart), marked: their quota went back the moment they expired, so
+    the checkout checks it again."""
     positions = await _positions(session, event, cart_id)
     if not positions:
         return Cart(cart_id, [], ZERO, None)
@@ -209,9 +251,13 @@ async def view(
         if voucher_ids
         else {}
     )
+    subevents = await dates.load_many(
+        session, event, {p.subevent_id for p in positions if p.subevent_id}
+    )
     budgets = {
         v.id: Budget(max(v.budget - v.budget_used, ZERO)) for v in vouchers.values() if v.budget
     }
+    rules = await load_tax_rules(session, event.id)
     lines: list[Line] = []
     built: list[CartLine] = []
     for p in positions:
@@ -219,19 +265,25 @@ async def view(
         variation = next((v for v in item.variations if v.id == p.variation_id), None)
         voucher = vouchers.get(p.voucher_id or 0)
         use = Use(voucher, budgets.get(voucher.id), False) if voucher else None
-        given = p.price if item.free_price else None
-        lines.append(Line(item, variation, None, given, p.addon_to_id is not None, use))
+        given = addons.given_price(p, item, rules, buyer)
+        subevent = subevents.get(p.subevent_id or 0)
+        lines.append(Line(item, variation, subevent, given, p.addon_to_id is not None, use))
         name = localized(item.name, locale)
         if variation is not None:
             name = f"{name} – {localized(variation.value, locale)}"
-        built.append(CartLine(p, item, variation, voucher, name, ZERO, p.expires < now))
-    rules = await load_tax_rules(session, event.id)
+        date = dates.label(subevent, locale) if subevent else ""
+        built.append(
+            CartLine(p, item, variation, voucher, name, ZERO, p.expires < now, subevent, date)
+        )
     discounts = await load_discounts(session, event.id)
-    priced = price_lines(
-        lines, rules, discounts, currency=event.currency, sales_channel=catalog.CHANNEL, now=now
-    )
+    args = {"currency": event.currency, "sales_channel": catalog.CHANNEL, "now": now}
+    try:
+        priced = price_lines(lines, rules, discounts, buyer=buyer, **args)  # type: ignore[arg-type]
+    except TaxBlocked:  # the checkout names the refusal; the cart shows the plain prices
+        priced = price_lines(lines, rules, discounts, **args)  # type: ignore[arg-type]
     for line, price in zip(built, priced, strict=True):
         line.price = price.price
     total = sum((line.price for line in built), ZERO)
     live = [p.expires for p in positions if p.expires >= now]
-    return Cart(cart_id, built, total, min(live) if live else None)
+    reverse = any(p.tax_code == REVERSE_CHARGE_CODE for p in priced)
+    return Cart(cart_id, built, total, min(live) if live else None, reverse)

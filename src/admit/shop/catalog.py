@@ -19,7 +19,16 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import selectinload
 
 from admit.kit.resources.i18n import localized
-from admit.models import Event, Item, ItemCategory, ItemVariation, Organizer, TaxRule, Voucher
+from admit.models import (
+    Event,
+    Item,
+    ItemCategory,
+    ItemVariation,
+    Organizer,
+    SubEvent,
+    TaxRule,
+    Voucher,
+)
 from admit.orders.pricing import catalog_price
 from admit.quotas import availability
 from admit.shop.settings import SHOP_OPEN, setting
@@ -29,6 +38,7 @@ CHANNEL = "web"
 NOT_YET = "This product is not on sale yet."
 ENDED = "The sale of this product has ended."
 UNKNOWN_VOUCHER = "This voucher code is not known."
+DISABLED = "This product is not sold for this date."
 
 
 async def load_event(session: AsyncSession, organizer: str, event: str) -> Event | None:
@@ -53,8 +63,6 @@ def closed_reason(event: Event, now: dt.datetime) -> str | None:
     """Why the shop sells nothing right now (None: it sells)."""
     if not setting(event, SHOP_OPEN):
         return "The shop of this event is closed."
-    if event.has_subevents:
-        return "This event is a series; its dates cannot be sold in this shop yet."
     if event.presale_start is not None and now < event.presale_start:
         return "The sale has not started yet."
     if event.presale_end is not None and now > event.presale_end:
@@ -62,7 +70,32 @@ def closed_reason(event: Event, now: dt.datetime) -> str | None:
     return None
 
 
-def window_refusal(item: Item, now: dt.datetime) -> str | None:
+def _override(item: Item, variation: ItemVariation | None, subevent: SubEvent | None) -> Any:
+    """The date's override row of the variation, else of the item (None: none)."""
+    if subevent is None:
+        return None
+    if variation is not None:
+        for row in subevent.variation_overrides:
+            if row.variation_id == variation.id:
+                return row
+    return next((row for row in subevent.item_overrides if row.item_id == item.id), None)
+
+
+def window_refusal(
+    item: Item,
+    now: dt.datetime,
+    subevent: SubEvent | None = None,
+    variation: ItemVariation | None = None,
+) -> str | None:
+    """Why ``item`` is not sold now (on the date ``subevent``: its overrides may disable the
+    product or give it a sale window of its own)."""
+    override = _override(item, variation, subevent)
+    if override is not None and override.disabled:
+        return "This product is not sold for this date."
+    if override is not None and override.available_from and now < override.available_from:
+        return NOT_YET
+    if override is not None and override.available_until and now > override.available_until:
+        return ENDED
     if not item.active:
         return "This product is not on sale."
     if not item.all_sales_channels and CHANNEL not in (item.limit_sales_channels or []):
@@ -107,20 +140,33 @@ async def find_voucher(
     return voucher, None
 
 
-def voucher_fits(voucher: Voucher, item: Item, variation: ItemVariation | None) -> bool:
+def voucher_fits(
+    voucher: Voucher,
+    item: Item,
+    variation: ItemVariation | None,
+    subevent: SubEvent | None = None,
+) -> bool:
     if voucher.item_id is not None and voucher.item_id != item.id:
         return False
+    if voucher.subevent_id is not None and subevent is not None:
+        if voucher.subevent_id != subevent.id:
+            return False
     return voucher.variation_id is None or (
         variation is not None and voucher.variation_id == variation.id
     )
 
 
 def voucher_price(
-    voucher: Voucher | None, item: Item, variation: ItemVariation | None, currency_places: int = 2
+    voucher: Voucher | None,
+    item: Item,
+    variation: ItemVariation | None,
+    subevent: SubEvent | None = None,
+    currency_places: int = 2,
 ) -> Decimal:
-    """The price before automatic discounts: the catalog's, then the voucher's price mode."""
-    listed = catalog_price(item, variation, None)
-    if voucher is None or not voucher_fits(voucher, item, variation):
+    """The price before automatic discounts: the catalog's (the date's override first), then
+    the voucher's price mode."""
+    listed = catalog_price(item, variation, subevent)
+    if voucher is None or not voucher_fits(voucher, item, variation, subevent):
         return listed
     return Use(voucher, None, False).price(listed, currency_places)
 
@@ -175,7 +221,7 @@ def tax_note(rule: TaxRule | None) -> str:
 
 
 async def _state(
-    session: AsyncSession, event: Event, key: tuple[int, int | None, None], now: dt.datetime
+    session: AsyncSession, event: Event, key: tuple[int, int | None, int | None], now: dt.datetime
 ) -> tuple[str, int | None]:
     """available / sold_out / reserved (sold out only because of carts), and how many left."""
     quotas = await availability.quotas_for(session, event.id, key)
@@ -197,8 +243,12 @@ async def products(
     voucher: Voucher | None,
     now: dt.datetime,
     locale: str = "en",
+    subevent: SubEvent | None = None,
+    addon_categories: set[int] | None = None,
 ) -> list[Product]:
-    """The products a buyer (with ``voucher``, if any) may see, in the catalog's order."""
+    """The products a buyer (with ``voucher``, if any) may see, in the catalog's order; for a
+    series, those of the date ``subevent`` (its prices, windows and quotas). With
+    ``addon_categories``: only the add-on products of those categories."""
     items = (
         await session.scalars(
             select(Item)
@@ -220,7 +270,10 @@ async def products(
     max_items = int(setting(event, "max_items_per_order"))
     for item in items:
         category = categories.get(item.category_id or 0)
-        if category is not None and category.is_addon:
+        if addon_categories is not None:
+            if item.category_id not in addon_categories:
+                continue  # only the add-ons of a main product
+        elif category is not None and category.is_addon:
             continue  # add-ons are offered with their main product, not on their own
         if not item.all_sales_channels and CHANNEL not in (item.limit_sales_channels or []):
             continue
@@ -232,12 +285,14 @@ async def products(
         for variation in variations:
             if voucher_refusal(item, variation, voucher) == HIDDEN:
                 continue
-            refusal = window_refusal(item, now)
+            refusal = window_refusal(item, now, subevent, variation)
+            if refusal == DISABLED:
+                continue
             if refusal == NOT_YET and item.available_from_mode == "hide":
                 continue
             if refusal == ENDED and item.available_until_mode == "hide":
                 continue
-            key = (item.id, variation.id if variation else None, None)
+            key = (item.id, variation.id if variation else None, subevent.id if subevent else None)
             state, left = await _state(session, event, key, now)
             if refusal == NOT_YET:
                 state = "not_yet"
@@ -257,7 +312,7 @@ async def products(
                     variation=variation,
                     name=name,
                     description=description,
-                    price=voucher_price(voucher, item, variation),
+                    price=voucher_price(voucher, item, variation, subevent),
                     original_price=(variation.original_price if variation else None)
                     or item.original_price,
                     tax_note=tax_note(rules.get(item.tax_rule_id or 0)),

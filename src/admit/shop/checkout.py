@@ -20,6 +20,7 @@ from __future__ import annotations
 import datetime as dt
 from collections import Counter
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from pydantic import ValidationError
@@ -28,23 +29,29 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.carts import service as carts
 from admit.catalog.questions.answers import AnswerIn
+from admit.catalog.taxes.rules import Buyer
 from admit.kit.http.errors import FieldErrors, validation_error
 from admit.kit.resources.i18n import localized
 from admit.models import CartPosition, Event, Order, Question, Voucher, question_items
 from admit.notifications.notify import notify_all
 from admit.orders.create import create_order
+from admit.orders.pricing import load_tax_rules
 from admit.orders.rows import PAID, PAYMENT_CONFIRMED
 from admit.orders.schemas import EMAIL_RE, OrderIn, PositionIn
 from admit.orders.serialize import ORDER_LOAD
 from admit.payments import providers
 from admit.quotas import ledger
-from admit.shop import catalog, mails, orders
+from admit.shop import addons, address, catalog, dates, mails, orders
 from admit.shop.cart import valid_cart_id
 from admit.shop.settings import TERMS_URL, setting
 
 TAKEN_OVER = dt.datetime(2000, 1, 1, tzinfo=dt.UTC)  # "expired": the order takes the units
 EMPTY = "Your cart is empty: its reservation may have run out, or it was checked out already."
 REQUIRED = "This field is required."
+PRICES_CHANGED = (
+    "The prices changed (for your invoice address, or since the page was loaded): "
+    "please check the new total and place the order again."
+)
 
 
 @dataclass
@@ -68,6 +75,8 @@ class CheckoutData:
     accept_terms: bool = False
     payment_data: dict[str, Any] | None = None
     invoice_address: dict[str, Any] | None = None
+    # the total the buyer was shown (the pages): the order is refused when it differs
+    expected_total: Decimal | None = None
 
 
 @dataclass
@@ -138,9 +147,11 @@ async def _check(
     data: CheckoutData,
     rows: list[CartPosition],
     now: dt.datetime,
+    errors: dict[str, Any],
+    buyer: Buyer | None = None,
 ) -> list[PositionIn]:
-    """The shop's rules on the whole checkout; the order's positions when they hold."""
-    errors: dict[str, Any] = {}
+    """The shop's rules on the whole checkout (``errors``: those found already); the order's
+    positions when they hold."""
     if not data.email or not EMAIL_RE.match(data.email):
         errors["email"] = ["Enter a valid email address."]
     elif data.email_repeat is not None and data.email_repeat.strip().lower() != data.email.lower():
@@ -157,7 +168,11 @@ async def _check(
     emails_required = setting(event, "attendee_emails_asked") and setting(
         event, "attendee_emails_required"
     )
+    subevents = await dates.load_many(
+        session, event, {r.subevent_id for r in rows if r.subevent_id}
+    )
     counts = Counter(r.item_id for r in rows)
+    rules = await load_tax_rules(session, event.id)
     position_errors: list[dict[str, Any]] = []
     positions: list[PositionIn] = []
     parent_ids = {r.id: i + 1 for i, r in enumerate(rows)}
@@ -165,17 +180,32 @@ async def _check(
         err: dict[str, Any] = {}
         item = items[row.item_id]
         name = localized(item.name, data.locale)
-        refusal = catalog.window_refusal(item, now)
+        subevent = subevents.get(row.subevent_id or 0)
+        variation = next((v for v in item.variations if v.id == row.variation_id), None)
+        refusal = catalog.window_refusal(item, now, subevent, variation)
+        if subevent is not None:
+            refusal = dates.refusal(subevent, now) or refusal
         if refusal:
             err["item"] = [f"{name}: {refusal}"]
         if item.min_per_order and counts[item.id] < item.min_per_order:
             err["item"] = [f"{name}: buy at least {item.min_per_order} in one order."]
         if item.max_per_order and counts[item.id] > item.max_per_order:
             err["item"] = [f"{name}: you cannot buy more than {item.max_per_order} in one order."]
+        if row.addon_to_id is None and item.addons:
+            children = [items[r.item_id] for r in rows if r.addon_to_id == row.id]
+            children = [
+                c
+                for c, r in zip(children, [r for r in rows if r.addon_to_id == row.id], strict=True)
+                if not r.is_bundled
+            ]
+            if problems := addons.count_problems(item, children):
+                err["addons"] = [f"{name}: {p}" for p in problems]
         mine = details.get(row.id) or PositionDetails(row.id)
-        if names_required and not (mine.attendee_name or "").strip():
+        # an add-on or bundled product that admits nobody has no attendee of its own
+        attendee = item.admission or row.addon_to_id is None
+        if attendee and names_required and not (mine.attendee_name or "").strip():
             err["attendee_name"] = [REQUIRED]
-        if emails_required and not (mine.attendee_email or "").strip():
+        if attendee and emails_required and not (mine.attendee_email or "").strip():
             err["attendee_email"] = [REQUIRED]
         answers = [a for a in (mine.answers or []) if _answered(a)]
         given = {a.question for a in answers}
@@ -197,7 +227,8 @@ async def _check(
                 PositionIn(
                     item=item.id,
                     variation=row.variation_id,
-                    price=row.price if item.free_price else None,
+                    subevent=row.subevent_id,
+                    price=addons.given_price(row, item, rules, buyer),
                     addon_to=parent_ids.get(row.addon_to_id) if row.addon_to_id else None,
                     voucher=vouchers.get(row.voucher_id or 0),
                     attendee_name=(mine.attendee_name or "").strip() or None,
@@ -244,20 +275,28 @@ async def checkout(
     rows = await _take_cart(session, event, data.cart_id)
     if not rows:
         raise FieldErrors.single("cart_id", EMPTY)
-    positions = await _check(session, event, data, rows, now)
+    try:
+        invoice_address = address.check(event, data.invoice_address)
+        address_errors: dict[str, Any] = {}
+    except FieldErrors as exc:
+        invoice_address, address_errors = None, exc.errors
+    buyer = Buyer.of(invoice_address)
+    positions = await _check(session, event, data, rows, now, address_errors, buyer)
     try:
         order_in = OrderIn(
             email=data.email,
             locale=data.locale,
             sales_channel=catalog.CHANNEL,
             payment_provider=provider.identifier if provider else None,
-            invoice_address=data.invoice_address,
+            invoice_address=invoice_address,
             positions=positions,
         )
     except ValidationError as exc:
         raise validation_error(exc) from None
     placed = await create_order(session, event, order_in)
     total = placed.new.order["total"]
+    if data.expected_total is not None and total != data.expected_total:
+        raise FieldErrors.single("total", PRICES_CHANGED)
     if total == 0:
         provider = providers.get("free")
     elif provider is None:
@@ -285,7 +324,7 @@ async def checkout(
     await session.flush()
     link = order_url(base_url, event.organizer_slug, event.slug, order)  # type: ignore[attr-defined]
     view = await orders.view(session, event, order)
-    lines = [f"{p['name']}: {p['price']} {event.currency}" for p in view.positions]
+    lines = [orders.line_text(p, event.currency) for p in view.positions]
     await mails.order_mail(session, event, order, link, view.instructions, lines)
     return Placed(order, order.status == "p", started.redirect_url)
 

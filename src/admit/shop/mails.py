@@ -23,7 +23,10 @@ _html = Environment(
 
 
 def render(context: dict[str, Any], name: str = "order") -> tuple[str, str, str]:
-    """(subject, text, html) of the mail ``name`` (``order``, ``paid``, ``canceled``)."""
+    """(subject, text, html) of the mail ``name`` (``order``, ``paid``, ``canceled``), in the
+    context's ``lang``: German (``<name>.de.*``) or English."""
+    if context.get("lang") == "de":
+        name = f"{name}.de"
     subject = " ".join(_text.get_template(f"{name}.subject.txt").render(context).split())
     text = _text.get_template(f"{name}.txt").render(context)
     html = _html.get_template(f"{name}.html").render(context, subject=subject)
@@ -42,6 +45,7 @@ async def order_mail(
         return
     context = {
         "code": order.code,
+        "lang": (order.locale or "en").split("-")[0],
         "event": localized(event.name, order.locale),
         "organizer": getattr(event, "organizer_name", ""),
         "contact": value(event, "contact_mail"),

@@ -16,6 +16,14 @@ class ProviderOut(BaseModel):
     input_field: str | None
 
 
+class InvoiceAskedOut(BaseModel):
+    asked: bool
+    required: bool
+    vat_id: bool
+    company_required: bool
+    name_required: bool
+
+
 class EventInfoOut(BaseModel):
     name: str
     organizer: str
@@ -32,6 +40,8 @@ class EventInfoOut(BaseModel):
     terms_url: str | None
     contact_mail: str | None
     frontpage_text: str
+    invoice_address: InvoiceAskedOut
+    has_subevents: bool  # a series: pick a date (``dates/``) and pass it as ``subevent``
 
 
 class ProductOut(BaseModel):
@@ -82,6 +92,10 @@ class CartLineOut(BaseModel):
     name: str
     price: str
     voucher: str | None
+    subevent: int | None
+    date: str | None
+    addon_to: int | None  # the main position of an add-on or bundled position
+    bundled: bool  # part of its main product's bundle (its price is in the main price)
     expired: bool  # the reservation ran out: the checkout checks availability again
 
 
@@ -89,6 +103,7 @@ class CartOut(BaseModel):
     cart_id: str
     positions: list[CartLineOut]
     total: str
+    reverse_charge: bool
     expires: str | None
     seconds_left: int
 
@@ -104,6 +119,8 @@ class OrderPositionOut(BaseModel):
     positionid: int
     name: str
     price: str
+    subevent: int | None
+    date: str | None
     attendee_name: str | None
     canceled: bool
     answers: list[str]
@@ -124,6 +141,44 @@ class PublicOrderOut(BaseModel):
     redirect_url: str | None = None
 
 
+class AddonProductOut(ProductOut):
+    chosen: int
+
+
+class AddonCategoryOut(BaseModel):
+    category: int
+    name: str
+    min_count: int
+    max_count: int
+    multi_allowed: bool
+    price_included: bool
+    products: list[AddonProductOut]
+
+
+class AddonChoiceOut(BaseModel):
+    position: int
+    name: str
+    categories: list[AddonCategoryOut]
+
+
+class AddonsOut(BaseModel):
+    positions: list[AddonChoiceOut]
+
+
+class DateOut(BaseModel):
+    id: int
+    name: str
+    label: str
+    date_from: str
+    date_to: str | None
+    location: str
+    availability: str  # available | sold_out | not_yet | ended
+
+
+class DatesOut(BaseModel):
+    dates: list[DateOut]
+
+
 class WaitingOut(BaseModel):
     id: int
     email: str
@@ -135,9 +190,12 @@ responses.document(
     {
         ("GET", f"{P}/"): EventInfoOut,
         ("GET", f"{P}/catalog/"): CatalogOut,
+        ("GET", f"{P}/dates/"): DatesOut,
         ("GET", f"{P}/questions/"): QuestionsOut,
         ("POST", f"{P}/carts/"): ("201", CartOut),
         ("GET", f"{P}/carts/{{cart_id}}/"): CartOut,
+        ("GET", f"{P}/carts/{{cart_id}}/addons/"): AddonsOut,
+        ("PUT", f"{P}/carts/{{cart_id}}/positions/{{position}}/addons/"): CartOut,
         ("DELETE", f"{P}/carts/{{cart_id}}/positions/{{position}}/"): CartOut,
         ("POST", f"{P}/checkout/"): ("201", PublicOrderOut),
         ("GET", f"{ORDER}/"): PublicOrderOut,

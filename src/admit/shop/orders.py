@@ -26,6 +26,7 @@ from admit.orders.schemas import CancelIn
 from admit.orders.serialize import ORDER_LOAD
 from admit.payments import providers
 from admit.quotas import ledger
+from admit.shop.dates import label, load_many
 from admit.tickets.documents import Part, plan, render_pages
 from admit.tickets.downloads import order_refusal
 from admit.tickets.loading import load_batch
@@ -124,6 +125,9 @@ async def view(session: AsyncSession, event: Event, order: Order) -> OrderView:
         if var_ids
         else {}
     )
+    subevents = await load_many(
+        session, event, {p.subevent_id for p in order.positions if p.subevent_id}
+    )
     positions = []
     for p in sorted(order.positions, key=lambda p: p.positionid):
         name = localized(items[p.item_id].name, order.locale) if p.item_id in items else ""
@@ -135,6 +139,10 @@ async def view(session: AsyncSession, event: Event, order: Order) -> OrderView:
                 "positionid": p.positionid,
                 "name": name,
                 "price": f"{p.price:.2f}",
+                "subevent": p.subevent_id,
+                "date": label(subevents[p.subevent_id], order.locale)
+                if p.subevent_id in subevents
+                else None,
                 "attendee_name": p.attendee_name_cached,
                 "canceled": p.canceled,
                 "answers": [a.answer for a in p.answers],
@@ -153,6 +161,12 @@ async def view(session: AsyncSession, event: Event, order: Order) -> OrderView:
         may_cancel(event, order),
         tickets_allowed(event, order),
     )
+
+
+def line_text(position: dict[str, Any], currency: str) -> str:
+    """One position as the buyer's mails list it: name, date (a series), price."""
+    date = f" ({position['date']})" if position.get("date") else ""
+    return f"{position['name']}{date}: {position['price']} {currency}"
 
 
 async def cancel(session: AsyncSession, event: Event, order: Order) -> None:

@@ -12,16 +12,66 @@ from starlette.responses import Response
 from admit.events.settings import value
 from admit.kit.resources.i18n import localized
 from admit.models import Event
+from admit.shop import i18n
 from admit.web.page import Page
-from admit.web.render import page_environment, serve_static
+from admit.web.render import SECURITY_HEADERS, page_environment, serve_static
 
 _env = page_environment("admit.shop")
+
+
+# The pages' headers (``web/render.py``) with one script allowed: the shop's own cart timer,
+# served from here (no inline script, so still no ``unsafe-inline``).
+SHOP_HEADERS = {
+    **SECURITY_HEADERS,
+    "Content-Security-Policy": SECURITY_HEADERS["Content-Security-Policy"].replace(
+        "script-src 'none'", "script-src 'self'"
+    ),
+}
+
+
+def language(web: Page, event: Event | None) -> str:
+    """The page's language (``i18n.choose``); a valid ``?lang=`` is remembered in the web
+    session."""
+    if event is None:
+        return "en"
+    asked = web.request.query_params.get("lang")
+    lang = i18n.choose(event, asked, web.web.get("lang"))
+    if asked and asked == lang:
+        web.web.set("lang", lang)
+    return lang
 
 
 def page(web: Page, template: str, status: int = 200, **context: Any) -> Response:
     context.setdefault("errors", [])
     context.setdefault("home", False)
-    return web.render(template, status, env=_env, **context)
+    event = context.get("event")
+    lang = language(web, event)
+    _ = i18n.translator(lang)
+    context["errors"] = [translate_sentence(_, e) for e in context["errors"]]
+    offered = i18n.offered(event) if event is not None else ["en"]
+    return web.render(
+        template,
+        status,
+        env=_env,
+        headers=SHOP_HEADERS,
+        _=_,
+        lang=lang,
+        languages=[(c, i18n.LANGUAGES[c]) for c in offered] if len(offered) > 1 else [],
+        path=web.request.url.path,
+        **context,
+    )
+
+
+def translate_sentence(_: Any, sentence: str) -> str:
+    """A refusal as ``pages.sentences`` writes it (labels joined by en dashes, a colon, the
+    message), each part translated where the catalogue knows it."""
+    if _(sentence) != sentence:
+        return _(sentence)
+    prefix, sep, message = sentence.rpartition(": ")
+    if not sep:
+        return sentence
+    labels = " – ".join(_(part) for part in prefix.split(" – "))
+    return f"{labels}: {_(message)}"
 
 
 def base_context(event: Event, organizer: str) -> dict[str, Any]:
@@ -37,3 +87,6 @@ def base_context(event: Event, organizer: str) -> dict[str, Any]:
 
 static_router = APIRouter(include_in_schema=False)
 serve_static(static_router, "/static/shop.css", "admit.shop", "shop.css", "text/css")
+serve_static(
+    static_router, "/static/shop-timer.js", "admit.shop", "shop-timer.js", "text/javascript"
+)

@@ -8,6 +8,8 @@ import re
 from fastapi import FastAPI
 from starlette.routing import Route
 
+from admit.shop.addon_pages import router as addon_router
+from admit.shop.checkout_pages import router as checkout_router
 from admit.shop.order_invoices import router as invoice_router
 from admit.shop.order_pages import router as order_router
 from admit.shop.pages import Refused, refused_page
@@ -30,6 +32,14 @@ def _not_reserved(route: Route) -> Route:
 
 
 def mount_shop(app: FastAPI) -> None:
-    for router in (static_router, order_router, invoice_router, waiting_router, pages_router):
+    for router in (
+        static_router,
+        order_router,
+        invoice_router,
+        waiting_router,
+        checkout_router,
+        addon_router,
+        pages_router,
+    ):
         app.router.routes.extend(_not_reserved(route) for route in router.routes)  # type: ignore[arg-type]
     app.add_exception_handler(Refused, refused_page)

@@ -25,7 +25,21 @@ class CartIn(WriteModel):
 
     cart_id: Annotated[str, Field(max_length=80)] | None = None
     voucher: Text | None = None
+    # an event series: the date (from ``dates/``) every product of this request is for
+    subevent: Pk | None = None
     products: list[WantIn] = Field(min_length=1, max_length=50)
+
+
+class AddonWantIn(WriteModel):
+    item: Pk
+    variation: Pk | None = None
+    count: int = Field(default=1, ge=0, le=100)
+
+
+class AddonsIn(WriteModel):
+    """The add-ons of one cart position (all of them: those not listed are taken out)."""
+
+    products: list[AddonWantIn] = Field(default_factory=list, max_length=50)
 
 
 class PositionDetailsIn(WriteModel):

@@ -1,0 +1,197 @@
+"""The checkout form: each position's questions and attendee details, the buyer's e-mail, the
+invoice address (with "update prices": the cart priced for that address, reverse charge
+shown before the binding order), the terms and the payment method.
+
+The form is a client of ``checkout.checkout`` like the headless API; a refusal shows every
+problem as sentences with the buyer's input kept, and rolls the request's transaction back.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from fastapi import APIRouter, Request
+from starlette.responses import Response
+
+from admit.db import utcnow
+from admit.events.settings import value
+from admit.kit.http.context import Session, public_base_url
+from admit.kit.http.errors import FieldErrors
+from admit.kit.resources.i18n import localized
+from admit.models import Event
+from admit.payments import providers
+from admit.shop import address, checkout, countries, i18n, questions
+from admit.shop import cart as carts
+from admit.shop.pages import Refused, _cart_key, _event, posted, sentences
+from admit.shop.render import base_context, language
+from admit.shop.render import page as render_page
+from admit.shop.settings import CHECKOUT_TEXT, TERMS_URL
+from admit.web.forms import every, first
+from admit.web.page import Page
+
+router = APIRouter(include_in_schema=False)
+S = "/{organizer}/{event}"
+
+
+async def _checkout_page(
+    web: Page,
+    event: Event,
+    organizer: str,
+    *,
+    status: int = 200,
+    errors: list[str] | None = None,
+    kept: dict[str, Any] | None = None,
+) -> Response:
+    now = utcnow()
+    kept = kept or {}
+    typed = address.from_form([(k, v[0]) for k, v in kept.items() if v])
+    buyer = address.buyer_of(event, typed)
+    cart_id = web.web.get(_cart_key(event))
+    cart = (
+        await carts.view(web.session, event, cart_id, now, buyer=buyer)
+        if carts.valid_cart_id(cart_id)
+        else None
+    )
+    if cart is None or not cart.lines:
+        web.web.flash("Your cart is empty: choose your tickets first.")
+        return web.redirect(f"/{organizer}/{event.slug}/")
+    asked = await questions.load(web.session, event)
+    per_item = {
+        line.position.id: [
+            questions.describe(q, items) for q, items in asked if line.item.id in items
+        ]
+        for line in cart.lines
+    }
+    methods = [p for p in providers.offered(event, cart.total)] if cart.total > 0 else []
+    return render_page(
+        web,
+        "checkout.html",
+        status,
+        **base_context(event, organizer),
+        cart=cart,
+        now=now,
+        questions=per_item,
+        methods=methods,
+        names_asked=value(event, "attendee_names_asked"),
+        names_required=value(event, "attendee_names_required"),
+        emails_asked=value(event, "attendee_emails_asked"),
+        emails_required=value(event, "attendee_emails_required"),
+        terms_url=value(event, TERMS_URL),
+        checkout_text=localized(value(event, CHECKOUT_TEXT), "en"),
+        invoice=address.asked(event),
+        countries=countries.choices(),
+        errors=errors or [],
+        kept=kept,
+    )
+
+
+@router.get(f"{S}/checkout/")
+async def checkout_form(organizer: str, event: str, request: Request, session: Session) -> Response:
+    web = await Page.load(request, session)
+    found = await _event(session, organizer, event)
+    if found is None:
+        return web.not_found()
+    return await _checkout_page(web, found, organizer)
+
+
+def _details(
+    pairs: list[tuple[str, str]], cart: carts.Cart, asked: dict[int, list[dict[str, Any]]]
+) -> list[checkout.PositionDetails]:
+    from admit.catalog.questions.answers import AnswerIn
+
+    found = []
+    for line in cart.lines:
+        pid = line.position.id
+        answers = []
+        for q in asked.get(pid, []):
+            field = f"q_{pid}_{q['id']}"
+            if q["type"] in ("C", "M"):
+                chosen = [int(v) for v in every(pairs, field) if v.isdigit()]
+                if chosen:
+                    answers.append(AnswerIn(question=q["id"], options=chosen))
+            elif q["type"] == "B":
+                answers.append(
+                    AnswerIn(question=q["id"], answer="True" if first(pairs, field) else "False")
+                )
+            elif first(pairs, field).strip():
+                answers.append(
+                    AnswerIn(question=q["id"], answer=first(pairs, field).strip()[:5000])
+                )
+        found.append(
+            checkout.PositionDetails(
+                pid,
+                first(pairs, f"name_{pid}").strip()[:255] or None,
+                first(pairs, f"email_{pid}").strip()[:254] or None,
+                answers,
+            )
+        )
+    return found
+
+
+def _money(raw: str) -> Decimal | None:
+    try:
+        return Decimal(raw.strip()).quantize(Decimal("0.01")) if raw.strip() else None
+    except (InvalidOperation, ValueError):
+        return None
+
+
+@router.post(f"{S}/checkout/")
+async def checkout_submit(
+    organizer: str, event: str, request: Request, session: Session
+) -> Response:
+    opened = await posted(request, session, organizer, event)
+    if isinstance(opened, Response):
+        return opened
+    web, found, pairs = opened
+    now = utcnow()
+    cart_id = web.web.get(_cart_key(found)) or ""
+    cart = await carts.view(session, found, cart_id, now) if carts.valid_cart_id(cart_id) else None
+    kept: dict[str, Any] = {}
+    for name, raw in pairs:
+        if name not in ("csrf_token", "step", "shown_total"):
+            kept.setdefault(name, []).append(raw)
+    if first(pairs, "step") == "prices":  # "update prices": the form again, priced for the address
+        return await _checkout_page(web, found, organizer, kept=kept)
+    try:
+        if cart is None or not cart.lines:
+            raise FieldErrors.single("cart_id", checkout.EMPTY)
+        asked = await questions.load(session, found)
+        per_item = {
+            line.position.id: [
+                questions.describe(q, items) for q, items in asked if line.item.id in items
+            ]
+            for line in cart.lines
+        }
+        method = first(pairs, "payment") or None
+        data = checkout.CheckoutData(
+            cart_id=cart_id,
+            email=first(pairs, "email").strip()[:254],
+            email_repeat=first(pairs, "email_repeat").strip()[:254],
+            payment_provider=method,
+            payment_data={"gift_card": first(pairs, "gift_card").strip()[:190]},
+            accept_terms=bool(first(pairs, "accept_terms")),
+            positions=_details(pairs, cart, per_item),
+            invoice_address=address.from_form(pairs),
+            locale=language(web, found),
+            expected_total=_money(first(pairs, "shown_total")),
+        )
+        placed = await checkout.checkout(session, found, data, now, public_base_url(request))
+    except FieldErrors as exc:
+        await session.rollback()  # the cart as it was: the refused checkout took nothing
+        found = await _event(session, organizer, event) or found
+        response = await _checkout_page(
+            web, found, organizer, status=400, errors=sentences(exc.errors), kept=kept
+        )
+        raise Refused(response) from None
+    web.web.set(_cart_key(found), None)
+    if placed.redirect_url:
+        return web.redirect(placed.redirect_url)
+    order = placed.order
+    _ = i18n.translator(language(web, found))
+    web.web.flash(
+        _("Thank you! Your order has been placed.")
+        if not placed.paid
+        else _("Thank you! Your order is complete.")
+    )
+    return web.redirect(f"/{organizer}/{event}/order/{order.code}/{order.secret}/")
