@@ -26,11 +26,32 @@ ROUTES = [
     for method in sorted(route.methods)
 ]
 IDS = [f"{method} {route.path}" for method, route in ROUTES]
+# The access object of each level's export action (the exporter's permission).
+EXPORT_ACCESS = {
+    (
+        "event" if route.path.startswith("/control/event/") else "organizer"
+    ): route.endpoint.control_access
+    for _, route in ROUTES
+    if route.path.endswith("/exports/{identifier}/run")
+}
+
+
+# The exporter each export action of a level runs (its permission is the one needed).
+EXPORTERS = {"event": ("orderlist", {"_format": "xlsx"}),
+             "organizer": ("giftcardlist", {"_format": "csv"})}  # fmt: skip
 
 
 def needed(access: object) -> tuple[str, list[str]]:
     """The level (``event`` or ``organizer``) and the permissions of which one is needed
     (none: any team covering the event, or any team of the organizer)."""
+    level = getattr(access, "exporter_level", None)
+    if level is not None:  # the permission of the exporter the URL names
+        from admit.exports.lookup import find
+
+        exporter = find(level, EXPORTERS[level][0])
+        assert exporter is not None
+        permission = exporter.permission
+        return ("organizer" if permission.startswith("organizer.") else "event"), [permission]
     if isinstance(access, AnyEventPermission):
         return "event", list(access.permissions)
     if isinstance(access, EventAccess):
@@ -68,6 +89,10 @@ async def _prepare(api, route: APIRoute, shop: Shop) -> None:
                               headers=headers)  # fmt: skip
         assert made.status_code == 200, made.text
         shop.made = {"local_id": str(made.json()["local_id"])}
+    if route.path.startswith("/control/organizer/{organizer}/devices/{id}"):
+        made = await _post(api, shop.token, "/api/v1/organizers/acme/devices/",
+                           {"name": "Door", "all_events": True})  # fmt: skip
+        shop.made = {"id": str(made["device_id"])}
     area = _area(route.path)
     if area in OBJECTS:
         api_path, body = OBJECTS[area]
@@ -117,7 +142,29 @@ FORMS = {
     "/checkinlists/{id}/": {"name": "Main door", "all_products": "1"},
     "/vouchers/new": {"max_usages": "1", "price_mode": "none"},
     "/vouchers/{id}/": {"code": "PERMCHECK1", "max_usages": "3", "price_mode": "none"},
+    "/devices/new": {"name": "Door", "all_events": "1", "security_profile": "pretixscan"},
 }  # fmt: skip
+JOB = "/{identifier}/{id1}/{id2}/"
+
+
+def _level(path: str) -> str:
+    return "event" if path.startswith("/control/event/") else "organizer"
+
+
+async def _start_export(web, factory, email: str, route: APIRoute, shop: Shop, background) -> None:
+    """Runs the level's exporter as ``email`` through the back office (the job is theirs) and
+    keeps the job's opaque values for the progress, status and download pages."""
+    level = _level(route.path)
+    identifier, form = EXPORTERS[level]
+    base = "/control/event/acme/summit" if level == "event" else "/control/organizer/acme"
+    await sign_in(web, factory, email)
+    token = csrf((await web.get("/logout")).text)
+    started = await web.post(f"{base}/exports/{identifier}/run", data={"csrf_token": token, **form})
+    assert started.status_code == 303, started.text[:1500]
+    id1, id2 = started.headers["location"].rstrip("/").rsplit("/", 2)[-2:]
+    shop.made = {"id1": id1, "id2": id2}
+    if route.path.endswith("/download"):
+        await background.engine.broker.wait_all()
 
 
 def _area(path: str) -> str:
@@ -141,8 +188,12 @@ def _url_and_form(route: APIRoute, shop: Shop) -> tuple[str, dict[str, str]]:
     for end, values in FORMS.items():
         if route.path.endswith(end):
             form.update(values)
-    url = route.path.format(organizer="acme", event="summit", code=code,
-                            **{"id": "1", "cid": "1", "local_id": "1", **shop.made})  # fmt: skip
+    identifier, export_form = EXPORTERS[_level(route.path)]
+    if route.path.endswith("/exports/{identifier}/run"):
+        form.update(export_form)
+    url = route.path.format(organizer="acme", event="summit", code=code, identifier=identifier,
+                            **{"id": "1", "cid": "1", "local_id": "1", "id1": "x", "id2": "y",
+                               **shop.made})  # fmt: skip
     return url, form
 
 
@@ -174,10 +225,24 @@ def _refused(response) -> None:
 
 @pytest.mark.parametrize(("method", "route"), ROUTES, ids=IDS)
 async def test_lacking_the_permission_is_403_having_it_works(
-    web, api, factory, shop, method, route
+    web, api, factory, shop, method, route, request
 ):
     level, wanted = needed(route.endpoint.control_access)
     await _prepare(api, route, shop)
+    having = {
+        "event_permissions": wanted[:1] if level == "event" else [],
+        "organizer_permissions": wanted[:1] if level == "organizer" else [],
+    }
+    having_email = ""
+    if JOB in route.path:  # the job is the user's own: they must have been able to start it
+        permission = needed(EXPORT_ACCESS[_level(route.path)])[1][0]
+        key = (
+            "organizer_permissions" if permission.startswith("organizer.") else "event_permissions"
+        )
+        having[key] = [permission]
+        having_email = await _user(factory, "having", "acme", **having)
+        background = request.getfixturevalue("background")
+        await _start_export(web, factory, having_email, route, shop, background)
     url, form = _url_and_form(route, shop)
     if wanted:
         lacking = {
@@ -197,11 +262,7 @@ async def test_lacking_the_permission_is_403_having_it_works(
     if lacking is not None:
         email = await _user(factory, "lacking", "acme", **lacking)
         _refused(await _visit(web, factory, email, method, url, form))
-    having = {
-        "event_permissions": wanted[:1] if level == "event" else [],
-        "organizer_permissions": wanted[:1] if level == "organizer" else [],
-    }
-    email = await _user(factory, "having", "acme", **having)
+    email = having_email or await _user(factory, "having", "acme", **having)
     response = await _visit(web, factory, email, method, url, form)
     assert response.status_code == (200 if method == "GET" else 303), response.text[
         response.text.find("<main") :

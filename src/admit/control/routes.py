@@ -10,7 +10,9 @@ from admit.control import (
     catalog,
     checkin,
     dashboard,
+    devices,
     events,
+    exports,
     home,
     order_page,
     order_refunds,
@@ -30,6 +32,8 @@ CONTROL_ROUTERS = (
     events.router,
     vouchers.router,
     areas.router,
+    exports.router,
+    devices.router,
     static_router,
 )
 
