@@ -3,7 +3,8 @@
 settings, creates a product, a quota and a check-in list, sees the go-live problem listed,
 goes live, finds an order placed through the API, marks it paid and refunds part of it,
 looks at the other catalog pages, runs an export (the progress page follows the job and offers
-the file, which is downloaded) and creates a scanner device whose pairing QR code is shown. Every page visited is checked by axe-core (no serious or
+the file, which is downloaded) and creates a scanner device whose pairing QR code is shown.
+Every page visited is checked by axe-core (no serious or
 critical violation) at 390 px and 1280 px, nothing scrolls sideways, and a full-page
 screenshot of each is saved (``ADMIT_SCREENSHOT_DIR``, else the test's temporary folder).
 
