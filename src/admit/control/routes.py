@@ -18,6 +18,7 @@ from admit.control import (
     order_refunds,
     orders,
     vouchers,
+    webhooks,
 )
 from admit.control.render import static_router
 
@@ -34,6 +35,7 @@ CONTROL_ROUTERS = (
     areas.router,
     exports.router,
     devices.router,
+    webhooks.router,
     static_router,
 )
 
