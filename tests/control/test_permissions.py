@@ -198,6 +198,9 @@ def _area(path: str) -> str:
     return rest[1].split("/", 1)[0] if len(rest) == 2 else ""
 
 
+PLACEHOLDERS = {"id": "1", "cid": "1", "local_id": "1", "id1": "x", "id2": "y", "call": "1"}
+
+
 def _url_and_form(route: APIRoute, shop: Shop) -> tuple[str, dict[str, str]]:
     orders = {"mark_paid": 1, "extend": 1, "cancel": 2, "resend": 0, "regenerate_secrets": 0,
               "approve": -1, "deny": -1, "reactivate": -1}  # fmt: skip
@@ -217,8 +220,7 @@ def _url_and_form(route: APIRoute, shop: Shop) -> tuple[str, dict[str, str]]:
     if route.path.endswith("/exports/{identifier}/run"):
         form.update(export_form)
     url = route.path.format(organizer="acme", event="summit", code=code, identifier=identifier,
-                            **{"id": "1", "cid": "1", "local_id": "1", "id1": "x", "id2": "y", "call": "1",
-                               **shop.made})  # fmt: skip
+                            **{**PLACEHOLDERS, **shop.made})  # fmt: skip
     return url, form
 
 
