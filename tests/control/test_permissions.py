@@ -14,7 +14,7 @@ from fastapi.routing import APIRoute
 from admit.auth.permissions import EVENT_PERMISSIONS, ORGANIZER_PERMISSIONS
 from admit.control.routes import CONTROL_ROUTERS
 from admit.kit.http.context import AnyEventPermission, EventAccess, OrganizerAccess, implied
-from tests.control.conftest import PASSWORD_HASH, Shop, sign_in
+from tests.control.conftest import PASSWORD_HASH, E, Shop, _post, sign_in
 from tests.factories import Factory
 from tests.oauth.helpers import csrf
 
@@ -70,8 +70,6 @@ def _without(all_perms: tuple[str, ...], wanted: list[str]) -> list[str]:
 
 async def _prepare(api, factory: Factory, route: APIRoute, shop: Shop) -> None:
     """The order an action needs to succeed: one waiting for approval, a canceled one."""
-    from tests.control.conftest import E, _post
-
     if route.path.endswith(("/approve", "/deny")):
         body = {"email": "wait@example.org", "require_approval": True,
                 "positions": [{"item": shop.item, "attendee_name": "Wai Ting"}]}  # fmt: skip
@@ -96,6 +94,8 @@ async def _prepare(api, factory: Factory, route: APIRoute, shop: Shop) -> None:
     if route.path.startswith("/control/organizer/{organizer}/webhooks/{id}"):
         made = await _post(api, shop.token, "/api/v1/organizers/acme/webhooks/", HOOK)
         shop.made = {"id": str(made["id"]), "call": str(await _failed_call(factory, made["id"]))}
+    if route.path.startswith("/control/organizer/{organizer}/teams/{id}"):
+        shop.made = await _team(api, factory, shop)
     area = _area(route.path)
     if area in OBJECTS:
         api_path, body = OBJECTS[area]
@@ -122,6 +122,19 @@ async def _failed_call(factory: Factory, webhook_id: int) -> int:
         session.add(call)
         await session.commit()
         return call.id
+
+
+async def _team(api, factory: Factory, shop: Shop) -> dict[str, str]:
+    """A team with a member, an invite and an API token, through the API."""
+    teams = "/api/v1/organizers/acme/teams"
+    team = await _post(api, shop.token, f"{teams}/", {"name": "Crew"})
+    member = await factory.user("crew@example.org", password_hash=PASSWORD_HASH)
+    await _post(api, shop.token, f"{teams}/{team['id']}/invites/", {"email": member.email})
+    invite = await _post(api, shop.token, f"{teams}/{team['id']}/invites/",
+                         {"email": "new@example.org"})  # fmt: skip
+    token = await _post(api, shop.token, f"{teams}/{team['id']}/tokens/", {"name": "old"})
+    return {"id": str(team["id"]), "member": str(member.id), "invite": str(invite["id"]),
+            "token": str(token["id"])}  # fmt: skip
 
 
 # Objects a catalog page of that area edits, made through the API first (children included).
@@ -162,6 +175,10 @@ FORMS = {
     "/vouchers/new": {"max_usages": "1", "price_mode": "none"},
     "/vouchers/{id}/": {"code": "PERMCHECK1", "max_usages": "3", "price_mode": "none"},
     "/devices/new": {"name": "Door", "all_events": "1", "security_profile": "pretixscan"},
+    "/teams/new": {"name": "Crew 2", "all_events": "1"},
+    "/teams/{id}/": {"name": "Crew", "limit_event_permissions": "event.orders:read"},
+    "/invites/new": {"email": "another@example.org"},
+    "/tokens/new": {"name": "scanner"},
     "/webhooks/new": {"target_url": HOOK["target_url"], "all_events": "1",
                       "action_types": HOOK["action_types"][0]},
     "/webhooks/{id}/": {"target_url": HOOK["target_url"], "all_events": "1", "enabled": "1",
@@ -198,7 +215,17 @@ def _area(path: str) -> str:
     return rest[1].split("/", 1)[0] if len(rest) == 2 else ""
 
 
-PLACEHOLDERS = {"id": "1", "cid": "1", "local_id": "1", "id1": "x", "id2": "y", "call": "1"}
+PLACEHOLDERS = {
+    "id": "1",
+    "cid": "1",
+    "local_id": "1",
+    "id1": "x",
+    "id2": "y",
+    "call": "1",
+    "member": "1",
+    "invite": "1",
+    "token": "1",
+}
 
 
 def _url_and_form(route: APIRoute, shop: Shop) -> tuple[str, dict[str, str]]:

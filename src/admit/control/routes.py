@@ -17,6 +17,7 @@ from admit.control import (
     order_page,
     order_refunds,
     orders,
+    teams,
     vouchers,
     webhooks,
 )
@@ -36,6 +37,7 @@ CONTROL_ROUTERS = (
     exports.router,
     devices.router,
     webhooks.router,
+    teams.router,
     static_router,
 )
 
