@@ -96,6 +96,10 @@ async def _prepare(api, factory: Factory, route: APIRoute, shop: Shop) -> None:
         shop.made = {"id": str(made["id"]), "call": str(await _failed_call(factory, made["id"]))}
     if route.path.startswith("/control/organizer/{organizer}/teams/{id}"):
         shop.made = await _team(api, factory, shop)
+    if route.path.startswith("/control/organizer/{organizer}/giftcards/{id}"):
+        made = await _post(api, shop.token, "/api/v1/organizers/acme/giftcards/",
+                           {"value": "20.00", "currency": "EUR"})  # fmt: skip
+        shop.made = {"id": str(made["id"])}
     area = _area(route.path)
     if area in OBJECTS:
         api_path, body = OBJECTS[area]
@@ -179,6 +183,8 @@ FORMS = {
     "/teams/{id}/": {"name": "Crew", "limit_event_permissions": "event.orders:read"},
     "/invites/new": {"email": "another@example.org"},
     "/tokens/new": {"name": "scanner"},
+    "/giftcards/new": {"value": "10.00", "currency": "EUR"},
+    "/transact": {"value": "-5.00", "text": "Coffee"},
     "/webhooks/new": {"target_url": HOOK["target_url"], "all_events": "1",
                       "action_types": HOOK["action_types"][0]},
     "/webhooks/{id}/": {"target_url": HOOK["target_url"], "all_events": "1", "enabled": "1",

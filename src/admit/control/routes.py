@@ -13,6 +13,7 @@ from admit.control import (
     devices,
     events,
     exports,
+    giftcards,
     home,
     order_page,
     order_refunds,
@@ -38,6 +39,7 @@ CONTROL_ROUTERS = (
     devices.router,
     webhooks.router,
     teams.router,
+    giftcards.router,
     static_router,
 )
 
