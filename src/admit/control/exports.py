@@ -1,7 +1,8 @@
 """Exports in the back office: every exporter the user may run (the event's and the
 organizer's), each with a form generated from its descriptor's ``input_parameters``; running
 one is the API's own ``start`` (same checks, same 429 slot limit, a job owned by the user);
-a progress page follows the job and offers the file when it is done.
+a progress page follows the job and offers the file when it is done. The scheduled exports
+the user may see (the API's list and visibility rules) are listed below the forms.
 
 The progress page works without JavaScript (``<noscript>`` meta refresh every two seconds);
 with it, ``exports.js`` polls the job's JSON (``…/status``) and updates the progress bar,
@@ -20,6 +21,7 @@ from starlette.responses import Response
 
 from admit.control.access import control_page
 from admit.control.api_call import Errors, answer, run, with_body
+from admit.control.editing import listed
 from admit.control.export_forms import exporter_fields, form_body
 from admit.control.fields import defaults, typed
 from admit.control.nav import event_nav, organizer_nav
@@ -121,8 +123,13 @@ async def _list_page(page: Page, ctx: OrgContext, failed: str = "", values: dict
             "values": values if mine and values is not None else defaults(fields),
             "errors": (errors or {}) if mine else {},
         })  # fmt: skip
+    from admit.scheduled_exports.service import event_exports, organizer_exports
+
+    scheduled = await listed(ctx, event_exports if _level(ctx) == EVENT else organizer_exports)
+    names = {f["identifier"]: f["name"] for f in forms}
     return render(page, "exports.html", status, nav=await _nav(page, ctx), forms=forms,
-                  base=_base(ctx), level=_level(ctx), failed=failed)  # fmt: skip
+                  base=_base(ctx), level=_level(ctx), failed=failed, names=names,
+                  scheduled=scheduled["results"], scheduled_count=scheduled["count"])  # fmt: skip
 
 
 async def _start(page: Page, ctx: OrgContext, pairs: Pairs, identifier: str) -> Response:
