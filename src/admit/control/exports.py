@@ -34,6 +34,7 @@ from admit.kit.http.context import EventAccess, EventContext, OrganizerAccess, O
 from admit.kit.http.errors import forbidden, not_found
 from admit.kit.http.responses import JSONResponse
 from admit.models import Job
+from admit.scheduled_exports import service as scheduled
 from admit.web.forms import Pairs
 from admit.web.page import Page
 
@@ -123,13 +124,12 @@ async def _list_page(page: Page, ctx: OrgContext, failed: str = "", values: dict
             "values": values if mine and values is not None else defaults(fields),
             "errors": (errors or {}) if mine else {},
         })  # fmt: skip
-    from admit.scheduled_exports.service import event_exports, organizer_exports
-
-    scheduled = await listed(ctx, event_exports if _level(ctx) == EVENT else organizer_exports)
+    those = scheduled.event_exports if _level(ctx) == EVENT else scheduled.organizer_exports
+    listing = await listed(ctx, those)
     names = {f["identifier"]: f["name"] for f in forms}
     return render(page, "exports.html", status, nav=await _nav(page, ctx), forms=forms,
                   base=_base(ctx), level=_level(ctx), failed=failed, names=names,
-                  scheduled=scheduled["results"], scheduled_count=scheduled["count"])  # fmt: skip
+                  scheduled=listing["results"], scheduled_count=listing["count"])  # fmt: skip
 
 
 async def _start(page: Page, ctx: OrgContext, pairs: Pairs, identifier: str) -> Response:
