@@ -56,14 +56,9 @@ def _exporter_check(ctx: OrgContext, level: str, identifier: str, event_id: int 
 
 
 class EventExportAccess(EventAccess):
-    """The event, and the permission of the exporter named by the URL's ``{identifier}``.
-    ``permission`` labels the check with the one most exporters need."""
+    """The event, and the permission of the exporter named by the URL's ``{identifier}``."""
 
     exporter_level = EVENT
-
-    def __init__(self) -> None:
-        super().__init__("event.orders:read")
-        self.event_permission = None  # the exporter's own, checked below
 
     async def __call__(  # type: ignore[override]
         self, request: Request, session: Session, organizer: str, event: str
