@@ -46,7 +46,7 @@ JOB = "/{identifier}/{id1}/{id2}"
 
 def _exporter_check(ctx: OrgContext, level: str, identifier: str, event_id: int | None) -> None:
     """404 for an unknown exporter, 403 when the user may not run it (the API's rule)."""
-    from admit.exports.lookup import find
+    from admit.exports.lookup import find  # loads the exporters (reportlab) on first use only
 
     exporter = find(level, identifier)
     if exporter is None:
@@ -101,10 +101,10 @@ async def _descriptors(ctx: OrgContext) -> list[dict[str, Any]]:
     """The API's list of the exporters the user may run here."""
     req = with_body(ctx, None, "GET")
     if isinstance(req, EventContext):
-        listed = await export_routes.list_event_exporters(req)
+        answered = await export_routes.list_event_exporters(req)
     else:
-        listed = await export_routes.list_organizer_exporters(req)
-    return answer(listed)["results"]
+        answered = await export_routes.list_organizer_exporters(req)
+    return answer(answered)["results"]
 
 
 async def _list_page(page: Page, ctx: OrgContext, failed: str = "", values: dict[str, Any]
