@@ -202,7 +202,7 @@ async def test_back_office_build_walk(live_server, tmp_path: Path) -> None:
         check("exports")
         driver.execute_script("document.getElementById('orderlist-_format').value = 'xlsx'")
         driver.find_element(By.ID, "run-orderlist").click()
-        flash("The export was started.")
+        wait.until(ec.url_contains("/exports/orderlist/"))
         link = WebDriverWait(driver, 90).until(
             ec.presence_of_element_located((By.ID, "export-download"))
         )
