@@ -212,7 +212,10 @@ async def _start_export(web, factory, email: str, route: APIRoute, shop: Shop, b
     id1, id2 = started.headers["location"].rstrip("/").rsplit("/", 2)[-2:]
     shop.made = {"id1": id1, "id2": id2}
     if route.path.endswith("/download"):
-        await background.engine.broker.wait_all()
+        from tests.control.test_organizer_pages import _finished
+
+        status = await _finished(web, started.headers["location"], background)
+        assert status["status"] == "finished", status
 
 
 def _area(path: str) -> str:

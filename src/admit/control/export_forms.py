@@ -45,7 +45,8 @@ def _choice_label(value: str) -> str:
     return CHOICE_LABELS.get(value, value)
 
 
-def _annotation(level: str, identifier: str, name: str) -> Any:
+def _model_field(level: str, identifier: str, name: str) -> Any:
+    """The exporter's input model's field of that name (its type and default)."""
     from admit.exports.lookup import find
 
     exporter = find(level, identifier)
@@ -53,7 +54,7 @@ def _annotation(level: str, identifier: str, name: str) -> Any:
         return None
     for key, info in exporter.Input.model_fields.items():
         if (info.alias or key) == name:
-            return info.annotation
+            return info
     return None
 
 
@@ -104,12 +105,14 @@ async def exporter_fields(ctx: OrgContext, level: str, desc: dict[str, Any]) -> 
     for param in desc["input_parameters"]:
         name, required = param["name"], param["required"]
         label = LABELS.get(name, name.replace("_", " ").capitalize())
-        kinds = _kinds(_annotation(level, desc["identifier"], name))
+        info = _model_field(level, desc["identifier"], name)
+        kinds = _kinds(info.annotation if info is not None else None)
+        default = info.get_default() if info is not None and not required else None
         named = await named_choices(ctx, name)
         if param.get("choices"):
             choices = [(c, _choice_label(c)) for c in param["choices"]]
-            default = param["choices"][0] if required else None
-            fields.append(Field(name, label, "select", required, choices=choices, default=default))
+            first = param["choices"][0] if required else default
+            fields.append(Field(name, label, "select", required, choices=choices, default=first))
         elif named is not None:
             kind = "multi" if list in kinds else "select"
             help = "None chosen: all." if kind == "multi" else ""
@@ -119,13 +122,22 @@ async def exporter_fields(ctx: OrgContext, level: str, desc: dict[str, Any]) -> 
         elif kinds & {dt.date, dt.datetime}:
             fields.append(Field(name, label, "date", required, help="Empty: no bound."))
         else:
-            fields.append(Field(name, label, "text", required))
+            fields.append(
+                Field(
+                    name,
+                    label,
+                    "text",
+                    required,
+                    default=default if isinstance(default, str | int) else None,
+                )
+            )
     return fields
 
 
 def form_body(fields: list[Field], pairs: Pairs) -> dict[str, Any]:
-    """The run request's JSON: the form's texts, ids of chosen objects as numbers."""
-    body = to_body(fields, pairs)
+    """The run request's JSON: the form's texts, ids of chosen objects as numbers; an empty
+    optional field is left out (the exporter's default applies)."""
+    body = {k: v for k, v in to_body(fields, pairs).items() if v is not None}
     for name, value in body.items():
         if name in INTEGERS and isinstance(value, str) and value.isdigit():
             body[name] = int(value)

@@ -116,7 +116,7 @@ async def _list_page(page: Page, ctx: OrgContext, failed: str = "", values: dict
         mine = desc["identifier"] == failed
         forms.append({
             "identifier": desc["identifier"], "name": desc["verbose_name"], "fields": fields,
-            "values": values if mine and values is not None else defaults(fields),
+            "typed": values if mine and values is not None else defaults(fields),
             "errors": (errors or {}) if mine else {},
         })  # fmt: skip
     those = scheduled.event_exports if _level(ctx) == EVENT else scheduled.organizer_exports
