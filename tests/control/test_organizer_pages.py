@@ -177,7 +177,7 @@ async def test_gift_card_created_searched_and_booked(web, people, factory, shop)
     url = made.headers["location"]
     short = await web.post(url + "transact", data={"csrf_token": token, "value": "-50.00"})
     assert short.status_code == 400, short.text
-    assert 'id="f-value-error"' in short.text, short.text[short.text.find('<main') :]
+    assert 'id="f-value-error"' in short.text, short.text[short.text.find("<main") :]
     booked = await web.post(url + "transact", data={"csrf_token": token, "value": "-12.50",
                             "text": "Coffee"})  # fmt: skip
     assert booked.status_code == 303

@@ -26,6 +26,10 @@ ROUTES = [
     for method in sorted(route.methods)
 ]
 IDS = [f"{method} {route.path}" for method, route in ROUTES]
+JOBS = [(m, r) for m, r in ROUTES if "/{identifier}/{id1}/{id2}/" in r.path]
+JOB_IDS = [f"{method} {route.path}" for method, route in JOBS]
+PLAIN = [(m, r) for m, r in ROUTES if (m, r) not in JOBS]
+PLAIN_IDS = [f"{method} {route.path}" for method, route in PLAIN]
 # The access object of each level's export action (the exporter's permission).
 EXPORT_ACCESS = {
     (
@@ -286,10 +290,23 @@ def _refused(response) -> None:
     assert "Not allowed" in response.text and "Traceback" not in response.text
 
 
-@pytest.mark.parametrize(("method", "route"), ROUTES, ids=IDS)
+@pytest.mark.parametrize(("method", "route"), PLAIN, ids=PLAIN_IDS)
 async def test_lacking_the_permission_is_403_having_it_works(
-    web, api, factory, shop, method, route, request
+    web, api, factory, shop, method, route
 ):
+    await _lacking_and_having(web, api, factory, shop, method, route, None)
+
+
+@pytest.mark.parametrize(("method", "route"), JOBS, ids=JOB_IDS)
+async def test_an_export_jobs_pages_are_its_owners(
+    web, api, factory, shop, method, route, background
+):
+    """The progress, status and download pages of a job the user started (the job engine
+    runs here, so the download finds the file)."""
+    await _lacking_and_having(web, api, factory, shop, method, route, background)
+
+
+async def _lacking_and_having(web, api, factory, shop, method, route, background) -> None:
     level, wanted = needed(route.endpoint.control_access)
     await _prepare(api, factory, route, shop)
     having = {
@@ -304,7 +321,6 @@ async def test_lacking_the_permission_is_403_having_it_works(
         )
         having[key] = [permission]
         having_email = await _user(factory, "having", "acme", **having)
-        background = request.getfixturevalue("background")
         await _start_export(web, factory, having_email, route, shop, background)
     url, form = _url_and_form(route, shop)
     if wanted:
