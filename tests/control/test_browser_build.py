@@ -1,8 +1,10 @@
 """A person in headless Chromium sets up an event in the back office against a live server
 (PostgreSQL): logs in with a TOTP code, creates an event, enables a payment method in its
 settings, creates a product, a quota and a check-in list, sees the go-live problem listed,
-goes live, finds an order placed through the API, marks it paid and refunds part of it, and
-looks at the other catalog pages. Every page visited is checked by axe-core (no serious or
+goes live, finds an order placed through the API, marks it paid and refunds part of it,
+looks at the other catalog pages, runs an export (the progress page follows the job and offers
+the file, which is downloaded) and creates a scanner device whose pairing QR code is shown.
+Every page visited is checked by axe-core (no serious or
 critical violation) at 390 px and 1280 px, nothing scrolls sideways, and a full-page
 screenshot of each is saved (``ADMIT_SCREENSHOT_DIR``, else the test's temporary folder).
 
@@ -87,14 +89,15 @@ async def test_back_office_build_walk(live_server, tmp_path: Path) -> None:
             box.click()
 
     def flash(text: str) -> None:
-        from selenium.common.exceptions import TimeoutException
+        from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
 
-        try:
-            wait.until(ec.presence_of_element_located((By.CLASS_NAME, "flash")))
+        waiting = WebDriverWait(driver, 30, ignored_exceptions=(StaleElementReferenceException,))
+        try:  # the new page's message (the page before may show one too: not that one)
+            waiting.until(lambda d: text in "".join(
+                e.text for e in d.find_elements(By.CLASS_NAME, "flash")))  # fmt: skip
         except TimeoutException:
             main = driver.find_element(By.TAG_NAME, "main").text
             raise AssertionError(f"no message {text!r}: {main[:1500]}") from None
-        assert text in driver.page_source, driver.page_source[:3000]
 
     event = f"{base}/control/event/acme/gala/"
     try:
@@ -193,6 +196,54 @@ async def test_back_office_build_walk(live_server, tmp_path: Path) -> None:
         check("vouchers-tagged")
         driver.get(event + "questions/new")
         check("question-new")
+
+        # an export: the progress page follows the job, then offers the file
+        driver.get(event + "exports/")
+        wait.until(ec.presence_of_element_located((By.ID, "run-orderlist")))
+        check("exports")
+        driver.execute_script("document.getElementById('orderlist-_format').value = 'xlsx'")
+        driver.find_element(By.ID, "run-orderlist").click()
+        wait.until(ec.url_contains("/exports/orderlist/"))
+        link = WebDriverWait(driver, 90).until(
+            ec.presence_of_element_located((By.ID, "export-download"))
+        )
+        check("export-done")
+        fetched = driver.execute_async_script(
+            "var done = arguments[arguments.length - 1];"
+            "fetch(arguments[0], {credentials: 'same-origin'}).then(function (r) {"
+            "  return r.arrayBuffer().then(function (b) {"
+            "    done([r.status, r.headers.get('content-type'), b.byteLength,"
+            "          r.headers.get('content-disposition')]); }); })"
+            ".catch(function (e) { done(['error', String(e)]); });",
+            link.get_attribute("href"),
+        )
+        assert fetched[0] == 200, fetched
+        assert "spreadsheetml" in fetched[1] and fetched[2] > 1000, fetched
+        assert ".xlsx" in fetched[3], fetched
+
+        # a scanner device: its pairing QR code is shown as an image
+        driver.get(f"{base}/control/organizer/acme/devices/new")
+        wait.until(ec.presence_of_element_located((By.ID, "f-name")))
+        check("device-new")
+        fill({"name": "Front door scanner"})
+        driver.find_element(By.ID, "create-device").click()
+        flash("The device was created.")
+        qr = wait.until(ec.presence_of_element_located((By.ID, "pairing-qr")))
+        wait.until(lambda d: d.execute_script("return arguments[0].complete", qr))
+        assert driver.execute_script("return arguments[0].naturalWidth", qr) > 100
+        check("device")
+        driver.get(f"{base}/control/organizer/acme/devices/")
+        assert "Front door scanner" in driver.page_source
+        check("devices")
+        for area in ("exports/", "webhooks/new", "teams/new", "giftcards/new", "customers/"):
+            driver.get(f"{base}/control/organizer/acme/{area}")
+            check("organizer-" + area.replace("/", "-").strip("-"))
+        driver.get(f"{base}/control/organizer/acme/giftcards/new")
+        wait.until(ec.presence_of_element_located((By.ID, "f-value")))
+        fill({"value": "25.00"})
+        driver.find_element(By.ID, "create-giftcard").click()
+        flash("was created")
+        check("giftcard")
         logged = driver.get_log("browser")
         severe = [m for m in logged if m["level"] == "SEVERE" and m.get("source") != "network"]
         assert not severe, severe

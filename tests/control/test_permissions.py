@@ -14,7 +14,7 @@ from fastapi.routing import APIRoute
 from admit.auth.permissions import EVENT_PERMISSIONS, ORGANIZER_PERMISSIONS
 from admit.control.routes import CONTROL_ROUTERS
 from admit.kit.http.context import AnyEventPermission, EventAccess, OrganizerAccess, implied
-from tests.control.conftest import PASSWORD_HASH, Shop, sign_in
+from tests.control.conftest import PASSWORD_HASH, E, Shop, _post, sign_in
 from tests.factories import Factory
 from tests.oauth.helpers import csrf
 
@@ -26,11 +26,36 @@ ROUTES = [
     for method in sorted(route.methods)
 ]
 IDS = [f"{method} {route.path}" for method, route in ROUTES]
+JOBS = [(m, r) for m, r in ROUTES if "/{identifier}/{id1}/{id2}/" in r.path]
+JOB_IDS = [f"{method} {route.path}" for method, route in JOBS]
+PLAIN = [(m, r) for m, r in ROUTES if (m, r) not in JOBS]
+PLAIN_IDS = [f"{method} {route.path}" for method, route in PLAIN]
+# The access object of each level's export action (the exporter's permission).
+EXPORT_ACCESS = {
+    (
+        "event" if route.path.startswith("/control/event/") else "organizer"
+    ): route.endpoint.control_access
+    for _, route in ROUTES
+    if route.path.endswith("/exports/{identifier}/run")
+}
+
+
+# The exporter each export action of a level runs (its permission is the one needed).
+EXPORTERS = {"event": ("orderlist", {"_format": "xlsx"}),
+             "organizer": ("giftcardlist", {"_format": "csv"})}  # fmt: skip
 
 
 def needed(access: object) -> tuple[str, list[str]]:
     """The level (``event`` or ``organizer``) and the permissions of which one is needed
     (none: any team covering the event, or any team of the organizer)."""
+    level = getattr(access, "exporter_level", None)
+    if level is not None:  # the permission of the exporter the URL names
+        from admit.exports.lookup import find
+
+        exporter = find(level, EXPORTERS[level][0])
+        assert exporter is not None
+        permission = exporter.permission
+        return ("organizer" if permission.startswith("organizer.") else "event"), [permission]
     if isinstance(access, AnyEventPermission):
         return "event", list(access.permissions)
     if isinstance(access, EventAccess):
@@ -47,10 +72,8 @@ def _without(all_perms: tuple[str, ...], wanted: list[str]) -> list[str]:
     return [p for p in all_perms if not any(implied(frozenset([p]), w) for w in wanted)]
 
 
-async def _prepare(api, route: APIRoute, shop: Shop) -> None:
+async def _prepare(api, factory: Factory, route: APIRoute, shop: Shop) -> None:
     """The order an action needs to succeed: one waiting for approval, a canceled one."""
-    from tests.control.conftest import E, _post
-
     if route.path.endswith(("/approve", "/deny")):
         body = {"email": "wait@example.org", "require_approval": True,
                 "positions": [{"item": shop.item, "attendee_name": "Wai Ting"}]}  # fmt: skip
@@ -68,6 +91,19 @@ async def _prepare(api, route: APIRoute, shop: Shop) -> None:
                               headers=headers)  # fmt: skip
         assert made.status_code == 200, made.text
         shop.made = {"local_id": str(made.json()["local_id"])}
+    if route.path.startswith("/control/organizer/{organizer}/devices/{id}"):
+        made = await _post(api, shop.token, "/api/v1/organizers/acme/devices/",
+                           {"name": "Door", "all_events": True})  # fmt: skip
+        shop.made = {"id": str(made["device_id"])}
+    if route.path.startswith("/control/organizer/{organizer}/webhooks/{id}"):
+        made = await _post(api, shop.token, "/api/v1/organizers/acme/webhooks/", HOOK)
+        shop.made = {"id": str(made["id"]), "call": str(await _failed_call(factory, made["id"]))}
+    if route.path.startswith("/control/organizer/{organizer}/teams/{id}"):
+        shop.made = await _team(api, factory, shop)
+    if route.path.startswith("/control/organizer/{organizer}/giftcards/{id}"):
+        made = await _post(api, shop.token, "/api/v1/organizers/acme/giftcards/",
+                           {"value": "20.00", "currency": "EUR"})  # fmt: skip
+        shop.made = {"id": str(made["id"])}
     area = _area(route.path)
     if area in OBJECTS:
         api_path, body = OBJECTS[area]
@@ -78,6 +114,35 @@ async def _prepare(api, route: APIRoute, shop: Shop) -> None:
             shop.made["cid"] = str(child["id"])
     elif area in ("quotas", "checkinlists"):
         shop.made = {"id": str(shop.quota if area == "quotas" else shop.checkin_list)}
+
+
+HOOK = {"target_url": "https://93.184.216.34/hook", "action_types": ["service.event.order.placed"]}
+
+
+async def _failed_call(factory: Factory, webhook_id: int) -> int:
+    """A call of the delivery log that failed (so it may be sent again)."""
+    from admit.models import WebhookCall
+
+    async with factory.sessionmaker() as session:
+        call = WebhookCall(webhook_id=webhook_id, source="notification", source_id=1,
+                           action="service.event.order.placed", payload={}, status="failed",
+                           attempts=3)  # fmt: skip
+        session.add(call)
+        await session.commit()
+        return call.id
+
+
+async def _team(api, factory: Factory, shop: Shop) -> dict[str, str]:
+    """A team with a member, an invite and an API token, through the API."""
+    teams = "/api/v1/organizers/acme/teams"
+    team = await _post(api, shop.token, f"{teams}/", {"name": "Crew"})
+    member = await factory.user("crew@example.org", password_hash=PASSWORD_HASH)
+    await _post(api, shop.token, f"{teams}/{team['id']}/invites/", {"email": member.email})
+    invite = await _post(api, shop.token, f"{teams}/{team['id']}/invites/",
+                         {"email": "new@example.org"})  # fmt: skip
+    token = await _post(api, shop.token, f"{teams}/{team['id']}/tokens/", {"name": "old"})
+    return {"id": str(team["id"]), "member": str(member.id), "invite": str(invite["id"]),
+            "token": str(token["id"])}  # fmt: skip
 
 
 # Objects a catalog page of that area edits, made through the API first (children included).
@@ -117,13 +182,62 @@ FORMS = {
     "/checkinlists/{id}/": {"name": "Main door", "all_products": "1"},
     "/vouchers/new": {"max_usages": "1", "price_mode": "none"},
     "/vouchers/{id}/": {"code": "PERMCHECK1", "max_usages": "3", "price_mode": "none"},
+    "/devices/new": {"name": "Door", "all_events": "1", "security_profile": "pretixscan"},
+    "/teams/new": {"name": "Crew 2", "all_events": "1"},
+    "/teams/{id}/": {"name": "Crew", "limit_event_permissions": "event.orders:read"},
+    "/invites/new": {"email": "another@example.org"},
+    "/tokens/new": {"name": "scanner"},
+    "/giftcards/new": {"value": "10.00", "currency": "EUR"},
+    "/transact": {"value": "-5.00", "text": "Coffee"},
+    "/webhooks/new": {"target_url": HOOK["target_url"], "all_events": "1",
+                      "action_types": HOOK["action_types"][0]},
+    "/webhooks/{id}/": {"target_url": HOOK["target_url"], "all_events": "1", "enabled": "1",
+                        "action_types": "service.event.order.paid"},
 }  # fmt: skip
+JOB = "/{identifier}/{id1}/{id2}/"
+# Actions answering the new object's page at once (200): a secret shown this once.
+SHOWN_ONCE = ("/webhooks/new", "/tokens/new")
+
+
+def _level(path: str) -> str:
+    return "event" if path.startswith("/control/event/") else "organizer"
+
+
+async def _start_export(web, factory, email: str, route: APIRoute, shop: Shop, background) -> None:
+    """Runs the level's exporter as ``email`` through the back office (the job is theirs) and
+    keeps the job's opaque values for the progress, status and download pages."""
+    level = _level(route.path)
+    identifier, form = EXPORTERS[level]
+    base = "/control/event/acme/summit" if level == "event" else "/control/organizer/acme"
+    await sign_in(web, factory, email)
+    token = csrf((await web.get("/logout")).text)
+    started = await web.post(f"{base}/exports/{identifier}/run", data={"csrf_token": token, **form})
+    assert started.status_code == 303, started.text[:1500]
+    id1, id2 = started.headers["location"].rstrip("/").rsplit("/", 2)[-2:]
+    shop.made = {"id1": id1, "id2": id2}
+    from tests.control.test_organizer_pages import _finished  # (the download finds the file)
+
+    status = await _finished(web, started.headers["location"], background)
+    assert status["status"] == "finished", status
 
 
 def _area(path: str) -> str:
     """The catalog area of a back-office path (``products``, ``vouchers``, …)."""
     rest = path.split("/control/event/{organizer}/{event}/", 1)
     return rest[1].split("/", 1)[0] if len(rest) == 2 else ""
+
+
+PLACEHOLDERS = {
+    "id": "1",
+    "cid": "1",
+    "local_id": "1",
+    "id1": "x",
+    "id2": "y",
+    "call": "1",
+    "member": "1",
+    "invite": "1",
+    "token": "1",
+}
 
 
 def _url_and_form(route: APIRoute, shop: Shop) -> tuple[str, dict[str, str]]:
@@ -141,8 +255,11 @@ def _url_and_form(route: APIRoute, shop: Shop) -> tuple[str, dict[str, str]]:
     for end, values in FORMS.items():
         if route.path.endswith(end):
             form.update(values)
-    url = route.path.format(organizer="acme", event="summit", code=code,
-                            **{"id": "1", "cid": "1", "local_id": "1", **shop.made})  # fmt: skip
+    identifier, export_form = EXPORTERS[_level(route.path)]
+    if route.path.endswith("/exports/{identifier}/run"):
+        form.update(export_form)
+    url = route.path.format(organizer="acme", event="summit", code=code, identifier=identifier,
+                            **{**PLACEHOLDERS, **shop.made})  # fmt: skip
     return url, form
 
 
@@ -172,12 +289,38 @@ def _refused(response) -> None:
     assert "Not allowed" in response.text and "Traceback" not in response.text
 
 
-@pytest.mark.parametrize(("method", "route"), ROUTES, ids=IDS)
+@pytest.mark.parametrize(("method", "route"), PLAIN, ids=PLAIN_IDS)
 async def test_lacking_the_permission_is_403_having_it_works(
     web, api, factory, shop, method, route
 ):
+    await _lacking_and_having(web, api, factory, shop, method, route, None)
+
+
+@pytest.mark.parametrize(("method", "route"), JOBS, ids=JOB_IDS)
+async def test_an_export_jobs_pages_are_its_owners(
+    web, api, factory, shop, method, route, background
+):
+    """The progress, status and download pages of a job the user started (the job engine
+    runs here, so the download finds the file)."""
+    await _lacking_and_having(web, api, factory, shop, method, route, background)
+
+
+async def _lacking_and_having(web, api, factory, shop, method, route, background) -> None:
     level, wanted = needed(route.endpoint.control_access)
-    await _prepare(api, route, shop)
+    await _prepare(api, factory, route, shop)
+    having = {
+        "event_permissions": wanted[:1] if level == "event" else [],
+        "organizer_permissions": wanted[:1] if level == "organizer" else [],
+    }
+    having_email = ""
+    if JOB in route.path:  # the job is the user's own: they must have been able to start it
+        permission = needed(EXPORT_ACCESS[_level(route.path)])[1][0]
+        key = (
+            "organizer_permissions" if permission.startswith("organizer.") else "event_permissions"
+        )
+        having[key] = [permission]
+        having_email = await _user(factory, "having", "acme", **having)
+        await _start_export(web, factory, having_email, route, shop, background)
     url, form = _url_and_form(route, shop)
     if wanted:
         lacking = {
@@ -197,15 +340,10 @@ async def test_lacking_the_permission_is_403_having_it_works(
     if lacking is not None:
         email = await _user(factory, "lacking", "acme", **lacking)
         _refused(await _visit(web, factory, email, method, url, form))
-    having = {
-        "event_permissions": wanted[:1] if level == "event" else [],
-        "organizer_permissions": wanted[:1] if level == "organizer" else [],
-    }
-    email = await _user(factory, "having", "acme", **having)
+    email = having_email or await _user(factory, "having", "acme", **having)
     response = await _visit(web, factory, email, method, url, form)
-    assert response.status_code == (200 if method == "GET" else 303), response.text[
-        response.text.find("<main") :
-    ][:1500]
+    done = 200 if method == "GET" or route.path.endswith(SHOWN_ONCE) else 303
+    assert response.status_code == done, response.text[response.text.find("<main") :][:1500]
     outsider = await _user(
         factory,
         "outsider",

@@ -94,7 +94,12 @@ def control_page(access: Access, *, form: bool = False) -> Callable[[Handler], H
                 return render(page, "forbidden.html", exc.status, detail=exc.detail, nav=None)
             if takes_pairs:
                 kwargs["pairs"] = pairs
-            return await handler(page, ctx, **kwargs)
+            try:
+                return await handler(page, ctx, **kwargs)
+            except APIError as exc:  # a missing object: a page, not the API's JSON
+                if exc.status == 403:
+                    return forbidden(page)
+                return render(page, "forbidden.html", exc.status, detail=exc.detail, nav=None)
 
         keyword = inspect.Parameter.KEYWORD_ONLY
         inner.__signature__ = inspect.Signature(  # type: ignore[attr-defined]

@@ -24,7 +24,7 @@ from admit.control.fields import Field, defaults, to_body, to_form, typed
 from admit.control.history import object_history
 from admit.control.nav import event_nav, event_url
 from admit.control.render import render, text_of
-from admit.kit.http.context import EventAccess, EventContext
+from admit.kit.http.context import EventAccess, EventContext, OrgContext
 from admit.kit.http.errors import APIError, FieldErrors
 from admit.kit.resources.crud import Resource
 from admit.web.forms import Pairs
@@ -88,7 +88,7 @@ def tz(ctx: EventContext) -> str:
     return ctx.event.timezone or "UTC"
 
 
-async def listed(ctx: EventContext, resource: Resource[Any], query: str = "",
+async def listed(ctx: OrgContext, resource: Resource[Any], query: str = "",
                  params: dict[str, str] | None = None) -> dict[str, Any]:  # fmt: skip
     """The API's list answer (50 a page) for the query string ``query``."""
     req = with_body(ctx, None, "GET", query)
@@ -96,14 +96,14 @@ async def listed(ctx: EventContext, resource: Resource[Any], query: str = "",
     return answer(await resource.handle_list(req))
 
 
-async def one(ctx: EventContext, resource: Resource[Any], pk: str,
+async def one(ctx: OrgContext, resource: Resource[Any], pk: str,
               params: dict[str, str] | None = None) -> dict[str, Any]:  # fmt: skip
     req = with_body(ctx, None, "GET")
     await resource.prepare_read(req, params or {})
     return answer(await resource.handle_retrieve(req, pk))
 
 
-async def found(ctx: EventContext, resource: Resource[Any], pk: str) -> dict[str, Any] | None:
+async def found(ctx: OrgContext, resource: Resource[Any], pk: str) -> dict[str, Any] | None:
     """The object as the API's GET answers it; None when the event has no such one."""
     try:
         return await one(ctx, resource, pk)

@@ -103,6 +103,7 @@ def event_menu(ctx: EventContext) -> list[MenuEntry]:
     for key, label, permission in CATALOG_MENU:
         if ctx.has_event_permission(eid, permission):
             entries.append(MenuEntry(key, label, f"{base}{key}/"))
+    entries.append(MenuEntry("exports", "Exports", base + "exports/"))
     if ctx.has_event_permission(eid, SETTINGS_WRITE):
         entries.append(MenuEntry("settings", "Settings", base + "settings/"))
         entries.append(MenuEntry("live", "Shop status", base + "live/"))
@@ -118,11 +119,37 @@ CATALOG_MENU = (
 )
 
 
-async def organizer_nav(page: Page, ctx: OrgContext) -> Nav:
+# The organizer's pages needing an organizer permission to be listed (key = the URL's part).
+ORGANIZER_MENU = (
+    ("devices", "Devices", "organizer.devices:read"),
+    ("webhooks", "Webhooks", "organizer.settings.general:write"),
+    ("teams", "Teams", "organizer.teams:write"),
+    ("giftcards", "Gift cards", "organizer.giftcards:read"),
+    ("customers", "Customers", "organizer.customers:read"),
+)
+
+
+def organizer_menu(ctx: OrgContext) -> list[MenuEntry]:
+    """The organizer's pages this user may open (exports: any team, the list shows those
+    the user may run)."""
+    base = f"/control/organizer/{ctx.organizer_slug}/"
+    entries = [
+        MenuEntry("events", "Events", base),
+        MenuEntry("exports", "Exports", base + "exports/"),
+    ]
+    for key, label, permission in ORGANIZER_MENU:
+        if ctx.has_organizer_permission(permission):
+            entries.append(MenuEntry(key, label, f"{base}{key}/"))
+    return entries
+
+
+async def organizer_nav(page: Page, ctx: OrgContext, active: str = "events") -> Nav:
     organizers = await user_organizers(page)
     current = next((o for o in organizers if o["slug"] == ctx.organizer_slug), None)
     nav = Nav(organizers=organizers, organizer=current, events=await organizer_events(ctx))
     nav.may_create = any(g.has_organizer_permission("organizer.events:create") for g in ctx.grants)
+    nav.menu = organizer_menu(ctx)
+    nav.active = active
     return nav
 
 

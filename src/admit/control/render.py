@@ -67,3 +67,6 @@ serve_static(
 serve_static(
     static_router, "/control/static/live.js", "admit.control", "live.js", "text/javascript"
 )
+serve_static(
+    static_router, "/control/static/exports.js", "admit.control", "exports.js", "text/javascript"
+)

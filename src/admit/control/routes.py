@@ -10,12 +10,17 @@ from admit.control import (
     catalog,
     checkin,
     dashboard,
+    devices,
     events,
+    exports,
+    giftcards,
     home,
     order_page,
     order_refunds,
     orders,
+    teams,
     vouchers,
+    webhooks,
 )
 from admit.control.render import static_router
 
@@ -30,6 +35,11 @@ CONTROL_ROUTERS = (
     events.router,
     vouchers.router,
     areas.router,
+    exports.router,
+    devices.router,
+    webhooks.router,
+    teams.router,
+    giftcards.router,
     static_router,
 )
 

@@ -1,0 +1,165 @@
+"""The organizer's gift cards and customers. Gift cards: the list (found by their code, the
+API's ``secret`` filter), a new card, a card's page with its transactions and a form that
+adds or takes value (the API's ``transact``: atomic, refused when the credit is short).
+Customers: the list, found by e-mail or identifier (the API's exact filters). Every read and
+write is the API's own handler, under its permissions."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import parse_qs, urlencode, urlsplit
+
+from fastapi import APIRouter
+from starlette.responses import Response
+
+from admit.control.access import control_page
+from admit.control.api_call import Errors, answer, run, with_body
+from admit.control.editing import found, listed
+from admit.control.fields import Field, defaults, to_body, typed
+from admit.control.nav import organizer_nav
+from admit.control.render import render
+from admit.customers import routes as customer_routes
+from admit.giftcards import routes as card_routes
+from admit.kit.http.context import OrganizerAccess, OrgContext
+from admit.kit.http.errors import APIError, FieldErrors
+from admit.kit.resources.crud import MOUNTED, Resource
+from admit.web.forms import Pairs
+from admit.web.page import Page
+
+router = APIRouter(include_in_schema=False)
+PATH = "/control/organizer/{organizer}/giftcards"
+READ, WRITE = card_routes.READ, card_routes.WRITE
+CARDS = card_routes.cards
+CUSTOMERS: Resource[Any] = next(r for r in MOUNTED if r.name == "customers")
+
+CARD_FIELDS = [
+    Field("value", "Value", "decimal", required=True, help="E.g. 50.00."),
+    Field("currency", "Currency", required=True, default="EUR", help="Three letters."),
+    Field("secret", "Code", help="Empty: one is generated."),
+    Field("expires", "Expires", "datetime", help="Empty: never (times in UTC)."),
+    Field("conditions", "Conditions", "textarea"),
+    Field("testmode", "A test card (only for test mode orders)", "bool"),
+]
+TRANSACT_FIELDS = [
+    Field("value", "Amount", "decimal", required=True,
+          help="Positive adds value, negative takes it, e.g. -10.00."),
+    Field("text", "Note", help="Shown in the card's history."),
+]  # fmt: skip
+
+
+def base(ctx: OrgContext) -> str:
+    return f"/control/organizer/{ctx.organizer_slug}/giftcards/"
+
+
+async def _listed(ctx: OrgContext, res: Resource[Any], asked: dict[str, str],
+                  filters: dict[str, str]) -> tuple[dict[str, Any], Errors]:  # fmt: skip
+    """The API's list for the search's filters (and page); a refused filter as errors."""
+    query = urlencode({k: v for k, v in {**filters, "page": asked.get("page", "")}.items() if v})
+    try:
+        return await listed(ctx, res, query), {}
+    except FieldErrors as exc:
+        return {"results": [], "count": 0}, {k: list(v) for k, v in exc.errors.items()}
+    except APIError as exc:
+        return {"results": [], "count": 0}, {"page": [exc.detail]}
+
+
+def _keep(asked: dict[str, str], url: str | None) -> str:
+    """The page link of the API's list as this page's query: the search kept, its page."""
+    if not url:
+        return ""
+    number = parse_qs(urlsplit(url).query).get("page", ["1"])[0]
+    return urlencode({**{k: v for k, v in asked.items() if k != "page"}, "page": number})
+
+
+@router.get(PATH + "/")
+@control_page(OrganizerAccess(READ))
+async def giftcards(page: Page, ctx: OrgContext) -> Response:
+    asked = dict(page.request.query_params)
+    search = asked.get("search", "").strip()
+    body, errors = await _listed(ctx, CARDS, asked, {"secret": search,
+                                 "testmode": asked.get("testmode", "")})  # fmt: skip
+    return render(page, "giftcards.html", nav=await organizer_nav(page, ctx, "giftcards"),
+                  rows=body["results"], count=body["count"], next=_keep(asked, body.get("next")),
+                  previous=_keep(asked, body.get("previous")),
+                  base=base(ctx), asked=asked, errors=errors,
+                  may_write=ctx.has_organizer_permission(WRITE))  # fmt: skip
+
+
+async def _new(page: Page, ctx: OrgContext, values: dict[str, Any], errors: Errors,
+               status: int = 200) -> Response:  # fmt: skip
+    return render(page, "giftcard_new.html", status,
+                  nav=await organizer_nav(page, ctx, "giftcards"), fields=CARD_FIELDS,
+                  values=values, errors=errors, base=base(ctx))  # fmt: skip
+
+
+@router.get(PATH + "/new")
+@control_page(OrganizerAccess(WRITE))
+async def giftcard_new(page: Page, ctx: OrgContext) -> Response:
+    return await _new(page, ctx, defaults(CARD_FIELDS), {})
+
+
+@router.post(PATH + "/new")
+@control_page(OrganizerAccess(WRITE), form=True)
+async def giftcard_create(page: Page, ctx: OrgContext, pairs: Pairs) -> Response:
+    body = to_body(CARD_FIELDS, pairs)
+
+    async def work() -> Any:
+        return await CARDS.handle_create(with_body(ctx, body))
+
+    created, errors = await run(page, ctx, work)
+    if errors:
+        return await _new(page, ctx, typed(CARD_FIELDS, pairs), errors, 400)
+    page.web.flash(f"The gift card {created['secret']} was created.")
+    return page.redirect(f"{base(ctx)}{created['id']}/")
+
+
+async def _card(page: Page, ctx: OrgContext, id: str, errors: Errors | None = None,
+                values: dict[str, Any] | None = None, status: int = 200) -> Response:  # fmt: skip
+    card = await found(ctx, CARDS, id)
+    if card is None:
+        return render(page, "forbidden.html", 404, nav=None, detail="There is no such card.")
+    query = urlencode({"page": page.request.query_params.get("page", "")}) if (
+        page.request.query_params.get("page")) else ""  # fmt: skip
+    history = answer(await card_routes.transactions(id, with_body(ctx, None, "GET", query)))
+    return render(page, "giftcard.html", status, nav=await organizer_nav(page, ctx, "giftcards"),
+                  card=card, history=history["results"], next=history.get("next"),
+                  previous=history.get("previous"), base=base(ctx), fields=TRANSACT_FIELDS,
+                  values=values or {}, errors=errors or {},
+                  may_write=ctx.has_organizer_permission(WRITE))  # fmt: skip
+
+
+@router.get(PATH + "/{id}/")
+@control_page(OrganizerAccess(READ))
+async def giftcard_page(page: Page, ctx: OrgContext, id: str) -> Response:
+    return await _card(page, ctx, id)
+
+
+@router.post(PATH + "/{id}/transact")
+@control_page(OrganizerAccess(WRITE), form=True)
+async def giftcard_transact(page: Page, ctx: OrgContext, pairs: Pairs, id: str) -> Response:
+    body = to_body(TRANSACT_FIELDS, pairs)
+
+    async def work() -> Any:
+        return await card_routes.transact(id, with_body(ctx, body))
+
+    _, errors = await run(page, ctx, work)
+    if errors:
+        return await _card(page, ctx, id, errors, typed(TRANSACT_FIELDS, pairs), 400)
+    page.web.flash("The card's value was changed.")
+    return page.redirect(f"{base(ctx)}{id}/")
+
+
+# -- customers -----------------------------------------------------------------------------
+
+
+@router.get("/control/organizer/{organizer}/customers/")
+@control_page(OrganizerAccess(customer_routes.READ))
+async def customers(page: Page, ctx: OrgContext) -> Response:
+    asked = dict(page.request.query_params)
+    search = asked.get("search", "").strip()
+    key = "email" if "@" in search else "identifier"
+    body, errors = await _listed(ctx, CUSTOMERS, asked, {key: search})
+    return render(page, "customers.html", nav=await organizer_nav(page, ctx, "customers"),
+                  rows=body["results"], count=body["count"], next=_keep(asked, body.get("next")),
+                  previous=_keep(asked, body.get("previous")),
+                  asked=asked, errors=errors)  # fmt: skip
