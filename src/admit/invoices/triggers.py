@@ -76,11 +76,10 @@ async def _issue_pending(session: AsyncSession) -> None:
 
 
 async def _issue_if_none(session: AsyncSession, event: Event, order: Order) -> None:
-    if await service.has_active_invoice(session, order.id):
-        return
-    lines = await service.order_lines(session, event, order)
-    if service.qualifies(order, lines):
-        await service.issue(session, event, order, lines)
+    # One query tells the lines, whether an invoice is in force and the organizer's name.
+    found = await service.read(session, event, order)
+    if not found.invoiced and service.qualifies(order, found.lines):
+        await service.issue(session, event, order, found.lines, organizer_name=found.organizer_name)
 
 
 async def on_canceled(
