@@ -248,6 +248,13 @@ async def _organizer_name(session: AsyncSession, event: Event) -> str:
     return await session.scalar(query) or ""
 
 
+def _expire_date(event: Event, order: Order) -> dt.date | None:
+    """The pending order's expiry, printed with ``invoice_include_expire_date``."""
+    if order.status != "n" or not setting(event, "invoice_include_expire_date"):
+        return None
+    return local_date(order.expires, event.timezone)
+
+
 def _terms(event: Event, order: Order, locale: str) -> tuple[dt.date | None, str, str | None]:
     """Payment terms: (due date, text, stamp). A pending order is due when it expires; a paid
     one says so."""
@@ -348,6 +355,7 @@ async def issue(
         "payment_provider_text": terms,
         "payment_provider_stamp": stamp,
         "due_date": due,
+        "expire_date": _expire_date(event, order),
     }
     return await _write(session, event, order, lines, fields)
 
