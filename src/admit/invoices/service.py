@@ -8,7 +8,9 @@ transaction (:mod:`admit.invoices.tasks`), so a committed invoice always has its
 the way and a rolled-back one leaves nothing.
 
 Callers hold the order's row (the order routes lock it): two issuers of one order are
-serialised there, and the numbers by the counter row (:mod:`admit.invoices.numbers`).
+serialised there, and the numbers by the counter row (:mod:`admit.invoices.numbers`). Issuing
+runs in the transaction that makes an order paid, so it reads the order in one query
+(:func:`read`) and writes through :mod:`admit.invoices.writing` (one statement on PostgreSQL).
 """
 
 from __future__ import annotations
@@ -60,20 +62,6 @@ _ACTIVE = (
 
 async def active_invoices(session: AsyncSession, order_id: int) -> list[Invoice]:
     return list(await session.scalars(_ACTIVE, {"order_id": order_id}))
-
-
-_HAS_ACTIVE = select(
-    exists().where(
-        Invoice.order_id == bindparam("order_id"),
-        Invoice.is_cancellation.is_(False),
-        ~exists().where(_Canceling.refers_id == Invoice.id, _Canceling.is_cancellation.is_(True)),
-    )
-)
-
-
-async def has_active_invoice(session: AsyncSession, order_id: int) -> bool:
-    """Whether the order has an invoice in force (one query, nothing loaded)."""
-    return bool(await session.scalar(_HAS_ACTIVE, {"order_id": order_id}))
 
 
 async def is_canceled(session: AsyncSession, invoice: Invoice) -> bool:

@@ -72,6 +72,8 @@ class Plan:
 
 
 async def write(session: AsyncSession, plan: Plan) -> Issued:
+    """Writes the planned invoice in the session's transaction; its job is handed to the
+    broker after the commit."""
     if session.get_bind().dialect.name == "postgresql":
         issued = await _write_pg(session, plan)
         if issued is None:  # the first number of this counter: create its row, then again
@@ -108,7 +110,8 @@ async def _write_plain(session: AsyncSession, plan: Plan) -> Issued:
     await session.execute(
         update(Invoice).where(Invoice.id == invoice_id).values(render_job_id=job_id)
     )
-    await session.execute(insert(InvoiceLine.__table__), _line_rows(invoice_id, plan.lines))
+    if plan.lines:
+        await session.execute(insert(InvoiceLine.__table__), _line_rows(invoice_id, plan.lines))
     return Issued(invoice_id, number.full, job_id)
 
 
