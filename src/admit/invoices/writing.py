@@ -16,23 +16,24 @@ the number, the invoice, its job, the job's id on the invoice, the lines.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from sqlalchemy import (
+    Integer,
     String,
     Text,
+    bindparam,
     cast,
     func,
     insert,
-    literal,
     select,
     true,
     update,
-    values,
 )
-from sqlalchemy import column as sql_column
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.invoices import content, numbers
@@ -115,23 +116,33 @@ async def _write_plain(session: AsyncSession, plan: Plan) -> Issued:
     return Issued(invoice_id, number.full, job_id)
 
 
-def _with_defaults(given: dict[str, Any]) -> dict[str, Any]:
-    """The row with the columns' scalar defaults filled in (an INSERT from a SELECT gets no
-    Python-side defaults)."""
-    row = dict(given)
-    for column in Invoice.__table__.c:
+# The invoice's own columns the statement writes from the plan (every one, so issuing and
+# canceling share one statement): all but those it computes.
+_COMPUTED = {"id", "prefix", "invoice_no", "full_invoice_no", "render_job_id"}
+_INVOICE_COLUMNS = [c for c in Invoice.__table__.c if c.name not in _COMPUTED]
+_JOB_COLUMNS = [c for c in Job.__table__.c if c.name not in ("id", "input")]
+_LINE_KEYS = ["position", *(f.name for f in fields(LineData))]
+
+
+def _invoice_values(given: dict[str, Any]) -> dict[str, Any]:
+    """Every written column of the invoice: the plan's value, else the column's scalar
+    default, else NULL (an INSERT from a SELECT gets no Python-side defaults)."""
+    row = {}
+    for column in _INVOICE_COLUMNS:
+        if column.name in given:
+            row[column.name] = given[column.name]
+            continue
         default = column.default
-        if column.name not in row and column.name != "id" and default is not None:
-            if default.is_scalar:  # type: ignore[attr-defined]
-                row[column.name] = default.arg  # type: ignore[attr-defined]
+        scalar = default is not None and default.is_scalar  # type: ignore[attr-defined]
+        row[column.name] = default.arg if scalar else None  # type: ignore[union-attr]
     return row
 
 
-def _typed(value: Any, column: Any) -> Any:
-    return literal(value, column.type)
-
-
-async def _write_pg(session: AsyncSession, plan: Plan) -> Issued | None:
+@functools.cache
+def _statement(consecutive: bool) -> Any:
+    """The one statement (built once per number form; every value is a named parameter, so
+    SQLAlchemy compiles it once and asyncpg prepares it once per connection). The lines come
+    as one array per column, unnested: any number of lines, one statement."""
     ids = select(
         func.nextval(func.pg_get_serial_sequence("invoices", "id")).label("invoice_id"),
         func.nextval(func.pg_get_serial_sequence("jobs", "id")).label("job_id"),
@@ -139,8 +150,8 @@ async def _write_pg(session: AsyncSession, plan: Plan) -> Issued | None:
     bumped = (
         update(InvoiceCounter)
         .where(
-            InvoiceCounter.organizer_id == plan.organizer_id,
-            InvoiceCounter.prefix == plan.counter,
+            InvoiceCounter.organizer_id == bindparam("w_organizer", type_=Integer),
+            InvoiceCounter.prefix == bindparam("w_counter", type_=String),
         )
         .values(last=InvoiceCounter.last + 1)
         .returning(InvoiceCounter.last)
@@ -148,69 +159,87 @@ async def _write_pg(session: AsyncSession, plan: Plan) -> Issued | None:
     )
     source = ids.join(bumped, true())
     last = cast(bumped.c.last, Text)
-    if plan.width is None:
-        invoice_no: Any = literal(f"{plan.order_code}-", String) + last
+    if consecutive:
+        width = bindparam("w_width", type_=Integer)
+        invoice_no: Any = func.lpad(last, func.greatest(width, func.length(last)), "0")
     else:
-        invoice_no = func.lpad(last, func.greatest(plan.width, func.length(last)), "0")
+        invoice_no = bindparam("w_code", type_=String) + "-" + last
+    prefix = bindparam("w_prefix", type_=String)
 
-    job = new_job_values(RENDER_KIND, organizer_id=plan.organizer_id, event_id=plan.event_id)
-    job.pop("input")
-    job_columns = ["id", "input", *job]
     job_insert = (
         insert(Job)
         .from_select(
-            job_columns,
+            ["id", "input", *(c.name for c in _JOB_COLUMNS)],
             select(
                 ids.c.job_id,
                 func.jsonb_build_object("invoice", ids.c.invoice_id),
-                *(_typed(v, Job.__table__.c[k]) for k, v in job.items()),
+                *(bindparam(f"j_{c.name}", type_=c.type) for c in _JOB_COLUMNS),
             ).select_from(source),
         )
         .returning(Job.id)
         .cte("job")
     )
-
-    row = _with_defaults(plan.row)
-    invoice_columns = ["id", "prefix", "invoice_no", "full_invoice_no", "render_job_id", *row]
     invoice_insert = (
         insert(Invoice)
         .from_select(
-            invoice_columns,
+            [
+                "id",
+                "prefix",
+                "invoice_no",
+                "full_invoice_no",
+                "render_job_id",
+                *(c.name for c in _INVOICE_COLUMNS),
+            ],
             select(
                 ids.c.invoice_id,
-                literal(plan.prefix, String),
+                prefix,
                 invoice_no,
-                literal(plan.prefix, String) + invoice_no,
+                prefix + invoice_no,
                 job_insert.c.id,
-                *(_typed(v, Invoice.__table__.c[k]) for k, v in row.items()),
+                *(bindparam(f"i_{c.name}", type_=c.type) for c in _INVOICE_COLUMNS),
             ).select_from(source.join(job_insert, true())),
         )
         .returning(Invoice.id)
         .cte("invoice")
     )
+    table = InvoiceLine.__table__.c
+    given = (
+        func.unnest(*(bindparam(f"l_{k}", type_=ARRAY(table[k].type)) for k in _LINE_KEYS))
+        .table_valued(*_LINE_KEYS)
+        .render_derived(name="given")
+    )
+    lines_insert = (
+        insert(InvoiceLine)
+        .from_select(
+            ["invoice_id", *_LINE_KEYS],
+            select(
+                invoice_insert.c.id, *(cast(given.c[k], table[k].type) for k in _LINE_KEYS)
+            ).select_from(invoice_insert.join(given, true())),
+        )
+        .cte("lines")
+    )
+    return (
+        select(ids.c.invoice_id, ids.c.job_id, bumped.c.last)
+        .select_from(source)
+        .add_cte(lines_insert)
+    )
 
-    line_rows = _line_rows(None, plan.lines)
-    keys = [k for k in line_rows[0] if k != "invoice_id"] if line_rows else []
-    statement = select(ids.c.invoice_id, ids.c.job_id, bumped.c.last).select_from(source)
-    if line_rows:
-        table = InvoiceLine.__table__.c
-        given = values(*(sql_column(k, table[k].type) for k in keys), name="given").data(
-            [tuple(r[k] for k in keys) for r in line_rows]
-        )
-        lines_insert = (
-            insert(InvoiceLine)
-            .from_select(
-                ["invoice_id", *keys],
-                select(
-                    invoice_insert.c.id, *(cast(given.c[k], table[k].type) for k in keys)
-                ).select_from(invoice_insert.join(given, true())),
-            )
-            .cte("lines")
-        )
-        statement = statement.add_cte(lines_insert)
-    else:
-        statement = statement.add_cte(invoice_insert)
-    found = (await session.execute(statement)).one_or_none()
+
+async def _write_pg(session: AsyncSession, plan: Plan) -> Issued | None:
+    params: dict[str, Any] = {
+        "w_organizer": plan.organizer_id,
+        "w_counter": plan.counter,
+        "w_prefix": plan.prefix,
+        "w_width": plan.width,
+        "w_code": plan.order_code,
+    }
+    job = new_job_values(RENDER_KIND, organizer_id=plan.organizer_id, event_id=plan.event_id)
+    params.update((f"j_{c.name}", job.get(c.name)) for c in _JOB_COLUMNS)
+    params.update((f"i_{k}", v) for k, v in _invoice_values(plan.row).items())
+    rows = _line_rows(None, plan.lines)
+    params.update((f"l_{k}", [r[k] for r in rows]) for k in _LINE_KEYS)
+    statement = _statement(plan.width is not None)
+    found = (await session.execute(statement, params)).one_or_none()
     if found is None:
         return None
     number = plan.number(int(found.last))
