@@ -16,12 +16,13 @@ runs in the transaction that makes an order paid, so it reads the order in one q
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import bindparam, exists, literal, literal_column, null, select, union_all
+from sqlalchemy import Integer, bindparam, exists, literal, literal_column, null, select, union_all
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased, selectinload
 
@@ -87,11 +88,15 @@ class OrderContent:
     organizer_name: str
 
 
-def _read_query(event: Event, order: Order) -> Any:
+@functools.cache
+def _read_query() -> Any:
+    """Built once (parameters ``r_order``, ``r_organizer``): compiled once, prepared once per
+    connection."""
+    order_id = bindparam("r_order", type_=Integer)
     invoiced = (
         exists()
         .where(
-            Invoice.order_id == order.id,
+            Invoice.order_id == order_id,
             Invoice.is_cancellation.is_(False),
             ~exists().where(
                 _Canceling.refers_id == Invoice.id, _Canceling.is_cancellation.is_(True)
@@ -100,7 +105,9 @@ def _read_query(event: Event, order: Order) -> Any:
         .label("invoiced")
     )
     organizer = (
-        select(Organizer.name).where(Organizer.id == event.organizer_id).scalar_subquery()
+        select(Organizer.name)
+        .where(Organizer.id == bindparam("r_organizer", type_=Integer))
+        .scalar_subquery()
     ).label("organizer")
     rule_name = (
         select(TaxRule.name).where(TaxRule.id == OrderPosition.tax_rule_id).scalar_subquery()
@@ -133,7 +140,7 @@ def _read_query(event: Event, order: Order) -> Any:
         .join(Item, Item.id == OrderPosition.item_id)
         .outerjoin(ItemVariation, ItemVariation.id == OrderPosition.variation_id)
         .outerjoin(SubEvent, SubEvent.id == OrderPosition.subevent_id)
-        .where(OrderPosition.order_id == order.id, OrderPosition.canceled.is_(False))
+        .where(OrderPosition.order_id == order_id, OrderPosition.canceled.is_(False))
     )
     fee_rule_name = select(TaxRule.name).where(TaxRule.id == OrderFee.tax_rule_id).scalar_subquery()
     fees = select(
@@ -159,7 +166,7 @@ def _read_query(event: Event, order: Order) -> Any:
         OrderFee.internal_type,
         invoiced,
         organizer,
-    ).where(OrderFee.order_id == order.id, OrderFee.canceled.is_(False))
+    ).where(OrderFee.order_id == order_id, OrderFee.canceled.is_(False))
     union = union_all(positions, fees).subquery()
     # With neither positions nor fees the union is empty: the flags come from a row of
     # their own that carries no line.
@@ -175,7 +182,8 @@ async def read(session: AsyncSession, event: Event, order: Order) -> OrderConten
     location_shown = bool(setting(event, "invoice_event_location"))
     lines: list[LineData] = []
     invoiced, organizer = False, ""
-    for row in await session.execute(_read_query(event, order)):
+    params = {"r_order": order.id, "r_organizer": event.organizer_id}
+    for row in await session.execute(_read_query(), params):
         invoiced, organizer = bool(row.invoiced), row.organizer or ""
         if row.kind == 2:
             continue
