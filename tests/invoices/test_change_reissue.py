@@ -1,7 +1,9 @@
 """A change of an invoiced order where invoices are issued on their own: the old invoice gets
 its cancellation and a new one is issued with the order as it is now (the change API with a
-price and a fee, a position canceled, an attendee's name). Changes that touch nothing on the
-invoice, or events that invoice only on demand, leave the invoice as it is."""
+price and a fee; a position canceled and an attendee's name only with
+``invoice_reissue_after_modify``). Changes that touch nothing on the invoice, a change API call
+with ``reissue_invoice: false``, or events that invoice only on demand, leave the invoice as
+it is."""
 
 from __future__ import annotations
 
@@ -52,18 +54,27 @@ async def test_a_change_cancels_and_reissues(client, world: World, factory):
     assert new["total"] == "190.40"  # 59.50 + 119.00 + 11.90
     assert sorted(line["gross_value"] for line in new["lines"]) == ["11.90", "119.00", "59.50"]
 
-    # a position canceled through its own endpoint: reissued again
+    # the change API's reissue_invoice: false keeps the invoice, even for a new price
+    await _change(client, world, code, {
+        "patch_positions": [{"position": first_pos, "body": {"price": "60.00"}}],
+        "reissue_invoice": False,
+    })  # fmt: skip
+    assert len(await ih.invoices(client, world)) == 3
+    await _change(client, world, code, {"patch_positions": [
+        {"position": first_pos, "body": {"price": "59.50"}}]})  # fmt: skip
+    assert len(await ih.invoices(client, world)) == 3  # back to what the invoice says
+
+    # a position canceled through its own endpoint, invoice_reissue_after_modify off (the
+    # default): the invoice stays as it is
     r = await client.delete(
         ih.event_url(world, f"orderpositions/{second_pos}/"), headers=auth(world.admin)
     )
     assert r.status_code == 204, r.text
-    invoices = _by_number(await ih.invoices(client, world))
-    assert len(invoices) == 5
-    live = [i for i in invoices.values() if not i["is_cancellation"]
-            and not any(c["refers"] == i["number"] for c in invoices.values())]  # fmt: skip
-    assert [i["total"] for i in live] == ["71.40"]
+    assert len(await ih.invoices(client, world)) == 3
 
-    # an attendee's name (printed on the invoice line) through the position's PATCH
+    # with invoice_reissue_after_modify, an attendee's name (printed on the invoice line)
+    # through the position's PATCH reissues it, with the canceled position gone as well
+    await ih.settings(client, world, invoice_reissue_after_modify=True)
     r = await client.patch(
         ih.event_url(world, f"orderpositions/{first_pos}/"),
         json={"attendee_name": "Grace Hopper"},
@@ -71,12 +82,13 @@ async def test_a_change_cancels_and_reissues(client, world: World, factory):
     )
     assert r.status_code == 200, r.text
     invoices = _by_number(await ih.invoices(client, world))
-    assert len(invoices) == 7
-    newest = max(invoices.values(), key=lambda i: i["number"])
-    assert not newest["is_cancellation"]
-    assert "Grace Hopper" in [line["attendee_name"] for line in newest["lines"]]
+    assert len(invoices) == 5
+    live = [i for i in invoices.values() if not i["is_cancellation"]
+            and not any(c["refers"] == i["number"] for c in invoices.values())]  # fmt: skip
+    assert [i["total"] for i in live] == ["71.40"]  # 59.50 + 11.90
+    assert "Grace Hopper" in [line["attendee_name"] for line in live[0]["lines"]]
     numbers = sorted(invoices)
-    assert numbers == [f"SUMMIT-{n:05d}" for n in range(1, 8)]  # no gaps
+    assert numbers == [f"SUMMIT-{n:05d}" for n in range(1, 6)]  # no gaps
 
 
 async def test_no_reissue_where_invoices_are_made_on_demand(client, world: World, factory):

@@ -10,7 +10,7 @@ import time
 import pytest
 from sqlalchemy import select, text
 
-from admit.invoices import numbers
+from admit.invoices import numbers, writing
 from admit.kit.http.transaction import after_commit
 from admit.models import Invoice
 from tests.factories import World, auth
@@ -86,25 +86,26 @@ async def test_fifty_concurrent_payments_get_fifty_consecutive_numbers(
         item = await ih.ticket(factory, world, "10.00")
         codes.append((await ih.order(client, world, [item]))["code"])
 
-    # Instrument the counter: when each transaction took its number, and when it committed.
+    # Instrument the counter: when each transaction took its number (the one statement that
+    # writes the invoice on PostgreSQL, ``writing._write_pg``), and when it committed.
     holding = {"now": 0, "most": 0}
     waits: list[float] = []
-    real_take = numbers.take
+    real_write = writing._write_pg
 
-    async def take(session, organizer_id, counter):
+    async def write(session, plan):
         holding["now"] += 1
         holding["most"] = max(holding["most"], holding["now"])
         started = time.perf_counter()
-        value = await real_take(session, organizer_id, counter)
+        issued = await real_write(session, plan)
         waits.append(time.perf_counter() - started)
 
         async def released() -> None:
             holding["now"] -= 1
 
         after_commit(session, released)
-        return value
+        return issued
 
-    monkeypatch.setattr(numbers, "take", take)
+    monkeypatch.setattr(writing, "_write_pg", write)
     waiting_seen = []
     done = asyncio.Event()
 

@@ -80,6 +80,40 @@ async def test_totals_per_rate_in_the_pdf(client, world: World, factory):
         assert expected in text, (expected, text)
 
 
+async def _drawn(factory, number: str, code: str) -> str:
+    async with factory.sessionmaker() as s:
+        invoice = await s.scalar(
+            select(Invoice)
+            .where(Invoice.full_invoice_no == number)
+            .options(selectinload(Invoice.lines))
+        )
+    return _text(pdf.render(invoice, code))
+
+
+async def test_the_pending_orders_expiry_with_invoice_include_expire_date(
+    client, world: World, factory
+):
+    item = await ih.ticket(factory, world, "20.00")
+    expires = "2031-03-04T12:00:00+00:00"
+    plain = await ih.order(client, world, [item], expires=expires)
+    number = (await ih.action(client, world, plain["code"], "create_invoice")).json()["number"]
+    assert "Order expires" not in await _drawn(factory, number, plain["code"])  # off: default
+
+    await ih.settings(client, world, invoice_include_expire_date=True)
+    shown = await ih.order(client, world, [item], expires=expires)
+    number = (await ih.action(client, world, shown["code"], "create_invoice")).json()["number"]
+    text = await _drawn(factory, number, shown["code"])
+    assert "Order expires" in text and "2031-03-04" in text, text
+    # Turned off later: the issued invoice keeps saying it (it is a copy, drawn again alike).
+    await ih.settings(client, world, invoice_include_expire_date=False)
+    assert "Order expires" in await _drawn(factory, number, shown["code"])
+    # A paid order has no expiry to show.
+    await ih.settings(client, world, invoice_include_expire_date=True)
+    paid = await ih.order(client, world, [item], status="p", payment_provider="banktransfer")
+    number = (await ih.action(client, world, paid["code"], "create_invoice")).json()["number"]
+    assert "Order expires" not in await _drawn(factory, number, paid["code"])
+
+
 async def test_drawing_is_fast(client, world: World, factory):
     """Bounded work per PDF (fonts are registered once): twenty invoices within a few seconds
     even on a loaded machine (``bench/invoice_pdfs.py`` measures a thousand)."""

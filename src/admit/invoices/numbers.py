@@ -69,13 +69,9 @@ def prefix_for(event: Event, order: Order, issued: dt.date, *, cancellation: boo
     return f"{prefix}TEST-" if order.testmode else prefix
 
 
-async def take(session: AsyncSession, organizer_id: int, counter: str) -> int:
-    """The next value of the counter named ``counter`` (1 for a new one), locked until the
-    session's transaction ends."""
-    params = {"b_organizer": organizer_id, "b_prefix": counter}
-    value = (await session.execute(_BUMP, params)).scalar_one_or_none()
-    if value is not None:
-        return int(value)
+async def create_counter(session: AsyncSession, organizer_id: int, counter: str) -> None:
+    """Creates the counter row named ``counter`` at 0 (of two concurrent creators one
+    inserts, the other's insert does nothing)."""
     bind = session.get_bind()
     insert = postgresql.insert if bind.dialect.name == "postgresql" else sqlite.insert
     await session.execute(
@@ -83,19 +79,34 @@ async def take(session: AsyncSession, organizer_id: int, counter: str) -> int:
         .values(organizer_id=organizer_id, prefix=counter, last=0)
         .on_conflict_do_nothing(index_elements=["organizer_id", "prefix"])
     )
+
+
+async def take(session: AsyncSession, organizer_id: int, counter: str) -> int:
+    """The next value of the counter named ``counter`` (1 for a new one), locked until the
+    session's transaction ends."""
+    params = {"b_organizer": organizer_id, "b_prefix": counter}
+    value = (await session.execute(_BUMP, params)).scalar_one_or_none()
+    if value is not None:
+        return int(value)
+    await create_counter(session, organizer_id, counter)
     return int((await session.execute(_BUMP, params)).scalar_one())
 
 
-async def allocate(
-    session: AsyncSession, event: Event, order: Order, issued: dt.date, *, cancellation: bool
-) -> Number:
-    """The number of a new invoice of ``order``."""
+@dataclass(frozen=True)
+class Sequence:
+    """Where a new invoice's number comes from: its prefix, the counter row's name, and the
+    number's form (``width`` digits, zero-padded; None: the order code and a counter)."""
+
+    prefix: str
+    counter: str
+    width: int | None
+
+
+def sequence_for(event: Event, order: Order, issued: dt.date, *, cancellation: bool) -> Sequence:
     prefix = prefix_for(event, order, issued, cancellation=cancellation)
     if setting(event, "invoice_numbers_consecutive"):
-        value = await take(session, event.organizer_id, prefix)
         width = int(setting(event, "invoice_numbers_counter_length"))
-        return Number(prefix, f"{value:0{width}d}")
+        return Sequence(prefix, prefix, width)
     # Per order: the counter is named after the prefix and the order code (the row is the
     # same kind of lock, so two invoices of one order never share a number either).
-    value = await take(session, event.organizer_id, f"{prefix}\x1f{order.code}")
-    return Number(prefix, f"{order.code}-{value}")
+    return Sequence(prefix, f"{prefix}\x1f{order.code}", None)

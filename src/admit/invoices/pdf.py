@@ -100,6 +100,8 @@ def _meta(inv: Invoice, order_code: str, refers: str | None) -> list[tuple[str, 
         rows.append(("Cancels invoice", refers))
     if inv.due_date is not None:
         rows.append(("Due date", inv.due_date.isoformat()))
+    if inv.expire_date is not None:
+        rows.append(("Order expires", inv.expire_date.isoformat()))
     return rows
 
 

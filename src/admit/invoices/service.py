@@ -8,29 +8,32 @@ transaction (:mod:`admit.invoices.tasks`), so a committed invoice always has its
 the way and a rolled-back one leaves nothing.
 
 Callers hold the order's row (the order routes lock it): two issuers of one order are
-serialised there, and the numbers by the counter row (:mod:`admit.invoices.numbers`).
+serialised there, and the numbers by the counter row (:mod:`admit.invoices.numbers`). Issuing
+runs in the transaction that makes an order paid, so it reads the order in one query
+(:func:`read`) and writes through :mod:`admit.invoices.writing` (one statement on PostgreSQL).
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import uuid
+import functools
 from collections.abc import Sequence
+from dataclasses import dataclass
 from decimal import Decimal
+from typing import Any
 
-from sqlalchemy import bindparam, exists, select
+from sqlalchemy import Integer, bindparam, exists, literal, literal_column, null, select, union_all
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased, selectinload
 
 from admit.db import utcnow
-from admit.invoices import content, numbers
+from admit.invoices import content, numbers, writing
 from admit.invoices.content import LineData, local_date, text
 from admit.invoices.settings_keys import setting
 from admit.jobs.queue import enqueue
 from admit.models import (
     Event,
     Invoice,
-    InvoiceLine,
     Item,
     ItemVariation,
     Order,
@@ -41,7 +44,7 @@ from admit.models import (
     TaxRule,
 )
 
-RENDER_KIND = "invoices.render"
+RENDER_KIND = writing.RENDER_KIND
 ZERO = Decimal("0.00")
 
 _Canceling = aliased(Invoice)
@@ -62,20 +65,6 @@ async def active_invoices(session: AsyncSession, order_id: int) -> list[Invoice]
     return list(await session.scalars(_ACTIVE, {"order_id": order_id}))
 
 
-_HAS_ACTIVE = select(
-    exists().where(
-        Invoice.order_id == bindparam("order_id"),
-        Invoice.is_cancellation.is_(False),
-        ~exists().where(_Canceling.refers_id == Invoice.id, _Canceling.is_cancellation.is_(True)),
-    )
-)
-
-
-async def has_active_invoice(session: AsyncSession, order_id: int) -> bool:
-    """Whether the order has an invoice in force (one query, nothing loaded)."""
-    return bool(await session.scalar(_HAS_ACTIVE, {"order_id": order_id}))
-
-
 async def is_canceled(session: AsyncSession, invoice: Invoice) -> bool:
     found = await session.scalar(
         select(Invoice.id).where(Invoice.refers_id == invoice.id, Invoice.is_cancellation)
@@ -89,73 +78,162 @@ def qualifies(order: Order, lines: Sequence[LineData]) -> bool:
     return order.status != "c" and bool(lines)
 
 
-async def order_lines(session: AsyncSession, event: Event, order: Order) -> list[LineData]:
-    """The order's live positions and fees as invoice lines, in the invoice's language."""
-    locale = content.invoice_locale(event, order.locale)
-    rows = (
-        await session.execute(
-            select(OrderPosition, Item, ItemVariation, SubEvent)
-            .join(Item, Item.id == OrderPosition.item_id)
-            .outerjoin(ItemVariation, ItemVariation.id == OrderPosition.variation_id)
-            .outerjoin(SubEvent, SubEvent.id == OrderPosition.subevent_id)
-            .where(OrderPosition.order_id == order.id, OrderPosition.canceled.is_(False))
-            .order_by(OrderPosition.positionid)
+@dataclass(frozen=True)
+class OrderContent:
+    """What an order gives its invoice, read in one query: the lines, whether an invoice is in
+    force already, and the organizer's name (the issuer's name when none is set)."""
+
+    lines: list[LineData]
+    invoiced: bool
+    organizer_name: str
+
+
+@functools.cache
+def _read_query() -> Any:
+    """Built once (parameters ``r_order``, ``r_organizer``): compiled once, prepared once per
+    connection."""
+    order_id = bindparam("r_order", type_=Integer)
+    invoiced = (
+        exists()
+        .where(
+            Invoice.order_id == order_id,
+            Invoice.is_cancellation.is_(False),
+            ~exists().where(
+                _Canceling.refers_id == Invoice.id, _Canceling.is_cancellation.is_(True)
+            ),
         )
-    ).all()
-    fees = list(
-        await session.scalars(
-            select(OrderFee)
-            .where(OrderFee.order_id == order.id, OrderFee.canceled.is_(False))
-            .order_by(OrderFee.id)
-        )
+        .label("invoiced")
     )
-    rule_ids = {p.tax_rule_id for p, *_ in rows} | {f.tax_rule_id for f in fees}
-    rule_ids.discard(None)
-    names = {}
-    if rule_ids:
-        for rule in await session.scalars(select(TaxRule).where(TaxRule.id.in_(rule_ids))):
-            names[rule.id] = text(rule.name, locale)
+    organizer = (
+        select(Organizer.name)
+        .where(Organizer.id == bindparam("r_organizer", type_=Integer))
+        .scalar_subquery()
+    ).label("organizer")
+    rule_name = (
+        select(TaxRule.name).where(TaxRule.id == OrderPosition.tax_rule_id).scalar_subquery()
+    )
+    positions = (
+        select(
+            literal(0).label("kind"),
+            OrderPosition.positionid.label("sort"),
+            OrderPosition.price.label("gross"),
+            OrderPosition.tax_value,
+            OrderPosition.tax_rate,
+            OrderPosition.tax_code,
+            rule_name.label("rule_name"),
+            Item.id.label("item_id"),
+            Item.name.label("item_name"),
+            ItemVariation.id.label("variation_id"),
+            ItemVariation.value.label("variation_name"),
+            SubEvent.id.label("subevent_id"),
+            SubEvent.name.label("subevent_name"),
+            SubEvent.date_from,
+            SubEvent.date_to,
+            SubEvent.location,
+            OrderPosition.attendee_name_cached.label("attendee_name"),
+            null().label("fee_type"),
+            null().label("fee_description"),
+            null().label("fee_internal_type"),
+            invoiced,
+            organizer,
+        )
+        .join(Item, Item.id == OrderPosition.item_id)
+        .outerjoin(ItemVariation, ItemVariation.id == OrderPosition.variation_id)
+        .outerjoin(SubEvent, SubEvent.id == OrderPosition.subevent_id)
+        .where(OrderPosition.order_id == order_id, OrderPosition.canceled.is_(False))
+    )
+    fee_rule_name = select(TaxRule.name).where(TaxRule.id == OrderFee.tax_rule_id).scalar_subquery()
+    fees = select(
+        literal(1),
+        OrderFee.id,
+        OrderFee.value,
+        OrderFee.tax_value,
+        OrderFee.tax_rate,
+        OrderFee.tax_code,
+        fee_rule_name,
+        null(),
+        null(),
+        null(),
+        null(),
+        null(),
+        null(),
+        null(),
+        null(),
+        null(),
+        null(),
+        OrderFee.fee_type,
+        OrderFee.description,
+        OrderFee.internal_type,
+        invoiced,
+        organizer,
+    ).where(OrderFee.order_id == order_id, OrderFee.canceled.is_(False))
+    union = union_all(positions, fees).subquery()
+    # With neither positions nor fees the union is empty: the flags come from a row of
+    # their own that carries no line.
+    empty = select(literal(2), literal(0), *(null() for _ in range(18)), invoiced, organizer)
+    return union_all(select(union), empty).order_by(literal_column("kind"), literal_column("sort"))
+
+
+async def read(session: AsyncSession, event: Event, order: Order) -> OrderContent:
+    """The order's live positions and fees as invoice lines, in the invoice's language (one
+    query, no ORM objects: it runs in the payment's transaction)."""
+    locale = content.invoice_locale(event, order.locale)
     names_shown = bool(setting(event, "invoice_attendee_name"))
     location_shown = bool(setting(event, "invoice_event_location"))
-    lines = []
-    for position, item, variation, subevent in rows:
-        description = text(item.name, locale)
-        if variation is not None:
-            description = f"{description} – {text(variation.value, locale)}"
-        dated = subevent if subevent is not None else event
-        if subevent is not None:
-            description = f"{description}\n{text(subevent.name, locale)}"
+    lines: list[LineData] = []
+    invoiced, organizer = False, ""
+    params = {"r_order": order.id, "r_organizer": event.organizer_id}
+    for row in await session.execute(_read_query(), params):
+        invoiced, organizer = bool(row.invoiced), row.organizer or ""
+        if row.kind == 2:
+            continue
+        rule = text(row.rule_name, locale) if row.rule_name is not None else ""
+        if row.kind == 1:
+            lines.append(
+                LineData(
+                    description=row.fee_description or content.FEE_NAMES.get(row.fee_type, "Fee"),
+                    gross_value=row.gross,
+                    tax_value=row.tax_value,
+                    tax_rate=row.tax_rate,
+                    tax_name=rule,
+                    tax_code=row.tax_code,
+                    fee_type=row.fee_type,
+                    fee_internal_type=row.fee_internal_type or None,
+                )
+            )
+            continue
+        description = text(row.item_name, locale)
+        if row.variation_id is not None:
+            description = f"{description} – {text(row.variation_name, locale)}"
+        if row.subevent_id is not None:
+            description = f"{description}\n{text(row.subevent_name, locale)}"
+            dated = (row.date_from, row.date_to, row.location)
+        else:
+            dated = (event.date_from, event.date_to, event.location)
         lines.append(
             LineData(
                 description=description,
-                gross_value=position.price,
-                tax_value=position.tax_value,
-                tax_rate=position.tax_rate,
-                tax_name=names.get(position.tax_rule_id, ""),
-                tax_code=position.tax_code,
-                item_id=item.id,
-                variation_id=variation.id if variation is not None else None,
-                subevent_id=subevent.id if subevent is not None else None,
-                event_date_from=dated.date_from,
-                event_date_to=dated.date_to,
-                event_location=text(dated.location, locale) or None if location_shown else None,
-                attendee_name=(position.attendee_name_cached or None) if names_shown else None,
+                gross_value=row.gross,
+                tax_value=row.tax_value,
+                tax_rate=row.tax_rate,
+                tax_name=rule,
+                tax_code=row.tax_code,
+                item_id=row.item_id,
+                variation_id=row.variation_id,
+                subevent_id=row.subevent_id,
+                event_date_from=dated[0],
+                event_date_to=dated[1],
+                event_location=(text(dated[2], locale) or None) if location_shown else None,
+                attendee_name=(row.attendee_name or None) if names_shown else None,
             )
         )
-    for fee in fees:
-        lines.append(
-            LineData(
-                description=fee.description or content.FEE_NAMES.get(fee.fee_type, "Fee"),
-                gross_value=fee.value,
-                tax_value=fee.tax_value,
-                tax_rate=fee.tax_rate,
-                tax_name=names.get(fee.tax_rule_id, ""),
-                tax_code=fee.tax_code,
-                fee_type=fee.fee_type,
-                fee_internal_type=fee.internal_type or None,
-            )
-        )
-    return [line for line in lines if content.keep_line(event, line)]
+    kept = [line for line in lines if content.keep_line(event, line)]
+    return OrderContent(kept, invoiced, organizer)
+
+
+async def order_lines(session: AsyncSession, event: Event, order: Order) -> list[LineData]:
+    """The order's live positions and fees as invoice lines, in the invoice's language."""
+    return (await read(session, event, order)).lines
 
 
 async def _organizer_name(session: AsyncSession, event: Event) -> str:
@@ -164,6 +242,13 @@ async def _organizer_name(session: AsyncSession, event: Event) -> str:
         return ""
     query = select(Organizer.name).where(Organizer.id == event.organizer_id)
     return await session.scalar(query) or ""
+
+
+def _expire_date(event: Event, order: Order) -> dt.date | None:
+    """The pending order's expiry, printed with ``invoice_include_expire_date``."""
+    if order.status != "n" or not setting(event, "invoice_include_expire_date"):
+        return None
+    return local_date(order.expires, event.timezone)
 
 
 def _terms(event: Event, order: Order, locale: str) -> tuple[dt.date | None, str, str | None]:
@@ -193,48 +278,36 @@ async def _write(
     fields: dict[str, object],
     *,
     cancellation_of: Invoice | None = None,
-) -> Invoice:
-    """Writes the invoice, its lines and its rendering job first, under a placeholder number
-    no real one can equal (``~`` and a random hex), and takes the number last: the counter
-    row stays locked from taking the number to the commit, so concurrent issuers of one
-    sequence wait for each other only for one ``UPDATE`` and the commit, not for the
-    inserts."""
+) -> writing.Issued:
+    """Writes the invoice, its lines and its rendering job and takes its number
+    (:mod:`admit.invoices.writing`: one statement on PostgreSQL)."""
     issued = local_date(utcnow(), event.timezone)
-    invoice = Invoice(
+    sequence = numbers.sequence_for(event, order, issued, cancellation=cancellation_of is not None)
+    row: dict[str, Any] = {
+        "organizer_id": event.organizer_id,
+        "event_id": event.id,
+        "order_id": order.id,
+        "is_cancellation": cancellation_of is not None,
+        "refers_id": cancellation_of.id if cancellation_of is not None else None,
+        "date": issued,
+        "created": utcnow(),
+        "currency": event.currency,
+        "reverse_charge": content.is_reverse_charge(lines),
+        "total": sum((line.gross_value for line in lines), ZERO),
+        "file_key": None,
+        **fields,
+    }
+    plan = writing.Plan(
         organizer_id=event.organizer_id,
         event_id=event.id,
-        order_id=order.id,
-        prefix="",
-        invoice_no=f"~{uuid.uuid4().hex}",
-        full_invoice_no="",
-        is_cancellation=cancellation_of is not None,
-        refers_id=cancellation_of.id if cancellation_of is not None else None,
-        date=issued,
-        created=utcnow(),
-        currency=event.currency,
-        reverse_charge=content.is_reverse_charge(lines),
-        total=sum((line.gross_value for line in lines), ZERO),
-        **fields,
+        row=row,
+        lines=lines,
+        prefix=sequence.prefix,
+        counter=sequence.counter,
+        width=sequence.width,
+        order_code=order.code,
     )
-    session.add(invoice)
-    await session.flush()
-    session.add_all(
-        InvoiceLine(invoice_id=invoice.id, position=index, **content.line_values(line))
-        for index, line in enumerate(lines, start=1)
-    )
-    await queue_render(session, invoice)
-    # Not flushed before the counter's UPDATE: the job id and the number go in one UPDATE.
-    with session.no_autoflush:
-        number = await numbers.allocate(
-            session, event, order, issued, cancellation=cancellation_of is not None
-        )
-    invoice.prefix, invoice.invoice_no, invoice.full_invoice_no = (
-        number.prefix,
-        number.invoice_no,
-        number.full,
-    )
-    await session.flush()
-    return invoice
+    return await writing.write(session, plan)
 
 
 async def queue_render(session: AsyncSession, invoice: Invoice) -> None:
@@ -252,15 +325,24 @@ async def queue_render(session: AsyncSession, invoice: Invoice) -> None:
 
 
 async def issue(
-    session: AsyncSession, event: Event, order: Order, lines: Sequence[LineData] | None = None
-) -> Invoice:
-    """A new invoice of the order as it is now."""
+    session: AsyncSession,
+    event: Event,
+    order: Order,
+    lines: Sequence[LineData] | None = None,
+    *,
+    organizer_name: str | None = None,
+) -> writing.Issued:
+    """A new invoice of the order as it is now (``organizer_name``: when the caller read it
+    with the lines, see :func:`read`)."""
     if lines is None:
-        lines = await order_lines(session, event, order)
+        found = await read(session, event, order)
+        lines, organizer_name = found.lines, found.organizer_name
+    if organizer_name is None:
+        organizer_name = await _organizer_name(session, event)
     locale = content.invoice_locale(event, order.locale)
     due, terms, stamp = _terms(event, order, locale)
     fields: dict[str, object] = {
-        **content.issuer(event, await _organizer_name(session, event)),
+        **content.issuer(event, organizer_name),
         **content.recipient(order.invoice_address),
         "locale": locale,
         "introductory_text": text(setting(event, "invoice_introductory_text"), locale),
@@ -269,6 +351,7 @@ async def issue(
         "payment_provider_text": terms,
         "payment_provider_stamp": stamp,
         "due_date": due,
+        "expire_date": _expire_date(event, order),
     }
     return await _write(session, event, order, lines, fields)
 
@@ -282,7 +365,9 @@ _COPIED = (
 ).split()
 
 
-async def cancel(session: AsyncSession, event: Event, order: Order, invoice: Invoice) -> Invoice:
+async def cancel(
+    session: AsyncSession, event: Event, order: Order, invoice: Invoice
+) -> writing.Issued:
     """The cancellation of ``invoice`` (same parties, lines negated); the caller checks that
     it is not canceled already. ``invoice.lines`` must be loaded."""
     fields: dict[str, object] = {key: getattr(invoice, key) for key in _COPIED}
@@ -292,7 +377,7 @@ async def cancel(session: AsyncSession, event: Event, order: Order, invoice: Inv
     )
 
 
-async def cancel_all(session: AsyncSession, event: Event, order: Order) -> list[Invoice]:
+async def cancel_all(session: AsyncSession, event: Event, order: Order) -> list[writing.Issued]:
     """Cancels every invoice of the order that is not canceled yet."""
     return [
         await cancel(session, event, order, invoice)

@@ -4,17 +4,18 @@
 when the order is placed, ``"paid"`` when it becomes paid, ``"user"`` when the buyer asks (the
 shop), ``"admin"`` only when the organizer asks (the API's ``create_invoice``), ``"False"``
 never by itself. The API's ``create_invoice`` works in every mode. An order waiting for
-approval gets no invoice when placed.
+approval gets no invoice when placed; with ``"True"`` it gets it when approved.
 
 Canceling an order (also through a refund that cancels it) issues the cancellation of each of
 its invoices; an order canceled with a cancellation fee keeps living with the fee, so it also
 gets a new invoice of the fee when it had one before.
 
-Changing an order (the change API, a position's PATCH or cancel) where invoices are issued on
-their own (``"True"``, ``"paid"``) and the order has an invoice in force: when its lines now
-differ from the invoice's (a price, a product, a fee, an attendee's name), the invoice gets its
-cancellation and the order a new invoice, as the reference reissues on change. An invoice is
-never edited.
+Changing an order where invoices are issued on their own (``"True"``, ``"paid"``) and the
+order has an invoice in force: when the change wants it (the change API's ``reissue_invoice``,
+default true; a position's PATCH or cancel only with ``invoice_reissue_after_modify``) and
+the order's lines now differ from the invoice's (a price, a product, a fee, an attendee's
+name), the invoice gets its cancellation and the order a new invoice. An invoice is never
+edited.
 
 The hooks say when they have nothing to do (``idle``, from the event's settings in memory), so
 order creation's fast lane keeps taking the orders of events that do not invoice on their own.
@@ -54,6 +55,17 @@ async def on_placed(
     _issue_before_commit(session, event, order)
 
 
+async def on_approved(
+    session: AsyncSession, order: Order, _positions: Sequence[OrderPosition]
+) -> None:
+    """An order placed while it waited for approval gets the invoice it did not get when
+    placed, once approved (as the reference does)."""
+    event = await _event(session, order)
+    if event is None or setting(event, "invoice_generate") not in ON_PLACED:
+        return
+    _issue_before_commit(session, event, order)
+
+
 async def on_paid(session: AsyncSession, order: Order, _positions: Sequence[OrderPosition]) -> None:
     event = await _event(session, order)
     if event is None or setting(event, "invoice_generate") not in ON_PAID:
@@ -76,11 +88,10 @@ async def _issue_pending(session: AsyncSession) -> None:
 
 
 async def _issue_if_none(session: AsyncSession, event: Event, order: Order) -> None:
-    if await service.has_active_invoice(session, order.id):
-        return
-    lines = await service.order_lines(session, event, order)
-    if service.qualifies(order, lines):
-        await service.issue(session, event, order, lines)
+    # One query tells the lines, whether an invoice is in force and the organizer's name.
+    found = await service.read(session, event, order)
+    if not found.invoiced and service.qualifies(order, found.lines):
+        await service.issue(session, event, order, found.lines, organizer_name=found.organizer_name)
 
 
 async def on_canceled(
@@ -111,11 +122,23 @@ def _same_lines(invoice: Invoice, lines: Sequence[LineData]) -> bool:
     return [key(line) for line in invoice.lines] == [key(line) for line in lines]
 
 
+def _reissue_wanted(session: AsyncSession, event: Event, order: Order) -> bool:
+    """The change API says (its ``reissue_invoice``, default true, as the reference's);
+    any other change (a position's PATCH or cancel) reissues only with the event's
+    ``invoice_reissue_after_modify``."""
+    asked = hooks.reissue_invoice_asked(session, order)
+    if asked is not None:
+        return asked
+    return bool(setting(event, "invoice_reissue_after_modify"))
+
+
 async def on_changed(
     session: AsyncSession, order: Order, _positions: Sequence[OrderPosition]
 ) -> None:
     event = await _event(session, order)
     if event is None or setting(event, "invoice_generate") not in ON_PAID:
+        return
+    if not _reissue_wanted(session, event, order):
         return
     if order.status == "c":
         return  # canceled: the cancellation hook issued what it needs
@@ -144,6 +167,7 @@ def _paid_idle(event: Event, _items: Sequence[Item], _row: Mapping[str, Any]) ->
 
 hooks.register(hooks.order_placed_hooks, on_placed, idle=_placed_idle)
 hooks.register(hooks.order_paid_hooks, on_paid, idle=_paid_idle)
+hooks.register(hooks.order_approved_hooks, on_approved)
 if on_canceled not in hooks.order_canceled_hooks:
     hooks.order_canceled_hooks.append(on_canceled)
 if on_changed not in hooks.order_changed_hooks:

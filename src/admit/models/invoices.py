@@ -98,6 +98,9 @@ class Invoice(Base):
     reverse_charge: Mapped[bool] = mapped_column(Boolean, default=False)
     # Payment terms: the date the amount is due (None: paid already or nothing due).
     due_date: Mapped[dt.date | None] = mapped_column(Date, nullable=True)
+    # The order's expiry, printed when ``invoice_include_expire_date`` was on and the order
+    # pending at issue (None otherwise).
+    expire_date: Mapped[dt.date | None] = mapped_column(Date, nullable=True)
     total: Mapped[Decimal] = mapped_column(Money, default=Decimal("0.00"))
     # Rendering (not part of what the invoice says): the stored PDF and the job drawing it.
     file_key: Mapped[str | None] = mapped_column(String(255), nullable=True)

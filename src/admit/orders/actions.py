@@ -200,6 +200,7 @@ async def approve(session: AsyncSession, order: Order) -> None:
     if order.status != "n" or not order.require_approval:
         raise bad("This order is not pending approval.")
     order.require_approval = False
+    await hooks.run(hooks.order_approved_hooks, session, order, order.positions)
     if order.total == 0:
         _confirm_payment(session, order, utcnow())
         order.status = "p"

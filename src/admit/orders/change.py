@@ -368,8 +368,8 @@ async def change_order(
     became = await settle(session, event, order, now)
     if became:
         await hooks.run(hooks.order_paid_hooks, session, order, kept)
-    hooks.changed(session, order)
+    hooks.changed(session, order, reissue_invoice=data.reissue_invoice)
     if outcome.split is not None:
-        hooks.changed(session, outcome.split)
+        hooks.changed(session, outcome.split, reissue_invoice=data.reissue_invoice)
     outcome.actions = sorted(seen) + became
     return outcome

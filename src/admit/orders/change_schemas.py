@@ -105,4 +105,4 @@ class ChangeIn(WriteModel):
     add_block: list[PositionRef] = Field(default_factory=list)
     remove_block: list[PositionRef] = Field(default_factory=list)
     send_email: bool = False
-    reissue_invoice: bool = True  # accepted for compatibility; Admit issues no invoices
+    reissue_invoice: bool = True  # the order's invoice is canceled and issued anew

@@ -35,6 +35,8 @@ Idle = Callable[[Event, Sequence[Item], Mapping[str, Any]], bool]
 
 order_placed_hooks: list[OrderHook] = []
 order_paid_hooks: list[OrderHook] = []
+# Run when an order that required approval is approved (before the paid hooks of a free one).
+order_approved_hooks: list[OrderHook] = []
 # Run once before the commit of a transaction that canceled the order (or canceled its
 # positions keeping a cancellation fee): :func:`canceled` records it, so the synchronous
 # cancel paths need not await anything. ``positions`` is empty: the hook reads what it needs.
@@ -91,12 +93,16 @@ async def _run_canceled(session: AsyncSession) -> None:
             await hook(session, order, ())
 
 
-def changed(session: AsyncSession, order: Order) -> None:
+def changed(session: AsyncSession, order: Order, *, reissue_invoice: bool | None = None) -> None:
     """Records that what ``order`` holds may have changed in this transaction; the
-    ``order_changed_hooks`` run for it (once) right before the commit."""
+    ``order_changed_hooks`` run for it (once) right before the commit. ``reissue_invoice``:
+    what the caller asked for its invoice (the change API's parameter), None when it did not
+    say (see :func:`reissue_invoice_asked`)."""
     if not order_changed_hooks:
         return
     session.info.setdefault("changed_orders", {})[order.id] = order
+    if reissue_invoice is not None:
+        session.info.setdefault("changed_orders_reissue", {})[order.id] = reissue_invoice
     before_commit(session, "order_changed_hooks", _run_changed)
 
 
@@ -105,6 +111,13 @@ async def _run_changed(session: AsyncSession) -> None:
     for order in orders.values():
         for hook in order_changed_hooks:
             await hook(session, order, ())
+    session.info.pop("changed_orders_reissue", None)
+
+
+def reissue_invoice_asked(session: AsyncSession, order: Order) -> bool | None:
+    """For an ``order_changed_hooks`` hook: whether the change asked for its invoice to be
+    reissued (True/False), or None when it did not say."""
+    return session.info.get("changed_orders_reissue", {}).get(order.id)
 
 
 def for_new_order(order_row: Mapping[str, Any]) -> list[OrderHook]:

@@ -1,0 +1,72 @@
+"""When invoices are issued by themselves: an order waiting for approval gets its invoice
+when approved (``invoice_generate: "True"``), and issuing one on payment costs the payment's
+transaction two statements on PostgreSQL (the read of the order's lines and the one statement
+that numbers and writes the invoice, its lines and its rendering job)."""
+
+from __future__ import annotations
+
+from tests.factories import World
+from tests.invoices import helpers as ih
+
+
+async def test_an_order_waiting_for_approval_is_invoiced_when_approved(
+    client, world: World, factory
+):
+    item = await ih.ticket(factory, world, "80.00")
+    await ih.settings(client, world, **ih.ISSUER, invoice_generate="True")
+    waiting = await ih.order(client, world, [item], require_approval=True)
+    assert await ih.invoices(client, world) == []  # not while it waits
+    denied = await ih.order(client, world, [item], require_approval=True)
+    assert (await ih.action(client, world, denied["code"], "deny")).status_code == 200
+    assert (await ih.action(client, world, waiting["code"], "approve")).status_code == 200
+    [invoice] = await ih.invoices(client, world)
+    assert invoice["order"] == waiting["code"] and invoice["total"] == "80.00"
+    assert invoice["due_date"] is not None  # still pending: due when it expires
+    # Paying it later issues nothing more (the invoice is in force).
+    assert (await ih.action(client, world, waiting["code"], "mark_paid")).status_code == 200
+    assert len(await ih.invoices(client, world)) == 1
+
+
+async def test_approval_issues_nothing_where_invoices_come_with_payment(
+    client, world: World, factory
+):
+    item = await ih.ticket(factory, world, "80.00")
+    await ih.settings(client, world, invoice_generate="paid")
+    waiting = await ih.order(client, world, [item], require_approval=True)
+    assert (await ih.action(client, world, waiting["code"], "approve")).status_code == 200
+    assert await ih.invoices(client, world) == []
+    assert (await ih.action(client, world, waiting["code"], "mark_paid")).status_code == 200
+    assert len(await ih.invoices(client, world)) == 1
+
+
+async def test_issuing_on_payment_costs_two_statements(
+    client, world: World, factory, count_queries, database_url: str
+):
+    """``mark_paid`` with and without an invoice issued on payment, counted as the app sends
+    them; the counter row exists already (the steady state)."""
+    item = await ih.ticket(factory, world, "10.00")
+    fee = {"fee_type": "service", "value": "1.00"}
+    await ih.settings(client, world, **ih.ISSUER, invoice_generate="paid")
+    first = await ih.order(client, world, [item], fees=[fee])
+    assert (await ih.action(client, world, first["code"], "mark_paid")).status_code == 200
+    counted = {}
+    for mode in ("False", "paid"):
+        await ih.settings(client, world, invoice_generate=mode)
+        order = await ih.order(client, world, [item, item], invoice_address=ih.DE_PERSON,
+                               fees=[fee])  # fmt: skip
+        with count_queries() as q:
+            assert (await ih.action(client, world, order["code"], "mark_paid")).status_code == 200
+        counted[mode] = q.statements
+    extra = len(counted["paid"]) - len(counted["False"])
+    if database_url.startswith("postgresql"):
+        assert extra == 2, counted["paid"][-4:]
+        assert counted["paid"][-1].lstrip().startswith("WITH ids AS")
+    else:  # SQLite serialises writers anyway: the plain sequence of statements
+        assert extra <= 7, counted["paid"]
+    invoices = await ih.invoices(client, world, ordering="nr")
+    assert [i["number"] for i in invoices] == ["SUMMIT-00001", "SUMMIT-00002"]
+    newest = invoices[-1]
+    assert [line["gross_value"] for line in newest["lines"]] == ["10.00", "10.00", "1.00"]
+    assert newest["lines"][2]["fee_type"] == "service" and newest["total"] == "21.00"
+    assert newest["invoice_from_name"] == "Acme Events GmbH"
+    assert newest["invoice_to_name"] == "Max Müller"
