@@ -24,7 +24,6 @@ from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import selectinload
 
 from admit.carts import service as carts
 from admit.carts.schemas import CartPositionIn, NestedPositionIn
@@ -42,6 +41,7 @@ from admit.models import (
     Voucher,
 )
 from admit.shop import catalog, dates
+from admit.shop.cart_rows import cart_items, cart_positions
 
 ZERO = Decimal("0.00")
 
@@ -128,31 +128,6 @@ class Choice:
         }
 
 
-async def _rows(session: AsyncSession, event: Event, cart_id: str) -> list[CartPosition]:
-    return list(
-        await session.scalars(
-            select(CartPosition)
-            .where(CartPosition.event_id == event.id, CartPosition.cart_id == cart_id)
-            .order_by(CartPosition.id)
-        )
-    )
-
-
-async def _items(session: AsyncSession, event: Event, ids: set[int]) -> dict[int, Item]:
-    if not ids:
-        return {}
-    rows = await session.scalars(
-        select(Item)
-        .where(Item.event_id == event.id, Item.id.in_(ids))
-        .options(
-            selectinload(Item.variations),
-            selectinload(Item.addons),
-            selectinload(Item.bundles),
-        )
-    )
-    return {i.id: i for i in rows}
-
-
 async def _category_names(session: AsyncSession, ids: set[int]) -> dict[int, str]:
     if not ids:
         return {}
@@ -169,8 +144,8 @@ async def choices(
 ) -> list[Choice]:
     """Per main position of the cart whose product has add-ons: each add-on category with its
     products (the position's date, prices, availability) and what is chosen already."""
-    rows = await _rows(session, event, cart_id)
-    items = await _items(session, event, {r.item_id for r in rows})
+    rows = await cart_positions(session, event, cart_id)
+    items = await cart_items(session, event, {r.item_id for r in rows})
     mains = [r for r in rows if r.addon_to_id is None and items[r.item_id].addons]
     if not mains:
         return []
@@ -179,7 +154,7 @@ async def choices(
     subevents = await dates.load_many(
         session, event, {r.subevent_id for r in mains if r.subevent_id}
     )
-    child_items = await _items(session, event, {r.item_id for r in rows if r.addon_to_id})
+    child_items = await cart_items(session, event, {r.item_id for r in rows if r.addon_to_id})
     found = []
     for main in mains:
         item = items[main.item_id]
@@ -236,12 +211,12 @@ async def choose(
 ) -> None:
     """Sets the add-ons of the cart's main position ``position_id`` to ``wants`` (``cart.Want``
     rows): checked against its add-on rules, then written (see the module's docstring)."""
-    rows = await _rows(session, event, cart_id)
+    rows = await cart_positions(session, event, cart_id)
     main = next((r for r in rows if r.id == position_id and r.addon_to_id is None), None)
     if main is None:
         raise FieldErrors.single("position", "This product is not in your cart.")
     wants = [w for w in wants if w.count > 0]
-    items = await _items(
+    items = await cart_items(
         session, event, {main.item_id, *(w.item for w in wants), *(r.item_id for r in rows)}
     )
     item = items[main.item_id]

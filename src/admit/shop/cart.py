@@ -19,7 +19,6 @@ from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import selectinload
 
 from admit.carts import service as carts
 from admit.carts.schemas import CartPositionIn
@@ -29,6 +28,7 @@ from admit.kit.resources.i18n import localized
 from admit.models import CartPosition, Event, Item, Voucher
 from admit.orders.pricing import Line, TaxBlocked, load_discounts, load_tax_rules, price_lines
 from admit.shop import addons, catalog, dates
+from admit.shop.cart_rows import cart_items, cart_positions
 from admit.shop.settings import setting
 from admit.vouchers.redeem import Budget, Use
 
@@ -55,29 +55,6 @@ class Want:
     variation: int | None = None
     count: int = 1
     price: Decimal | None = None
-
-
-async def _positions(session: AsyncSession, event: Event, cart_id: str) -> list[CartPosition]:
-    return list(
-        await session.scalars(
-            select(CartPosition)
-            .where(CartPosition.event_id == event.id, CartPosition.cart_id == cart_id)
-            .order_by(CartPosition.id)
-        )
-    )
-
-
-async def _items(session: AsyncSession, event: Event, ids: set[int]) -> dict[int, Item]:
-    if not ids:
-        return {}
-    rows = await session.scalars(
-        select(Item)
-        .where(Item.event_id == event.id, Item.id.in_(ids))
-        .options(
-            selectinload(Item.variations), selectinload(Item.addons), selectinload(Item.bundles)
-        )
-    )
-    return {i.id: i for i in rows}
 
 
 async def add(
@@ -110,11 +87,11 @@ async def add(
     if sum(w.count for w in wants) > MAX_ADD:
         raise FieldErrors.general(f"You cannot add more than {MAX_ADD} products at once.")
     cart_id = cart_id if valid_cart_id(cart_id) else new_cart_id()
-    current = await _positions(session, event, cart_id)  # expired ones are checked out too
+    current = await cart_positions(session, event, cart_id)  # expired ones are checked out too
     voucher, problem = await catalog.find_voucher(session, event, voucher_code, now)
     if problem:
         raise FieldErrors.single("voucher", problem)
-    items = await _items(session, event, {w.item for w in wants})
+    items = await cart_items(session, event, {w.item for w in wants})
     held = Counter(p.item_id for p in current)
     max_items = int(setting(event, "max_items_per_order"))
     if len(current) + sum(w.count for w in wants) > max_items:
@@ -165,7 +142,7 @@ async def add(
 
 
 async def remove(session: AsyncSession, event: Event, cart_id: str, position_id: int) -> None:
-    for position in await _positions(session, event, cart_id):
+    for position in await cart_positions(session, event, cart_id):
         if position.id == position_id:
             await carts.delete_position(session, position)
             return
@@ -241,10 +218,10 @@ async def view(
     address: reverse charge and custom tax rules apply). Expired ones are listed too (the
     checkout takes the whole cart), marked: their quota went back the moment they expired, so
     the checkout checks it again."""
-    positions = await _positions(session, event, cart_id)
+    positions = await cart_positions(session, event, cart_id)
     if not positions:
         return Cart(cart_id, [], ZERO, None)
-    items = await _items(session, event, {p.item_id for p in positions})
+    items = await cart_items(session, event, {p.item_id for p in positions})
     voucher_ids = {p.voucher_id for p in positions if p.voucher_id}
     vouchers = (
         {v.id: v for v in await session.scalars(select(Voucher).where(Voucher.id.in_(voucher_ids)))}

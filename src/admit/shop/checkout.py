@@ -43,6 +43,7 @@ from admit.payments import providers
 from admit.quotas import ledger
 from admit.shop import addons, address, catalog, dates, mails, orders
 from admit.shop.cart import valid_cart_id
+from admit.shop.cart_rows import cart_items
 from admit.shop.settings import TERMS_URL, setting
 
 TAKEN_OVER = dt.datetime(2000, 1, 1, tzinfo=dt.UTC)  # "expired": the order takes the units
@@ -247,9 +248,7 @@ async def _check(
 
 
 async def _load_items(session: AsyncSession, event: Event, ids: set[int]) -> list[Any]:
-    from admit.shop.cart import _items  # one loader for cart and checkout
-
-    return list((await _items(session, event, ids)).values())
+    return list((await cart_items(session, event, ids)).values())
 
 
 async def _voucher_codes(session: AsyncSession, ids: set[int]) -> dict[int, str]:
