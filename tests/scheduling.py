@@ -46,8 +46,6 @@ SLOW = (
     "tests/checkin/test_live_rush.py",
     "tests/webhooks/test_node_death.py",
     "tests/web/test_browser.py",
-    "tests/shop/test_browser",  # every browser walk of the shop and the back office
-    "tests/control/test_browser",
     "tests/web/test_accessibility.py",
     "tests/openapi/test_docs_page.py",
     "tests/test_cli.py",
