@@ -26,7 +26,7 @@ from admit.db import Database, create_database
 from admit.quotas import ledger
 from tests.factories import Factory, World, build_world
 from tests.faults.cluster import free_port
-from tests.live import SERVER_POOL_ENV, _wait_until_serving
+from tests.live import SERVER_POOL_ENV, RetryUnavailable, _wait_until_serving
 from tests.parts import missing
 
 PG_URL = os.environ.get("ADMIT_TEST_DATABASE_URL")
@@ -129,9 +129,16 @@ class Site:
     factory: Factory
     world: World
 
-    def client(self, connections: int = 32, timeout: float = 30.0) -> httpx.AsyncClient:
+    def client(
+        self, connections: int = 32, timeout: float = 30.0, *, retry_unavailable: bool = False
+    ) -> httpx.AsyncClient:
+        """With ``retry_unavailable`` a 503 with ``Retry-After`` is asked again (see
+        :class:`tests.live.RetryUnavailable`): for tests whose fault is not the database's."""
         limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
-        return httpx.AsyncClient(base_url=self.server.url, limits=limits, timeout=timeout)
+        transport: httpx.AsyncBaseTransport = httpx.AsyncHTTPTransport(limits=limits)
+        if retry_unavailable:
+            transport = RetryUnavailable(transport)
+        return httpx.AsyncClient(base_url=self.server.url, transport=transport, timeout=timeout)
 
     def event_url(self, suffix: str) -> str:
         w = self.world

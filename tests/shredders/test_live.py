@@ -12,6 +12,7 @@ from admit.app import create_app
 from admit.models import Job, Order
 from tests.factories import Factory, auth, build_world
 from tests.jobs.conftest import LiveJobs, jobs_database, live_jobs  # noqa: F401
+from tests.live import RetryUnavailable
 from tests.orders import helpers as h
 from tests.shredders import helpers as sh
 
@@ -23,9 +24,10 @@ async def api(live_jobs: LiveJobs) -> AsyncIterator[httpx.AsyncClient]:  # noqa:
     app = create_app(settings)
     await app.state.background.engine.start()
     try:
-        async with httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=app), base_url="http://testserver"
-        ) as client:
+        # A 503 for want of a database connection (the suite's PostgreSQL is shared with the
+        # other test process and its servers) is asked again, as a client would.
+        transport = RetryUnavailable(httpx.ASGITransport(app=app))
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
             yield client
     finally:
         await app.state.background.engine.stop()
