@@ -76,7 +76,16 @@ async def database_url(
 @pytest.fixture(scope="session")
 async def app(database_url: str, tmp_path_factory: pytest.TempPathFactory):
     data_dir: Path = tmp_path_factory.mktemp("data")
-    settings = Settings(data_dir=data_dir, database_url=database_url, base_url="http://testserver")
+    # Small pools, a patient wait: each test process's app then holds at most 18 of the
+    # PostgreSQL server's 100 connections (30 by default), beside the servers the live tests
+    # start; clean-clone runs had run out of connections ("too many clients").
+    settings = Settings(
+        data_dir=data_dir,
+        database_url=database_url,
+        base_url="http://testserver",
+        db_pool_size=6,
+        db_pool_timeout=60,
+    )
     application = create_app(settings)
     yield application
     await application.state.db.dispose()
