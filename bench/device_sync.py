@@ -49,7 +49,17 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import admit, demo_token, fresh_pg_database, memory_mb, serving
-from bench.seed import DIETS, add_catalog, dsn, event_id_of, next_id, order_code, sync_sequence
+from bench.seed import (
+    DIETS,
+    ORDER_COLUMNS,
+    POSITION_COLUMNS,
+    add_catalog,
+    dsn,
+    event_id_of,
+    next_id,
+    order_code,
+    sync_sequence,
+)
 
 EVENT = "/api/v1/organizers/demo/events/democon"
 
@@ -95,23 +105,13 @@ async def load(url: str, positions: int, per_order: int) -> dict[str, int]:
         await conn.copy_records_to_table(
             "orders",
             records=orders,
-            columns=[
-                "id", "event_id", "code", "status", "testmode", "secret", "email", "locale",
-                "datetime", "expires", "total", "sales_channel", "comment",
-                "checkin_attention", "require_approval", "valid_if_pending", "meta_info",
-                "last_modified",
-            ],
-        )  # fmt: skip
+            columns=ORDER_COLUMNS,
+        )
         await conn.copy_records_to_table(
             "order_positions",
             records=rows,
-            columns=[
-                "id", "order_id", "event_id", "positionid", "item_id", "variation_id", "price",
-                "tax_rate", "tax_value", "tax_rule_id", "attendee_name_parts",
-                "attendee_name_cached", "attendee_email", "secret", "web_secret",
-                "pseudonymization_id", "addon_to_id", "is_bundled", "canceled",
-            ],
-        )  # fmt: skip
+            columns=POSITION_COLUMNS,
+        )
         await conn.copy_records_to_table(
             "order_payments",
             records=payments,

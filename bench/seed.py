@@ -24,6 +24,21 @@ DIETS = ["none", "vegetarian", "vegan", "gluten-free & lactose-free", "halal", "
 START = dt.datetime(2030, 1, 1, tzinfo=dt.UTC)
 
 
+# The columns the seeders COPY orders and positions with (rows are tuples in this order).
+ORDER_COLUMNS = [
+    "id", "event_id", "code", "status", "testmode", "secret", "email", "locale",
+    "datetime", "expires", "total", "sales_channel", "comment",
+    "checkin_attention", "require_approval", "valid_if_pending", "meta_info",
+    "last_modified",
+]  # fmt: skip
+POSITION_COLUMNS = [
+    "id", "order_id", "event_id", "positionid", "item_id", "variation_id", "price",
+    "tax_rate", "tax_value", "tax_rule_id", "attendee_name_parts",
+    "attendee_name_cached", "attendee_email", "secret", "web_secret",
+    "pseudonymization_id", "addon_to_id", "is_bundled", "canceled",
+]  # fmt: skip
+
+
 def order_code(n: int) -> str:
     chars = []
     for _ in range(7):
@@ -185,23 +200,13 @@ async def _copy(conn: Any, rows: _Rows) -> None:
     await conn.copy_records_to_table(
         "orders",
         records=rows.orders,
-        columns=[
-            "id", "event_id", "code", "status", "testmode", "secret", "email", "locale",
-            "datetime", "expires", "total", "sales_channel", "comment",
-            "checkin_attention", "require_approval", "valid_if_pending", "meta_info",
-            "last_modified",
-        ],
-    )  # fmt: skip
+        columns=ORDER_COLUMNS,
+    )
     await conn.copy_records_to_table(
         "order_positions",
         records=rows.positions,
-        columns=[
-            "id", "order_id", "event_id", "positionid", "item_id", "variation_id", "price",
-            "tax_rate", "tax_value", "tax_rule_id", "attendee_name_parts",
-            "attendee_name_cached", "attendee_email", "secret", "web_secret",
-            "pseudonymization_id", "addon_to_id", "is_bundled", "canceled",
-        ],
-    )  # fmt: skip
+        columns=POSITION_COLUMNS,
+    )
     await conn.copy_records_to_table(
         "order_payments",
         records=rows.payments,
