@@ -267,3 +267,13 @@ def worst_ms(latencies: str | None) -> float | None:
 
 def demo_token(env: dict[str, str]) -> dict:
     return json.loads(admit(env, "demo", "--json").strip().splitlines()[-1])
+
+
+async def vacuum(url: str) -> None:
+    """VACUUM ANALYZE and a CHECKPOINT after a load: the measurement then sees the tables as
+    a running system has them, and no checkpoint flushes the load's writes during it."""
+    engine = create_async_engine(url, isolation_level="AUTOCOMMIT")
+    async with engine.connect() as conn:
+        await conn.execute(text("VACUUM ANALYZE"))
+        await conn.execute(text("CHECKPOINT"))
+    await engine.dispose()

@@ -48,7 +48,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import admit, demo_token, fresh_pg_database, memory_mb, serving
+from bench.common import admit, demo_token, fresh_pg_database, memory_mb, serving, vacuum
 from bench.seed import (
     DIETS,
     ORDER_COLUMNS,
@@ -124,17 +124,6 @@ async def load(url: str, positions: int, per_order: int) -> dict[str, int]:
         for table in ("orders", "order_positions", "answers"):
             await sync_sequence(conn, table)
         return {"orders": len(orders), "positions": len(rows), "answers": len(answers)}
-    finally:
-        await conn.close()
-
-
-async def vacuum(url: str) -> None:
-    import asyncpg
-
-    conn = await asyncpg.connect(dsn(url))
-    try:
-        await conn.execute("VACUUM ANALYZE")
-        await conn.execute("CHECKPOINT")
     finally:
         await conn.close()
 

@@ -33,12 +33,21 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from cryptography.hazmat.primitives import serialization
-from sqlalchemy import insert, select, text
+from sqlalchemy import insert, select
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from admit.models import Event, EventTicketKey, Item, Order, OrderPosition, Organizer
 from admit.tickets.secrets import sig1
-from bench.common import admit, demo_token, fresh_pg_database, merged, server, worst_ms, wrk
+from bench.common import (
+    admit,
+    demo_token,
+    fresh_pg_database,
+    merged,
+    server,
+    vacuum,
+    worst_ms,
+    wrk,
+)
 from bench.redeem import LUA, analyze, count_checkins
 from bench.signed_secrets import signed_clone
 
@@ -102,14 +111,6 @@ async def load(url: str, slug: str, tickets: int, signed: bool) -> list[str]:
             await conn.execute(insert(OrderPosition), rows)
     await engine.dispose()
     return found
-
-
-async def vacuum(url: str) -> None:
-    engine = create_async_engine(url, isolation_level="AUTOCOMMIT")
-    async with engine.connect() as conn:
-        await conn.execute(text("VACUUM ANALYZE"))
-        await conn.execute(text("CHECKPOINT"))
-    await engine.dispose()
 
 
 def main() -> None:
