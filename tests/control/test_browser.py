@@ -18,6 +18,7 @@ from tests import axe
 from tests.control.walk import Walk
 from tests.oauth.helpers import PASSWORD, make_totp
 
+
 async def _sell(base: str, token: str) -> tuple[list[dict], int]:
     """A product, a quota, a check-in list and three orders, through the API."""
     e = f"{base}/api/v1/organizers/acme/events/summit"

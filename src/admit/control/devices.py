@@ -20,7 +20,7 @@ from admit.control.access import control_page
 from admit.control.api_call import Errors, run, with_body
 from admit.control.editing import found, listed
 from admit.control.export_forms import named_choices
-from admit.control.fields import Field, defaults, to_body, typed
+from admit.control.fields import Field, as_id, defaults, to_body, typed
 from admit.control.nav import organizer_nav
 from admit.control.render import render
 from admit.devices.cli import handshake
@@ -96,8 +96,8 @@ async def device_new(page: Page, ctx: OrgContext) -> Response:
 async def device_create(page: Page, ctx: OrgContext, pairs: Pairs) -> Response:
     fields = await device_fields(ctx)
     body = to_body(fields, pairs)
-    if body.get("gate") is not None and str(body["gate"]).isdigit():
-        body["gate"] = int(body["gate"])
+    if body.get("gate") is not None:
+        body["gate"] = as_id(str(body["gate"]))
 
     async def work() -> Any:
         req = with_body(ctx, body)

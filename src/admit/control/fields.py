@@ -17,6 +17,7 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from admit.control.render import text_of
+from admit.kit.resources.filtering import PK_MAX
 from admit.web.forms import Pairs, every, first
 
 
@@ -31,6 +32,15 @@ class Field:
     optional_null: bool = True  # an empty optional text is sent as null, not ""
     locale: str = "en"
     default: Any = None  # what a new object's form starts with (the API's default)
+
+
+def as_id(text: str) -> int | str:
+    """An id typed or chosen in a form as the API's number; anything else (letters, digits
+    that are not ASCII, a number past the id columns' range) is passed on as typed, so the
+    API refuses it with its message instead of the JSON encoder failing on it."""
+    if text.isascii() and text.isdigit() and len(text) < 20 and int(text) <= PK_MAX:
+        return int(text)
+    return text
 
 
 def defaults(fields: list[Field]) -> dict[str, Any]:
