@@ -159,6 +159,11 @@ async def test_team_token_shown_once_and_it_works(web, api, people, factory, sho
     url = made.headers["location"]
     invited = await web.post(url + "invites/new", data={"csrf_token": token, "email": "no-at"})
     assert invited.status_code == 400 and 'id="invite-email-error"' in invited.text
+    assert 'id="invite-email" name="email" type="email" value="no-at"' in invited.text
+    long_name = "n" * 191  # past the API's 190: refused, the typed name kept in its field
+    refused = await web.post(url + "tokens/new", data={"csrf_token": token, "name": long_name})
+    assert refused.status_code == 400 and 'id="token-name-error"' in refused.text
+    assert f'id="token-name" name="name" value="{long_name}"' in refused.text
     created = await web.post(url + "tokens/new", data={"csrf_token": token, "name": "scanner"})
     assert created.status_code == 200
     secret = created.text.split('id="new-token">', 1)[1].split("<", 1)[0]

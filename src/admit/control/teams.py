@@ -70,7 +70,7 @@ async def teams(page: Page, ctx: OrgContext) -> Response:
 
 async def _page(page: Page, ctx: OrgContext, obj: dict[str, Any] | None, values: dict[str, Any],
                 errors: Errors, status: int = 200, failed: str = "", token: str = "",
-                typed_email: str = "") -> Response:  # fmt: skip
+                typed_text: str = "") -> Response:  # fmt: skip
     more: dict[str, Any] = {}
     if obj is not None:
         params = {"team": str(obj["id"])}
@@ -78,7 +78,7 @@ async def _page(page: Page, ctx: OrgContext, obj: dict[str, Any] | None, values:
             more[key] = (await listed(ctx, res, "", params))["results"]
     return render(page, "team.html", status, nav=await organizer_nav(page, ctx, "teams"),
                   obj=obj, fields=await team_fields(ctx), values=values, errors=errors,
-                  base=base(ctx), failed=failed, token=token, typed_email=typed_email,
+                  base=base(ctx), failed=failed, token=token, typed_text=typed_text,
                   **more)  # fmt: skip
 
 
@@ -160,7 +160,7 @@ async def _child(page: Page, ctx: OrgContext, id: str, res: Resource[Any], metho
     fields = await team_fields(ctx)
     if errors:
         return await _page(page, ctx, obj, to_form(fields, obj), errors, 400, failed=failed,
-                           typed_email=(body or {}).get("email", ""))  # fmt: skip
+                           typed_text=" ".join((body or {}).values()))  # fmt: skip
     if res is TOKENS and method == "POST":
         # The token is shown on this answer only: no redirect, nothing kept to show again.
         return await _page(page, ctx, obj, to_form(fields, obj), {}, token=result["token"])
