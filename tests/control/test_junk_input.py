@@ -23,8 +23,13 @@ plugins presale_end presale_start price price_includes_tax price_mode question q
 refund required search secret security_profile send_email size slug tag target_url tax_rule
 testmode text ticket_secret_generator timezone type valid_until value variations _format
 date_range paid_only""".split()
-JUNK = ("ZZZ", "99999999999999999999", "-1", "1e999", "NaN", "")
-QUERY = "?page=99999999999999999999&ordering=zzz&search=%25%27&status=zzz&cursor=zzz"
+# Letters, past 64 bits, negative, overflowing floats, digits int() refuses or reads as other
+# numbers (superscript, Arabic-Indic), past int()'s 4,300 digits, NUL, empty.
+JUNK = ("ZZZ", "99999999999999999999", "-1", "1e999", "NaN", "²", "١٢", "9" * 5000, "a\x00b", "")
+QUERIES = (
+    "?page=99999999999999999999&ordering=zzz&search=%25%27&status=zzz&cursor=zzz",
+    "?page=%C2%B2&refresh=%C2%B2&testmode=zzz&tag=%00&search=" + "9" * 5000,
+)
 BAD_IDS = ("ZZZ", "99999999999999999999")
 
 
@@ -48,7 +53,8 @@ async def test_junk_is_refused_with_a_page_never_a_500(
     await sign_in(web, factory, people["boss"])
     token = csrf((await web.get("/logout")).text)
     if method == "GET":
-        _no_500(await web.get(url + QUERY), url + QUERY)
+        for query in QUERIES:
+            _no_500(await web.get(url + query), url + query[:80])
         for bad in BAD_IDS:
             junk = _junk_ids(route.path, bad)
             _no_500(await web.get(junk), junk)

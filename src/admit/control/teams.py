@@ -13,13 +13,13 @@ from starlette.responses import Response
 from admit.auth.permissions import EVENT_PERMISSIONS, ORGANIZER_PERMISSIONS
 from admit.control.access import control_page
 from admit.control.api_call import Errors, run, with_body
-from admit.control.editing import found, listed
+from admit.control.editing import found, list_page, listed, no_such, resource
 from admit.control.export_forms import named_choices
 from admit.control.fields import Field, defaults, to_body, to_form, typed
 from admit.control.nav import organizer_nav
 from admit.control.render import render
 from admit.kit.http.context import OrganizerAccess, OrgContext
-from admit.kit.resources.crud import MOUNTED, Resource
+from admit.kit.resources.crud import Resource
 from admit.teams.routes import PERMISSION
 from admit.web.forms import Pairs, first
 from admit.web.page import Page
@@ -30,12 +30,8 @@ TEAM = PATH + "/{id}"
 ACCESS = OrganizerAccess(PERMISSION)
 
 
-def _resource(name: str) -> Resource[Any]:
-    return next(r for r in MOUNTED if r.name == name)
-
-
 TEAMS, MEMBERS, INVITES, TOKENS = (
-    _resource(n) for n in ("teams", "team-members", "team-invites", "team-tokens")
+    resource(n) for n in ("teams", "team-members", "team-invites", "team-tokens")
 )
 
 
@@ -62,10 +58,7 @@ async def team_fields(ctx: OrgContext) -> list[Field]:
 @router.get(PATH + "/")
 @control_page(ACCESS)
 async def teams(page: Page, ctx: OrgContext) -> Response:
-    body = await listed(ctx, TEAMS, page.request.url.query)
-    return render(page, "teams.html", nav=await organizer_nav(page, ctx, "teams"),
-                  rows=body["results"], count=body["count"], base=base(ctx),
-                  next=body.get("next"), previous=body.get("previous"))  # fmt: skip
+    return await list_page(page, ctx, TEAMS, "teams.html", "teams", base(ctx))
 
 
 async def _page(page: Page, ctx: OrgContext, obj: dict[str, Any] | None, values: dict[str, Any],
@@ -87,7 +80,7 @@ async def _team(ctx: OrgContext, id: str) -> dict[str, Any] | None:
 
 
 def _missing(page: Page) -> Response:
-    return render(page, "forbidden.html", 404, nav=None, detail="There is no such team.")
+    return no_such(page, "team")
 
 
 @router.get(PATH + "/new")
