@@ -9,18 +9,14 @@ Needs Chromium, npm (for axe-core) and PostgreSQL; skips with the missing part's
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import httpx
 
 from admit.auth.permissions import EVENT_PERMISSIONS, ORGANIZER_PERMISSIONS
 from tests import axe
-from tests.browser import chromium
+from tests.control.walk import Walk
 from tests.oauth.helpers import PASSWORD, make_totp
-
-WIDTHS = (390, 1280)
-SEVERE = ("serious", "critical")
 
 
 async def _sell(base: str, token: str) -> tuple[list[dict], int]:
@@ -58,12 +54,6 @@ async def _mark_paid(base: str, token: str, code: str) -> None:
         assert response.status_code == 200, response.text
 
 
-def _shots(tmp_path: Path) -> Path:
-    folder = Path(os.environ.get("ADMIT_SCREENSHOT_DIR") or tmp_path)
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
-
-
 async def test_back_office_walk(live_server, tmp_path: Path) -> None:
     script = axe.script()  # before the browser: a missing part skips at once
     assert "axe" in script
@@ -74,42 +64,13 @@ async def test_back_office_walk(live_server, tmp_path: Path) -> None:
     await factory.team(world.org, members=[ada], event_permissions=list(EVENT_PERMISSIONS),
                        organizer_permissions=list(ORGANIZER_PERMISSIONS))  # fmt: skip
     totp = await make_totp(factory, ada)
-    shots = _shots(tmp_path)
-    found: dict[str, list[dict]] = {}
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as ec
-    from selenium.webdriver.support.ui import WebDriverWait
 
-    driver = chromium(1280)
-    wait = WebDriverWait(driver, 30)
-
-    def size(width: int, height: int = 900) -> None:
-        metrics = {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600}
-        driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
-
-    def check(name: str) -> None:
-        """axe and a full-page screenshot of the page shown, at both widths."""
-        for width in WIDTHS:
-            size(width)
-            wait.until(ec.presence_of_element_located((By.TAG_NAME, "main")))
-            sideways = driver.execute_script(
-                "return document.documentElement.scrollWidth - window.innerWidth"
-            )
-            assert sideways <= 0, (name, width, sideways)
-            found[f"{name} at {width} px"] = axe.violations(driver)
-            height = driver.execute_script("return document.documentElement.scrollHeight")
-            size(width, max(height, 600))
-            driver.save_screenshot(str(shots / f"control-{name}-{width}.png"))
-        size(1280)
-
+    walk = Walk(tmp_path, "control")
+    driver, wait, check = walk.driver, walk.wait, walk.check
     try:
-        driver.get(f"{base}/control/")
-        wait.until(ec.presence_of_element_located((By.ID, "email"))).send_keys(ada.email)
-        driver.find_element(By.ID, "password").send_keys(PASSWORD)
-        driver.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
-        wait.until(ec.presence_of_element_located((By.ID, "code"))).send_keys(totp.now())
-        driver.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
-        wait.until(ec.url_contains("/control/organizer/acme/"))
+        walk.login(base, ada.email, PASSWORD, totp.now)
         assert "Summit" in driver.page_source and "Bea Boss" in driver.page_source
         check("organizer")
 
@@ -162,15 +123,8 @@ async def test_back_office_walk(live_server, tmp_path: Path) -> None:
         await _mark_paid(base, world.admin, orders[2]["code"])
         wait.until(lambda d: d.find_element(*paid).text == "3")
         assert "Updated" in driver.find_element(By.ID, "refreshed").text
-        # no CSP violation, no script error (network ones: the favicon, the refused action)
-        logged = driver.get_log("browser")
-        severe = [m for m in logged if m["level"] == "SEVERE" and m.get("source") != "network"]
-        assert not severe, severe
+        walk.assert_clean()
     finally:
         driver.quit()
-    severe = {
-        page: [v for v in violations if v.get("impact") in SEVERE]
-        for page, violations in found.items()
-    }
-    assert not any(severe.values()), severe
-    assert len(found) == 2 * 7
+    walk.assert_accessible()
+    assert len(walk.found) == 2 * 7

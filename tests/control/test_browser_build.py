@@ -18,8 +18,7 @@ import httpx
 
 from admit.auth.permissions import EVENT_PERMISSIONS, ORGANIZER_PERMISSIONS
 from tests import axe
-from tests.browser import chromium
-from tests.control.test_browser import SEVERE, WIDTHS, _shots
+from tests.control.walk import Walk
 from tests.oauth.helpers import PASSWORD, make_totp
 
 
@@ -45,32 +44,12 @@ async def test_back_office_build_walk(live_server, tmp_path: Path) -> None:
     await factory.team(world.org, members=[boss], event_permissions=list(EVENT_PERMISSIONS),
                        organizer_permissions=list(ORGANIZER_PERMISSIONS))  # fmt: skip
     totp = await make_totp(factory, boss)
-    shots = _shots(tmp_path)
-    found: dict[str, list[dict]] = {}
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as ec
     from selenium.webdriver.support.ui import WebDriverWait
 
-    driver = chromium(1280)
-    wait = WebDriverWait(driver, 30)
-
-    def size(width: int, height: int = 900) -> None:
-        metrics = {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600}
-        driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
-
-    def check(name: str) -> None:
-        for width in WIDTHS:
-            size(width)
-            wait.until(ec.presence_of_element_located((By.TAG_NAME, "main")))
-            sideways = driver.execute_script(
-                "return document.documentElement.scrollWidth - window.innerWidth"
-            )
-            assert sideways <= 0, (name, width, sideways)
-            found[f"{name} at {width} px"] = axe.violations(driver)
-            height = driver.execute_script("return document.documentElement.scrollHeight")
-            size(width, max(height, 600))
-            driver.save_screenshot(str(shots / f"control-build-{name}-{width}.png"))
-        size(1280)
+    walk = Walk(tmp_path, "control-build")
+    driver, wait, check = walk.driver, walk.wait, walk.check
 
     def fill(values: dict[str, str]) -> None:
         for name, value in values.items():
@@ -101,13 +80,7 @@ async def test_back_office_build_walk(live_server, tmp_path: Path) -> None:
 
     event = f"{base}/control/event/acme/gala/"
     try:
-        driver.get(f"{base}/control/")
-        wait.until(ec.presence_of_element_located((By.ID, "email"))).send_keys(boss.email)
-        driver.find_element(By.ID, "password").send_keys(PASSWORD)
-        driver.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
-        wait.until(ec.presence_of_element_located((By.ID, "code"))).send_keys(totp.now())
-        driver.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
-        wait.until(ec.url_contains("/control/organizer/acme/"))
+        walk.login(base, boss.email, PASSWORD, totp.now)
 
         driver.find_element(By.ID, "new-event").click()
         wait.until(ec.presence_of_element_located((By.ID, "f-slug")))
@@ -244,13 +217,7 @@ async def test_back_office_build_walk(live_server, tmp_path: Path) -> None:
         driver.find_element(By.ID, "create-giftcard").click()
         flash("was created")
         check("giftcard")
-        logged = driver.get_log("browser")
-        severe = [m for m in logged if m["level"] == "SEVERE" and m.get("source") != "network"]
-        assert not severe, severe
+        walk.assert_clean()
     finally:
         driver.quit()
-    severe = {
-        page: [v for v in violations if v.get("impact") in SEVERE]
-        for page, violations in found.items()
-    }
-    assert not any(severe.values()), severe
+    walk.assert_accessible()

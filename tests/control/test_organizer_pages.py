@@ -15,6 +15,7 @@ from sqlalchemy import select
 from admit.models import Device, GiftCard, Webhook, WebhookCall
 from tests.control.conftest import sign_in
 from tests.control.test_catalog_edit import _token
+from tests.oauth.helpers import csrf
 
 ORG = "/control/organizer/acme/"
 
@@ -159,6 +160,11 @@ async def test_team_token_shown_once_and_it_works(web, api, people, factory, sho
     url = made.headers["location"]
     invited = await web.post(url + "invites/new", data={"csrf_token": token, "email": "no-at"})
     assert invited.status_code == 400 and 'id="invite-email-error"' in invited.text
+    assert 'id="invite-email" name="email" type="email" value="no-at"' in invited.text
+    long_name = "n" * 191  # past the API's 190: refused, the typed name kept in its field
+    refused = await web.post(url + "tokens/new", data={"csrf_token": token, "name": long_name})
+    assert refused.status_code == 400 and 'id="token-name-error"' in refused.text
+    assert f'id="token-name" name="name" value="{long_name}"' in refused.text
     created = await web.post(url + "tokens/new", data={"csrf_token": token, "name": "scanner"})
     assert created.status_code == 200
     secret = created.text.split('id="new-token">', 1)[1].split("<", 1)[0]
@@ -201,3 +207,42 @@ async def test_customers_searched_by_email(web, api, people, factory, shop):
     page = await web.get(ORG + "customers/?search=KIM@example.org")
     assert page.status_code == 200 and "kim@example.org" in page.text and "1 customer." in page.text
     assert "0 customers." in (await web.get(ORG + "customers/?search=zz@example.org")).text
+
+
+async def _rows_containing(factory, text: str) -> list[str]:
+    """The tables with a row whose any column, as text, contains ``text``."""
+    from admit.db import Base
+
+    hits = []
+    async with factory.sessionmaker() as session:
+        for table in Base.metadata.sorted_tables:
+            for row in (await session.execute(table.select())).all():
+                if any(text in str(value) for value in row):
+                    hits.append(table.name)
+    return hits
+
+
+async def test_secrets_shown_once_are_stored_only_as_needed_and_never_logged(
+    web, people, factory, shop, caplog
+):
+    """A team token is kept as its hash only: no table holds it, no log line carries it. A
+    webhook's signing secret must stay readable to sign the calls: its own row only."""
+    caplog.set_level("DEBUG", logger="admit")  # the app's own logs (SQL echo is off by default)
+    await sign_in(web, factory, people["boss"])
+    token = csrf((await web.get(ORG + "teams/new")).text)
+    made = await web.post(ORG + "teams/new", data={"csrf_token": token, "name": "Keys"})
+    assert made.status_code == 303, made.text[:800]
+    created = await web.post(made.headers["location"] + "tokens/new",
+                             data={"csrf_token": token, "name": "scanner"})  # fmt: skip
+    secret = created.text.split('id="new-token">', 1)[1].split("<", 1)[0]
+    assert len(secret) >= 32
+    hook = await web.post(ORG + "webhooks/new", data={
+        "csrf_token": token, "target_url": "https://93.184.216.34/hook", "all_events": "1",
+        "action_types": "service.event.order.placed"})  # fmt: skip
+    signing = hook.text.split('id="webhook-secret">', 1)[1].split("<", 1)[0]
+    assert hook.status_code == 200 and len(signing) >= 32
+    assert await _rows_containing(factory, secret) == []
+    assert await _rows_containing(factory, signing) == ["webhooks"]
+    logged = "\n".join(r.getMessage() for r in caplog.records)
+    assert "tokens/new" in logged  # the log was captured
+    assert secret not in logged and signing not in logged

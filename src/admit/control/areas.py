@@ -15,19 +15,14 @@ import admit.catalog.taxes.routes
 import admit.checkin.routes
 import admit.quotas.routes
 import admit.vouchers.routes
-from admit.control.editing import Area, Child, fixed, mount
+from admit.control.editing import Area, Child, fixed, mount, resource
 from admit.control.fields import Field
 from admit.control.render import money, text_of
 from admit.kit.http.context import EventContext
-from admit.kit.resources.crud import MOUNTED, Resource
 from admit.models import Item, ItemCategory, ItemVariation, Quota, TaxRule
 from admit.quotas import service as quota_service
 
 router = APIRouter(include_in_schema=False)
-
-
-def resource(name: str) -> Resource[Any]:
-    return next(r for r in MOUNTED if r.name == name)
 
 
 async def _choices(ctx: EventContext, model: Any, label: Any) -> list[tuple[str, str]]:

@@ -10,6 +10,7 @@ from starlette.responses import Response
 
 from admit.control.access import control_page
 from admit.control.chart import bar_chart
+from admit.control.fields import whole_number
 from admit.control.nav import ORDERS_READ, event_nav
 from admit.control.render import render
 from admit.control.stats import dashboard
@@ -25,7 +26,8 @@ EVENT = "/control/event/{organizer}/{event}"
 async def event_dashboard(page: Page, ctx: EventContext) -> Response:
     board = await dashboard(ctx)
     asked = page.request.query_params.get("refresh", "")
-    refresh = min(max(int(asked), 2), 3600) if asked.isdigit() and len(asked) < 6 else 30
+    number = whole_number(asked, 99_999)
+    refresh = 30 if number is None else min(max(number, 2), 3600)
     charts = {
         "sales": bar_chart("chart-sales", "Orders placed per day (UTC)", board.sales, "orders"),
         "checkins": bar_chart(

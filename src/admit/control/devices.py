@@ -18,22 +18,22 @@ from starlette.responses import Response
 from admit.auth.devices import SECURITY_PROFILES
 from admit.control.access import control_page
 from admit.control.api_call import Errors, run, with_body
-from admit.control.editing import found, listed
+from admit.control.editing import found, list_page, no_such, resource
 from admit.control.export_forms import named_choices
-from admit.control.fields import Field, defaults, to_body, typed
+from admit.control.fields import Field, as_id, defaults, to_body, typed
 from admit.control.nav import organizer_nav
 from admit.control.render import render
 from admit.devices.cli import handshake
 from admit.devices.routes import READ, WRITE
 from admit.kit.http.context import OrganizerAccess, OrgContext, public_base_url
-from admit.kit.resources.crud import MOUNTED, Resource
+from admit.kit.resources.crud import Resource
 from admit.models import Gate
 from admit.web.forms import Pairs
 from admit.web.page import Page
 
 router = APIRouter(include_in_schema=False)
 PATH = "/control/organizer/{organizer}/devices"
-DEVICES: Resource[Any] = next(r for r in MOUNTED if r.name == "devices")
+DEVICES: Resource[Any] = resource("devices")
 
 
 def base(ctx: OrgContext) -> str:
@@ -71,11 +71,8 @@ def pairable(device: dict[str, Any]) -> bool:
 @router.get(PATH + "/")
 @control_page(OrganizerAccess(READ))
 async def devices(page: Page, ctx: OrgContext) -> Response:
-    body = await listed(ctx, DEVICES, page.request.url.query)
-    return render(page, "devices.html", nav=await organizer_nav(page, ctx, "devices"),
-                  rows=body["results"], count=body["count"], next=body.get("next"),
-                  previous=body.get("previous"), base=base(ctx),
-                  may_write=ctx.has_organizer_permission(WRITE))  # fmt: skip
+    return await list_page(page, ctx, DEVICES, "devices.html", "devices", base(ctx),
+                           may_write=ctx.has_organizer_permission(WRITE))  # fmt: skip
 
 
 async def _form(page: Page, ctx: OrgContext, values: dict[str, Any], errors: Errors,
@@ -96,8 +93,8 @@ async def device_new(page: Page, ctx: OrgContext) -> Response:
 async def device_create(page: Page, ctx: OrgContext, pairs: Pairs) -> Response:
     fields = await device_fields(ctx)
     body = to_body(fields, pairs)
-    if body.get("gate") is not None and str(body["gate"]).isdigit():
-        body["gate"] = int(body["gate"])
+    if body.get("gate") is not None:
+        body["gate"] = as_id(str(body["gate"]))
 
     async def work() -> Any:
         req = with_body(ctx, body)
@@ -116,7 +113,7 @@ async def device_create(page: Page, ctx: OrgContext, pairs: Pairs) -> Response:
 async def device_page(page: Page, ctx: OrgContext, id: str) -> Response:
     device = await found(ctx, DEVICES, id)
     if device is None:
-        return render(page, "forbidden.html", 404, nav=None, detail="There is no such device.")
+        return no_such(page, "device")
     return render(page, "device.html", nav=await organizer_nav(page, ctx, "devices"),
                   device=device, base=base(ctx), pairable=pairable(device),
                   server=public_base_url(ctx.request).rstrip("/"),

@@ -22,11 +22,11 @@ from admit.control.access import control_page
 from admit.control.api_call import Errors, answer, run, with_body
 from admit.control.fields import Field, defaults, to_body, to_form, typed
 from admit.control.history import object_history
-from admit.control.nav import event_nav, event_url
+from admit.control.nav import event_nav, event_url, organizer_nav
 from admit.control.render import render, text_of
 from admit.kit.http.context import EventAccess, EventContext, OrgContext
 from admit.kit.http.errors import APIError, FieldErrors
-from admit.kit.resources.crud import Resource
+from admit.kit.resources.crud import MOUNTED, Resource
 from admit.web.forms import Pairs
 from admit.web.page import Page
 
@@ -118,6 +118,25 @@ async def found_child(
         return await one(ctx, resource, pk, {resource.parent_param or "": parent})
     except (APIError, FieldErrors):
         return None
+
+
+def resource(name: str) -> Resource[Any]:
+    """The API's mounted resource called ``name``."""
+    return next(r for r in MOUNTED if r.name == name)
+
+
+def no_such(page: Page, what: str) -> Response:
+    """The 404 page of an organizer-level object that is not there (or another organizer's)."""
+    return render(page, "forbidden.html", 404, nav=None, detail=f"There is no such {what}.")
+
+
+async def list_page(page: Page, ctx: OrgContext, res: Resource[Any], template: str, menu: str,
+                    base: str, **more: Any) -> Response:  # fmt: skip
+    """An organizer-level list: the API's list answer for the page's query string, 50 a page."""
+    body = await listed(ctx, res, page.request.url.query)
+    return render(page, template, nav=await organizer_nav(page, ctx, menu), rows=body["results"],
+                  count=body["count"], base=base, next=body.get("next"),
+                  previous=body.get("previous"), **more)  # fmt: skip
 
 
 async def missing(page: Page, ctx: EventContext, area: Area) -> Response:

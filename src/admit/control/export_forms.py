@@ -12,7 +12,7 @@ from typing import Any
 
 from sqlalchemy import select
 
-from admit.control.fields import Field, to_body
+from admit.control.fields import Field, as_id, to_body
 from admit.control.render import text_of
 from admit.kit.http.context import EventContext, OrgContext
 from admit.models import CheckinList, Event, Question
@@ -139,10 +139,10 @@ def form_body(fields: list[Field], pairs: Pairs) -> dict[str, Any]:
     optional field is left out (the exporter's default applies)."""
     body = {k: v for k, v in to_body(fields, pairs).items() if v is not None}
     for name, value in body.items():
-        if name in INTEGERS and isinstance(value, str) and value.isdigit():
-            body[name] = int(value)
+        if name in INTEGERS and isinstance(value, str):
+            body[name] = as_id(value)
         elif name in INTEGER_LISTS and isinstance(value, list):
-            body[name] = [int(v) if v.isdigit() else v for v in value] or None
+            body[name] = [as_id(v) for v in value] or None
     if body.get("events") == []:
         body.pop("events")  # none chosen: every event the user may export
     return body

@@ -17,6 +17,7 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from admit.control.render import text_of
+from admit.kit.resources.filtering import PK_MAX
 from admit.web.forms import Pairs, every, first
 
 
@@ -31,6 +32,23 @@ class Field:
     optional_null: bool = True  # an empty optional text is sent as null, not ""
     locale: str = "en"
     default: Any = None  # what a new object's form starts with (the API's default)
+
+
+def whole_number(text: str, high: int) -> int | None:
+    """``text`` as a number from 0 to ``high``; None for anything else. ASCII digits only:
+    ``str.isdigit`` also takes "²" or Arabic digits, which ``int`` refuses or reads otherwise,
+    and a very long number costs ``int`` time (or raises past 4,300 digits)."""
+    if text.isascii() and text.isdigit() and len(text) <= len(str(high)) and int(text) <= high:
+        return int(text)
+    return None
+
+
+def as_id(text: str) -> int | str:
+    """An id typed or chosen in a form as the API's number; anything else (letters, digits
+    that are not ASCII, a number past the id columns' range) is passed on as typed, so the
+    API refuses it with its message instead of the JSON encoder failing on it."""
+    number = whole_number(text, PK_MAX)
+    return text if number is None else number
 
 
 def defaults(fields: list[Field]) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from starlette.responses import Response
 
 from admit.control.access import control_page
 from admit.control.api_call import Errors, answer, run, with_body
-from admit.control.editing import found, listed
+from admit.control.editing import found, listed, no_such, resource
 from admit.control.fields import Field, defaults, to_body, typed
 from admit.control.nav import organizer_nav
 from admit.control.render import render
@@ -22,7 +22,7 @@ from admit.customers import routes as customer_routes
 from admit.giftcards import routes as card_routes
 from admit.kit.http.context import OrganizerAccess, OrgContext
 from admit.kit.http.errors import APIError, FieldErrors
-from admit.kit.resources.crud import MOUNTED, Resource
+from admit.kit.resources.crud import Resource
 from admit.web.forms import Pairs
 from admit.web.page import Page
 
@@ -30,7 +30,7 @@ router = APIRouter(include_in_schema=False)
 PATH = "/control/organizer/{organizer}/giftcards"
 READ, WRITE = card_routes.READ, card_routes.WRITE
 CARDS = card_routes.cards
-CUSTOMERS: Resource[Any] = next(r for r in MOUNTED if r.name == "customers")
+CUSTOMERS: Resource[Any] = resource("customers")
 
 CARD_FIELDS = [
     Field("value", "Value", "decimal", required=True, help="E.g. 50.00."),
@@ -117,7 +117,7 @@ async def _card(page: Page, ctx: OrgContext, id: str, errors: Errors | None = No
                 values: dict[str, Any] | None = None, status: int = 200) -> Response:  # fmt: skip
     card = await found(ctx, CARDS, id)
     if card is None:
-        return render(page, "forbidden.html", 404, nav=None, detail="There is no such card.")
+        return no_such(page, "card")
     query = urlencode({"page": page.request.query_params.get("page", "")}) if (
         page.request.query_params.get("page")) else ""  # fmt: skip
     history = answer(await card_routes.transactions(id, with_body(ctx, None, "GET", query)))

@@ -12,6 +12,7 @@ from sqlalchemy import func, select
 from starlette.responses import Response
 
 from admit.control.access import control_page
+from admit.control.fields import whole_number
 from admit.control.nav import ORDERS_READ, event_nav
 from admit.control.render import STATUS_LABELS, render
 from admit.kit.http.context import EventAccess, EventContext
@@ -29,9 +30,7 @@ MAX_SEARCH = 200
 def _page_number(raw: str | None) -> int | None:
     if raw in (None, ""):
         return 1
-    if not raw.isdigit() or not 1 <= int(raw) <= 100_000:
-        return None
-    return int(raw)
+    return whole_number(raw, 100_000) or None
 
 
 def _asked(page: Page) -> tuple[dict[str, str], dict[str, list[str]]]:

@@ -13,13 +13,13 @@ from starlette.responses import Response
 from admit.auth.permissions import EVENT_PERMISSIONS, ORGANIZER_PERMISSIONS
 from admit.control.access import control_page
 from admit.control.api_call import Errors, run, with_body
-from admit.control.editing import found, listed
+from admit.control.editing import found, list_page, listed, no_such, resource
 from admit.control.export_forms import named_choices
 from admit.control.fields import Field, defaults, to_body, to_form, typed
 from admit.control.nav import organizer_nav
 from admit.control.render import render
 from admit.kit.http.context import OrganizerAccess, OrgContext
-from admit.kit.resources.crud import MOUNTED, Resource
+from admit.kit.resources.crud import Resource
 from admit.teams.routes import PERMISSION
 from admit.web.forms import Pairs, first
 from admit.web.page import Page
@@ -30,12 +30,8 @@ TEAM = PATH + "/{id}"
 ACCESS = OrganizerAccess(PERMISSION)
 
 
-def _resource(name: str) -> Resource[Any]:
-    return next(r for r in MOUNTED if r.name == name)
-
-
 TEAMS, MEMBERS, INVITES, TOKENS = (
-    _resource(n) for n in ("teams", "team-members", "team-invites", "team-tokens")
+    resource(n) for n in ("teams", "team-members", "team-invites", "team-tokens")
 )
 
 
@@ -62,15 +58,12 @@ async def team_fields(ctx: OrgContext) -> list[Field]:
 @router.get(PATH + "/")
 @control_page(ACCESS)
 async def teams(page: Page, ctx: OrgContext) -> Response:
-    body = await listed(ctx, TEAMS, page.request.url.query)
-    return render(page, "teams.html", nav=await organizer_nav(page, ctx, "teams"),
-                  rows=body["results"], count=body["count"], base=base(ctx),
-                  next=body.get("next"), previous=body.get("previous"))  # fmt: skip
+    return await list_page(page, ctx, TEAMS, "teams.html", "teams", base(ctx))
 
 
 async def _page(page: Page, ctx: OrgContext, obj: dict[str, Any] | None, values: dict[str, Any],
                 errors: Errors, status: int = 200, failed: str = "", token: str = "",
-                typed_email: str = "") -> Response:  # fmt: skip
+                typed_text: str = "") -> Response:  # fmt: skip
     more: dict[str, Any] = {}
     if obj is not None:
         params = {"team": str(obj["id"])}
@@ -78,7 +71,7 @@ async def _page(page: Page, ctx: OrgContext, obj: dict[str, Any] | None, values:
             more[key] = (await listed(ctx, res, "", params))["results"]
     return render(page, "team.html", status, nav=await organizer_nav(page, ctx, "teams"),
                   obj=obj, fields=await team_fields(ctx), values=values, errors=errors,
-                  base=base(ctx), failed=failed, token=token, typed_email=typed_email,
+                  base=base(ctx), failed=failed, token=token, typed_text=typed_text,
                   **more)  # fmt: skip
 
 
@@ -87,7 +80,7 @@ async def _team(ctx: OrgContext, id: str) -> dict[str, Any] | None:
 
 
 def _missing(page: Page) -> Response:
-    return render(page, "forbidden.html", 404, nav=None, detail="There is no such team.")
+    return no_such(page, "team")
 
 
 @router.get(PATH + "/new")
@@ -160,7 +153,7 @@ async def _child(page: Page, ctx: OrgContext, id: str, res: Resource[Any], metho
     fields = await team_fields(ctx)
     if errors:
         return await _page(page, ctx, obj, to_form(fields, obj), errors, 400, failed=failed,
-                           typed_email=(body or {}).get("email", ""))  # fmt: skip
+                           typed_text=" ".join((body or {}).values()))  # fmt: skip
     if res is TOKENS and method == "POST":
         # The token is shown on this answer only: no redirect, nothing kept to show again.
         return await _page(page, ctx, obj, to_form(fields, obj), {}, token=result["token"])

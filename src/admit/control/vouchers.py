@@ -13,7 +13,7 @@ from starlette.responses import Response
 from admit.control.access import control_page
 from admit.control.api_call import Errors, run, with_body
 from admit.control.areas import VOUCHERS, voucher_fields
-from admit.control.fields import Field, to_body, typed
+from admit.control.fields import Field, to_body, typed, whole_number
 from admit.control.nav import event_nav
 from admit.control.render import render
 from admit.kit.http.context import EventAccess, EventContext
@@ -60,13 +60,14 @@ async def batch_page(page: Page, ctx: EventContext) -> Response:
 async def batch_create(page: Page, ctx: EventContext, pairs: Pairs) -> Response:
     fields = await _fields(ctx)
     raw = first(pairs, "count").strip()
-    if not raw.isdigit() or not 1 <= int(raw) <= voucher_routes.BATCH_LIMIT:
+    count = whole_number(raw, voucher_routes.BATCH_LIMIT) or 0
+    if count < 1:
         errors = {"count": [f"Enter a number from 1 to {voucher_routes.BATCH_LIMIT}."]}
         return await _page(page, ctx, typed(fields, pairs), errors, 400)
     entry = to_body(fields[1:], pairs, ctx.event.timezone or "UTC")
 
     async def work() -> Any:
-        return await voucher_routes.batch_create(with_body(ctx, [entry] * int(raw)))
+        return await voucher_routes.batch_create(with_body(ctx, [entry] * count))
 
     created, errors = await run(page, ctx, work)
     if errors:

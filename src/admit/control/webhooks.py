@@ -13,7 +13,7 @@ from starlette.responses import Response
 
 from admit.control.access import control_page
 from admit.control.api_call import Errors, answer, run, with_body
-from admit.control.editing import found, listed
+from admit.control.editing import found, list_page, no_such
 from admit.control.export_forms import named_choices
 from admit.control.fields import Field, defaults, to_body, to_form, typed
 from admit.control.nav import organizer_nav
@@ -50,10 +50,7 @@ async def webhook_fields(ctx: OrgContext) -> list[Field]:
 @router.get(PATH + "/")
 @control_page(ACCESS)
 async def webhooks(page: Page, ctx: OrgContext) -> Response:
-    body = await listed(ctx, HOOKS, page.request.url.query)
-    return render(page, "webhooks.html", nav=await organizer_nav(page, ctx, "webhooks"),
-                  rows=body["results"], count=body["count"], base=base(ctx),
-                  next=body.get("next"), previous=body.get("previous"))  # fmt: skip
+    return await list_page(page, ctx, HOOKS, "webhooks.html", "webhooks", base(ctx))
 
 
 async def _form(page: Page, ctx: OrgContext, obj: dict[str, Any] | None,
@@ -100,7 +97,7 @@ async def webhook_create(page: Page, ctx: OrgContext, pairs: Pairs) -> Response:
 async def webhook_page(page: Page, ctx: OrgContext, id: str) -> Response:
     obj = await found(ctx, HOOKS, id)
     if obj is None:
-        return render(page, "forbidden.html", 404, nav=None, detail="There is no such webhook.")
+        return no_such(page, "webhook")
     return await _form(page, ctx, obj, to_form(await webhook_fields(ctx), obj), {})
 
 
@@ -110,7 +107,7 @@ async def webhook_update(page: Page, ctx: OrgContext, pairs: Pairs, id: str) -> 
     fields = await webhook_fields(ctx)
     obj = await found(ctx, HOOKS, id)
     if obj is None:
-        return render(page, "forbidden.html", 404, nav=None, detail="There is no such webhook.")
+        return no_such(page, "webhook")
 
     async def work() -> Any:
         req = with_body(ctx, to_body(fields, pairs, current=obj), "PATCH")
