@@ -8,7 +8,7 @@ import io
 import re
 
 from pypdf import PdfReader
-from sqlalchemy import select
+from sqlalchemy import select, text
 
 from admit.models import Invoice, Job, OutgoingMail
 from admit.shop.buyer_mails import KIND
@@ -179,6 +179,46 @@ async def test_the_buyer_requests_an_invoice(client, background, world: World, f
     # asked again (an old form): still one invoice
     r = await client.post(f"{page_url}invoice", data={"csrf_token": csrf(page.text)})
     assert r.status_code == 303 and len(await ih.invoices(client, world)) == 1
+
+
+async def test_the_request_form_sent_many_times_at_once_issues_one_invoice(
+    client, background, world: World, factory, database_url
+):
+    """The form clicked again and again at once: the page takes the order's row lock and
+    issues through the API's path (``service.issue_on_request``), so one invoice; the other
+    requests waited for that lock (seen in PostgreSQL) and found it issued."""
+    import asyncio
+
+    import pytest
+
+    from tests.invoices.test_numbers import PG_ONLY, WAITING
+
+    if not database_url.startswith("postgresql"):
+        pytest.skip(PG_ONLY)
+    world.shop = await h.setup(  # type: ignore[attr-defined]
+        factory, world, invoice_generate="user", **ih.ISSUER
+    )
+    _, page_url = await _bank_order(client, world)
+    token = csrf((await client.get(page_url)).text)
+    waiting_seen: list[int] = []
+    done = asyncio.Event()
+
+    async def watch_locks() -> None:
+        async with factory.sessionmaker() as s:
+            while not done.is_set():
+                waiting_seen.append(int(await s.scalar(text(WAITING)) or 0))
+                await s.rollback()
+                await asyncio.sleep(0.002)
+
+    watcher = asyncio.create_task(watch_locks())
+    answers = await asyncio.gather(
+        *(client.post(f"{page_url}invoice", data={"csrf_token": token}) for _ in range(8))
+    )
+    done.set()
+    await watcher
+    assert [a.status_code for a in answers] == [303] * 8, [a.text for a in answers]
+    assert len(await ih.invoices(client, world)) == 1
+    assert max(waiting_seen) >= 1, waiting_seen  # the requests did meet at the order's lock
 
 
 async def test_request_refused_where_the_event_does_not_issue_on_request(
