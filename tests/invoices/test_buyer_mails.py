@@ -221,6 +221,45 @@ async def test_the_request_form_sent_many_times_at_once_issues_one_invoice(
     assert max(waiting_seen) >= 1, waiting_seen  # the requests did meet at the order's lock
 
 
+async def test_one_order_marked_paid_many_times_at_once_queues_one_paid_mail(
+    client, background, world: World, factory, database_url
+):
+    """``mark_paid`` with ``send_email`` sent 8 times at once for one order: the order's row
+    lock lets one make it paid (its paid hook queues the mail); the others waited for that lock
+    (seen in PostgreSQL), then found it paid (400) and queued nothing."""
+    import asyncio
+
+    import pytest
+
+    from tests.invoices.test_numbers import PG_ONLY, WAITING
+
+    if not database_url.startswith("postgresql"):
+        pytest.skip(PG_ONLY)
+    world.shop = await h.setup(factory, world)  # type: ignore[attr-defined]
+    code, _ = await _bank_order(client, world)
+    waiting_seen: list[int] = []
+    done = asyncio.Event()
+
+    async def watch_locks() -> None:
+        async with factory.sessionmaker() as s:
+            while not done.is_set():
+                waiting_seen.append(int(await s.scalar(text(WAITING)) or 0))
+                await s.rollback()
+                await asyncio.sleep(0.002)
+
+    watcher = asyncio.create_task(watch_locks())
+    answers = await asyncio.gather(
+        *(ih.action(client, world, code, "mark_paid", {"send_email": True}) for _ in range(8))
+    )
+    done.set()
+    await watcher
+    statuses = sorted(a.status_code for a in answers)
+    assert statuses.count(200) == 1 and set(statuses) <= {200, 400, 409}, statuses
+    jobs = await _jobs(client._transport.app, KIND)
+    assert [j.input["kind"] for j in jobs] == ["paid"], [j.input for j in jobs]
+    assert max(waiting_seen) >= 1, waiting_seen  # the requests did meet at the order's lock
+
+
 async def test_request_refused_where_the_event_does_not_issue_on_request(
     client, background, world: World, factory
 ):
