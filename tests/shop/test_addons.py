@@ -115,3 +115,52 @@ async def test_addon_quota_and_rules_in_the_headless_api(client, world, factory)
     r = await h.buy(client, world, cart_id, payment_provider="banktransfer")
     assert r.status_code == 201, r.text
     assert r.json()["total"] == "90.00"
+
+
+async def test_addons_chosen_many_times_at_once_leave_one_main_position(
+    client, world, factory, database_url
+):
+    """Eight PUTs of one position's add-ons at once (a double click, retries): each replaces
+    the position, so only the first to delete it may write it again; the others waited for its
+    row lock (seen in PostgreSQL) and are refused. Before, each wrote a new main position: the
+    cart held the VIP ticket (and its quota) several times."""
+    import asyncio
+
+    import pytest
+    from sqlalchemy import text
+
+    from tests.invoices.test_numbers import PG_ONLY, WAITING
+
+    if not database_url.startswith("postgresql"):
+        pytest.skip(PG_ONLY)
+    shop = await h.setup(factory, world)
+    x = await h.extras(factory, shop)
+    r = await h.cart(client, world, {"item": x.vip.id})
+    assert r.status_code == 201, r.text
+    cart_id = r.json()["cart_id"]
+    main = next(p for p in r.json()["positions"] if p["addon_to"] is None)
+    url = f"{h.base(world)}/carts/{cart_id}/positions/{main['id']}/addons/"
+    waiting_seen: list[int] = []
+    done = asyncio.Event()
+
+    async def watch_locks() -> None:
+        async with factory.sessionmaker() as s:
+            while not done.is_set():
+                waiting_seen.append(int(await s.scalar(text(WAITING)) or 0))
+                await s.rollback()
+                await asyncio.sleep(0.002)
+
+    watcher = asyncio.create_task(watch_locks())
+    body = {"products": [{"item": x.shirt.id, "count": 1}, {"item": x.parking.id}]}
+    answers = await asyncio.gather(*(client.put(url, json=body) for _ in range(8)))
+    done.set()
+    await watcher
+    statuses = sorted(a.status_code for a in answers)
+    assert statuses.count(200) == 1 and set(statuses) <= {200, 400, 409}, statuses
+    async with factory.sessionmaker() as session:
+        rows = list(await session.scalars(select(CartPosition).order_by(CartPosition.id)))
+    assert sorted(r.item_id for r in rows if r.addon_to_id is None) == [x.vip.id]
+    assert sorted(r.item_id for r in rows if r.addon_to_id) == sorted(
+        [x.drink.id, x.shirt.id, x.parking.id]
+    )
+    assert max(waiting_seen) >= 1, waiting_seen  # the requests did meet at the row's lock

@@ -271,5 +271,8 @@ async def choose(
         addons=nested,
         bundled=keep_bundled,
     ).model_copy(update={"cart_id": cart_id})
-    await carts.delete_position(session, main)
+    if not await carts.delete_position(session, main):
+        # Replaced (or removed) by a request at the same time: writing it again would put a
+        # second main position into the cart and hold its quota twice.
+        raise FieldErrors.single("position", "This product is not in your cart.")
     await carts.create(session, event, data, now=now)
