@@ -5,7 +5,6 @@ the shop's order page: the invoice download behind the order's secret, and the r
 from __future__ import annotations
 
 import io
-import re
 
 from pypdf import PdfReader
 from sqlalchemy import select, text
@@ -15,11 +14,8 @@ from admit.shop.buyer_mails import KIND
 from tests.factories import World, auth
 from tests.invoices import helpers as ih
 from tests.mail.conftest import Mailbox, settle
+from tests.oauth.helpers import csrf
 from tests.shop import helpers as h
-
-
-def csrf(html: str) -> str:
-    return re.search(r'name="csrf_token" value="([^"]+)"', html).group(1)  # type: ignore[union-attr]
 
 
 async def _bank_order(client, world: World) -> tuple[str, str]:

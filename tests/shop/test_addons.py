@@ -8,8 +8,8 @@ from __future__ import annotations
 from sqlalchemy import select
 
 from admit.models import CartPosition, OrderPosition
+from tests.oauth.helpers import csrf
 from tests.shop import helpers as h
-from tests.shop.test_pages import csrf
 
 
 async def test_bundle_and_addons_through_the_pages(client, world, factory):
@@ -46,15 +46,7 @@ async def test_bundle_and_addons_through_the_pages(client, world, factory):
     assert "Drink" in form and "Shirt" in form
     cart_page = (await client.get(front)).text
     assert "included" in cart_page and "90.00" in cart_page  # 55 + 5 + 2 * 15 + 0
-    r = await client.post(
-        f"{front}checkout/",
-        data={
-            "csrf_token": token,
-            "email": "vip@example.org",
-            "email_repeat": "vip@example.org",
-            "payment": "banktransfer",
-        },
-    )
+    r = await h.checkout_form(client, front, token, email="vip@example.org")
     assert r.status_code == 303, r.text
     async with factory.sessionmaker() as session:
         placed = list(await session.scalars(select(OrderPosition).order_by(OrderPosition.id)))

@@ -67,7 +67,7 @@ async def test_series_date_page_with_a_junk_date_is_a_404(client, world, factory
 
 
 async def test_addon_step_refuses_junk_fields_with_the_page(client, world, factory):
-    from tests.shop.test_pages import csrf
+    from tests.oauth.helpers import csrf
 
     shop = await h.setup(factory, world)
     x = await h.extras(factory, shop)
