@@ -7,7 +7,7 @@ from __future__ import annotations
 import io
 
 from pypdf import PdfReader
-from sqlalchemy import select, text
+from sqlalchemy import select
 
 from admit.models import Invoice, Job, OutgoingMail
 from admit.shop.buyer_mails import KIND
@@ -187,7 +187,7 @@ async def test_the_request_form_sent_many_times_at_once_issues_one_invoice(
 
     import pytest
 
-    from tests.invoices.test_numbers import PG_ONLY, WAITING
+    from tests.lock_waits import PG_ONLY, lock_waits
 
     if not database_url.startswith("postgresql"):
         pytest.skip(PG_ONLY)
@@ -196,22 +196,10 @@ async def test_the_request_form_sent_many_times_at_once_issues_one_invoice(
     )
     _, page_url = await _bank_order(client, world)
     token = csrf((await client.get(page_url)).text)
-    waiting_seen: list[int] = []
-    done = asyncio.Event()
-
-    async def watch_locks() -> None:
-        async with factory.sessionmaker() as s:
-            while not done.is_set():
-                waiting_seen.append(int(await s.scalar(text(WAITING)) or 0))
-                await s.rollback()
-                await asyncio.sleep(0.002)
-
-    watcher = asyncio.create_task(watch_locks())
-    answers = await asyncio.gather(
-        *(client.post(f"{page_url}invoice", data={"csrf_token": token}) for _ in range(8))
-    )
-    done.set()
-    await watcher
+    async with lock_waits(factory) as waiting_seen:
+        answers = await asyncio.gather(
+            *(client.post(f"{page_url}invoice", data={"csrf_token": token}) for _ in range(8))
+        )
     assert [a.status_code for a in answers] == [303] * 8, [a.text for a in answers]
     assert len(await ih.invoices(client, world)) == 1
     assert max(waiting_seen) >= 1, waiting_seen  # the requests did meet at the order's lock
@@ -227,28 +215,16 @@ async def test_one_order_marked_paid_many_times_at_once_queues_one_paid_mail(
 
     import pytest
 
-    from tests.invoices.test_numbers import PG_ONLY, WAITING
+    from tests.lock_waits import PG_ONLY, lock_waits
 
     if not database_url.startswith("postgresql"):
         pytest.skip(PG_ONLY)
     world.shop = await h.setup(factory, world)  # type: ignore[attr-defined]
     code, _ = await _bank_order(client, world)
-    waiting_seen: list[int] = []
-    done = asyncio.Event()
-
-    async def watch_locks() -> None:
-        async with factory.sessionmaker() as s:
-            while not done.is_set():
-                waiting_seen.append(int(await s.scalar(text(WAITING)) or 0))
-                await s.rollback()
-                await asyncio.sleep(0.002)
-
-    watcher = asyncio.create_task(watch_locks())
-    answers = await asyncio.gather(
-        *(ih.action(client, world, code, "mark_paid", {"send_email": True}) for _ in range(8))
-    )
-    done.set()
-    await watcher
+    async with lock_waits(factory) as waiting_seen:
+        answers = await asyncio.gather(
+            *(ih.action(client, world, code, "mark_paid", {"send_email": True}) for _ in range(8))
+        )
     statuses = sorted(a.status_code for a in answers)
     assert statuses.count(200) == 1 and set(statuses) <= {200, 400, 409}, statuses
     jobs = await _jobs(client._transport.app, KIND)

@@ -119,9 +119,8 @@ async def test_addons_chosen_many_times_at_once_leave_one_main_position(
     import asyncio
 
     import pytest
-    from sqlalchemy import text
 
-    from tests.invoices.test_numbers import PG_ONLY, WAITING
+    from tests.lock_waits import PG_ONLY, lock_waits
 
     if not database_url.startswith("postgresql"):
         pytest.skip(PG_ONLY)
@@ -132,21 +131,9 @@ async def test_addons_chosen_many_times_at_once_leave_one_main_position(
     cart_id = r.json()["cart_id"]
     main = next(p for p in r.json()["positions"] if p["addon_to"] is None)
     url = f"{h.base(world)}/carts/{cart_id}/positions/{main['id']}/addons/"
-    waiting_seen: list[int] = []
-    done = asyncio.Event()
-
-    async def watch_locks() -> None:
-        async with factory.sessionmaker() as s:
-            while not done.is_set():
-                waiting_seen.append(int(await s.scalar(text(WAITING)) or 0))
-                await s.rollback()
-                await asyncio.sleep(0.002)
-
-    watcher = asyncio.create_task(watch_locks())
     body = {"products": [{"item": x.shirt.id, "count": 1}, {"item": x.parking.id}]}
-    answers = await asyncio.gather(*(client.put(url, json=body) for _ in range(8)))
-    done.set()
-    await watcher
+    async with lock_waits(factory) as waiting_seen:
+        answers = await asyncio.gather(*(client.put(url, json=body) for _ in range(8)))
     statuses = sorted(a.status_code for a in answers)
     assert statuses.count(200) == 1 and set(statuses) <= {200, 400, 409}, statuses
     async with factory.sessionmaker() as session:
