@@ -84,6 +84,7 @@ async def test_addon_step_refuses_junk_fields_with_the_page(client, world, facto
         (f"addon_{vip}_{x.shirt.id}", HUGE),
         (f"addon_{vip}_{HUGE}", "1"),
         (f"addon_{vip}_{x.shirt.id}-{HUGE}", "1"),
+        (f"addon_{vip}_{x.shirt.id}-1", "1"),  # the shirt has no variations
         (f"addon_{vip}_²", "1"),
         (f"addon_{vip}_", "1"),
     ):

@@ -231,7 +231,8 @@ async def choose(
         variation = None
         if child is not None and want.variation is not None:
             variation = next((v for v in child.variations if v.id == want.variation), None)
-        if child is None or (child.variations and variation is None):
+        if child is None or ((child.variations or want.variation is not None) and not variation):
+            # (a variation named for a product without variations is refused, not dropped)
             raise FieldErrors.single("item", "This add-on does not exist.")
         rule = rules.get(child.category_id or 0)
         if rule is None:
