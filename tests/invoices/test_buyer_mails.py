@@ -5,7 +5,6 @@ the shop's order page: the invoice download behind the order's secret, and the r
 from __future__ import annotations
 
 import io
-import re
 
 from pypdf import PdfReader
 from sqlalchemy import select
@@ -15,11 +14,8 @@ from admit.shop.buyer_mails import KIND
 from tests.factories import World, auth
 from tests.invoices import helpers as ih
 from tests.mail.conftest import Mailbox, settle
+from tests.oauth.helpers import csrf
 from tests.shop import helpers as h
-
-
-def csrf(html: str) -> str:
-    return re.search(r'name="csrf_token" value="([^"]+)"', html).group(1)  # type: ignore[union-attr]
 
 
 async def _bank_order(client, world: World) -> tuple[str, str]:
@@ -179,6 +175,61 @@ async def test_the_buyer_requests_an_invoice(client, background, world: World, f
     # asked again (an old form): still one invoice
     r = await client.post(f"{page_url}invoice", data={"csrf_token": csrf(page.text)})
     assert r.status_code == 303 and len(await ih.invoices(client, world)) == 1
+
+
+async def test_the_request_form_sent_many_times_at_once_issues_one_invoice(
+    client, background, world: World, factory, database_url
+):
+    """The form clicked again and again at once: the page takes the order's row lock and
+    issues through the API's path (``service.issue_on_request``), so one invoice; the other
+    requests waited for that lock (seen in PostgreSQL) and found it issued."""
+    import asyncio
+
+    import pytest
+
+    from tests.lock_waits import PG_ONLY, lock_waits
+
+    if not database_url.startswith("postgresql"):
+        pytest.skip(PG_ONLY)
+    world.shop = await h.setup(  # type: ignore[attr-defined]
+        factory, world, invoice_generate="user", **ih.ISSUER
+    )
+    _, page_url = await _bank_order(client, world)
+    token = csrf((await client.get(page_url)).text)
+    async with lock_waits(factory) as waiting_seen:
+        answers = await asyncio.gather(
+            *(client.post(f"{page_url}invoice", data={"csrf_token": token}) for _ in range(8))
+        )
+    assert [a.status_code for a in answers] == [303] * 8, [a.text for a in answers]
+    assert len(await ih.invoices(client, world)) == 1
+    assert max(waiting_seen) >= 1, waiting_seen  # the requests did meet at the order's lock
+
+
+async def test_one_order_marked_paid_many_times_at_once_queues_one_paid_mail(
+    client, background, world: World, factory, database_url
+):
+    """``mark_paid`` with ``send_email`` sent 8 times at once for one order: the order's row
+    lock lets one make it paid (its paid hook queues the mail); the others waited for that lock
+    (seen in PostgreSQL), then found it paid (400) and queued nothing."""
+    import asyncio
+
+    import pytest
+
+    from tests.lock_waits import PG_ONLY, lock_waits
+
+    if not database_url.startswith("postgresql"):
+        pytest.skip(PG_ONLY)
+    world.shop = await h.setup(factory, world)  # type: ignore[attr-defined]
+    code, _ = await _bank_order(client, world)
+    async with lock_waits(factory) as waiting_seen:
+        answers = await asyncio.gather(
+            *(ih.action(client, world, code, "mark_paid", {"send_email": True}) for _ in range(8))
+        )
+    statuses = sorted(a.status_code for a in answers)
+    assert statuses.count(200) == 1 and set(statuses) <= {200, 400, 409}, statuses
+    jobs = await _jobs(client._transport.app, KIND)
+    assert [j.input["kind"] for j in jobs] == ["paid"], [j.input for j in jobs]
+    assert max(waiting_seen) >= 1, waiting_seen  # the requests did meet at the order's lock
 
 
 async def test_request_refused_where_the_event_does_not_issue_on_request(

@@ -8,19 +8,14 @@ import asyncio
 import time
 
 import pytest
-from sqlalchemy import select, text
+from sqlalchemy import select
 
 from admit.invoices import numbers, writing
 from admit.kit.http.transaction import after_commit
 from admit.models import Invoice
 from tests.factories import World, auth
 from tests.invoices import helpers as ih
-
-WAITING = (
-    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
-    "AND datname = current_database()"
-)
-PG_ONLY = "concurrent writers only overlap on PostgreSQL (SQLite serialises them)"
+from tests.lock_waits import PG_ONLY, WAITING, lock_waits
 
 
 async def test_prefixes_shared_sequences_and_per_order_numbers(client, world: World, factory):
@@ -117,7 +112,7 @@ async def test_fifty_concurrent_payments_get_fifty_consecutive_numbers(
         """Seen from PostgreSQL itself: transactions waiting for a row lock."""
         async with factory.sessionmaker() as s:
             while not done.is_set():
-                waiting_seen.append(int(await s.scalar(text(WAITING)) or 0))
+                waiting_seen.append(int(await s.scalar(WAITING) or 0))
                 await s.rollback()
                 await asyncio.sleep(0.002)
 
@@ -184,22 +179,10 @@ async def test_concurrent_create_invoice_on_one_order_makes_one(
         pytest.skip(PG_ONLY)
     item = await ih.ticket(factory, world, "10.00")
     code = (await ih.order(client, world, [item]))["code"]
-    waiting_seen: list[int] = []
-    done = asyncio.Event()
-
-    async def watch_locks() -> None:
-        async with factory.sessionmaker() as s:
-            while not done.is_set():
-                waiting_seen.append(int(await s.scalar(text(WAITING)) or 0))
-                await s.rollback()
-                await asyncio.sleep(0.002)
-
-    watcher = asyncio.create_task(watch_locks())
-    answers = await asyncio.gather(
-        *(ih.action(client, world, code, "create_invoice") for _ in range(10))
-    )
-    done.set()
-    await watcher
+    async with lock_waits(factory) as waiting_seen:
+        answers = await asyncio.gather(
+            *(ih.action(client, world, code, "create_invoice") for _ in range(10))
+        )
     statuses = sorted(a.status_code for a in answers)
     assert statuses.count(201) == 1, [a.text for a in answers]
     assert set(statuses) <= {201, 400, 409}, [a.text for a in answers]

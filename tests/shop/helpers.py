@@ -104,6 +104,15 @@ async def cart(
     return await client.post(f"{base(world)}/carts/", json=body)
 
 
+async def checkout_form(
+    client: Any, front: str, token: str, email: str = "ada@example.org", **kw: str
+) -> Any:
+    """Posts the shop's checkout page (bank transfer; ``email_repeat`` as ``email`` unless
+    given)."""
+    data = {"csrf_token": token, "email": email, "email_repeat": email, "payment": "banktransfer"}
+    return await client.post(f"{front}checkout/", data={**data, **kw})
+
+
 async def buy(client: Any, world: World, cart_id: str, **kw: Any) -> Any:
     body = {"cart_id": cart_id, "email": "buyer@example.org", **kw}
     return await client.post(f"{base(world)}/checkout/", json=body)

@@ -8,8 +8,8 @@ from __future__ import annotations
 from sqlalchemy import select
 
 from admit.models import CartPosition, OrderPosition
+from tests.oauth.helpers import csrf
 from tests.shop import helpers as h
-from tests.shop.test_pages import csrf
 
 
 async def test_bundle_and_addons_through_the_pages(client, world, factory):
@@ -46,15 +46,7 @@ async def test_bundle_and_addons_through_the_pages(client, world, factory):
     assert "Drink" in form and "Shirt" in form
     cart_page = (await client.get(front)).text
     assert "included" in cart_page and "90.00" in cart_page  # 55 + 5 + 2 * 15 + 0
-    r = await client.post(
-        f"{front}checkout/",
-        data={
-            "csrf_token": token,
-            "email": "vip@example.org",
-            "email_repeat": "vip@example.org",
-            "payment": "banktransfer",
-        },
-    )
+    r = await h.checkout_form(client, front, token, email="vip@example.org")
     assert r.status_code == 303, r.text
     async with factory.sessionmaker() as session:
         placed = list(await session.scalars(select(OrderPosition).order_by(OrderPosition.id)))
@@ -115,3 +107,39 @@ async def test_addon_quota_and_rules_in_the_headless_api(client, world, factory)
     r = await h.buy(client, world, cart_id, payment_provider="banktransfer")
     assert r.status_code == 201, r.text
     assert r.json()["total"] == "90.00"
+
+
+async def test_addons_chosen_many_times_at_once_leave_one_main_position(
+    client, world, factory, database_url
+):
+    """Eight PUTs of one position's add-ons at once (a double click, retries): each replaces
+    the position, so only the first to delete it may write it again; the others waited for its
+    row lock (seen in PostgreSQL) and are refused. Before, each wrote a new main position: the
+    cart held the VIP ticket (and its quota) several times."""
+    import asyncio
+
+    import pytest
+
+    from tests.lock_waits import PG_ONLY, lock_waits
+
+    if not database_url.startswith("postgresql"):
+        pytest.skip(PG_ONLY)
+    shop = await h.setup(factory, world)
+    x = await h.extras(factory, shop)
+    r = await h.cart(client, world, {"item": x.vip.id})
+    assert r.status_code == 201, r.text
+    cart_id = r.json()["cart_id"]
+    main = next(p for p in r.json()["positions"] if p["addon_to"] is None)
+    url = f"{h.base(world)}/carts/{cart_id}/positions/{main['id']}/addons/"
+    body = {"products": [{"item": x.shirt.id, "count": 1}, {"item": x.parking.id}]}
+    async with lock_waits(factory) as waiting_seen:
+        answers = await asyncio.gather(*(client.put(url, json=body) for _ in range(8)))
+    statuses = sorted(a.status_code for a in answers)
+    assert statuses.count(200) == 1 and set(statuses) <= {200, 400, 409}, statuses
+    async with factory.sessionmaker() as session:
+        rows = list(await session.scalars(select(CartPosition).order_by(CartPosition.id)))
+    assert sorted(r.item_id for r in rows if r.addon_to_id is None) == [x.vip.id]
+    assert sorted(r.item_id for r in rows if r.addon_to_id) == sorted(
+        [x.drink.id, x.shirt.id, x.parking.id]
+    )
+    assert max(waiting_seen) >= 1, waiting_seen  # the requests did meet at the row's lock

@@ -12,8 +12,8 @@ from sqlalchemy import select
 import admit.shop
 from admit.models import Order, OutgoingMail
 from admit.shop.i18n import GERMAN
+from tests.oauth.helpers import csrf
 from tests.shop import helpers as h
-from tests.shop.test_pages import csrf
 
 
 async def test_a_buyer_picks_german_and_gets_a_german_mail(client, world, factory):

@@ -10,8 +10,8 @@ from sqlalchemy import select
 
 from admit.models import Order, OrderPosition
 from admit.shop.address import vat_id_plausible
+from tests.oauth.helpers import csrf
 from tests.shop import helpers as h
-from tests.shop.test_pages import csrf
 
 ADDRESS = {
     "ia_is_business": "yes",

@@ -9,11 +9,8 @@ import re
 from sqlalchemy import update
 
 from admit.models import Event
+from tests.oauth.helpers import csrf
 from tests.shop import helpers as h
-
-
-def csrf(html: str) -> str:
-    return re.search(r'name="csrf_token" value="([^"]+)"', html).group(1)  # type: ignore[union-attr]
 
 
 async def test_front_page_lists_products_with_headers(client, world, factory):
@@ -47,26 +44,10 @@ async def test_buy_by_bank_transfer_then_cancel(client, world, factory):
     form = await client.get(f"{front}checkout/")
     assert form.status_code == 200 and "Bank transfer" in form.text
     # a refusal keeps what was typed and names the problem
-    r = await client.post(
-        f"{front}checkout/",
-        data={
-            "csrf_token": token,
-            "email": "ada@example.org",
-            "email_repeat": "ada@example.com",
-            "payment": "banktransfer",
-        },
-    )
+    r = await h.checkout_form(client, front, token, email_repeat="ada@example.com")
     assert r.status_code == 400
     assert "The two e-mail addresses differ." in r.text and 'value="ada@example.org"' in r.text
-    r = await client.post(
-        f"{front}checkout/",
-        data={
-            "csrf_token": token,
-            "email": "ada@example.org",
-            "email_repeat": "ada@example.org",
-            "payment": "banktransfer",
-        },
-    )
+    r = await h.checkout_form(client, front, token)
     assert r.status_code == 303, r.text
     order_url = r.headers["location"]
     page = await client.get(order_url)

@@ -7,8 +7,8 @@ from __future__ import annotations
 from sqlalchemy import select
 
 from admit.models import OrderPosition
+from tests.oauth.helpers import csrf
 from tests.shop import helpers as h
-from tests.shop.test_pages import csrf
 
 
 async def test_dates_then_products_then_order_carries_the_date(client, world, factory):
@@ -42,15 +42,7 @@ async def test_dates_then_products_then_order_carries_the_date(client, world, fa
     assert "Your cart" in cart_page and "Matinee" in cart_page and "30.00" in cart_page
     form = await client.get(f"{front}checkout/")
     assert form.status_code == 200 and "Matinee" in form.text
-    r = await client.post(
-        f"{front}checkout/",
-        data={
-            "csrf_token": token,
-            "email": "ada@example.org",
-            "email_repeat": "ada@example.org",
-            "payment": "banktransfer",
-        },
-    )
+    r = await h.checkout_form(client, front, token)
     assert r.status_code == 303, r.text
     order_page = (await client.get(r.headers["location"])).text
     assert "Matinee" in order_page and "30.00" in order_page

@@ -242,10 +242,12 @@ async def _delete_counted(session: AsyncSession, *where: Any) -> int:
     return len(rows)
 
 
-async def delete_position(session: AsyncSession, position: CartPosition) -> None:
-    """Removes a position with its add-ons and bundled positions (answers go with them)."""
+async def delete_position(session: AsyncSession, position: CartPosition) -> bool:
+    """Removes a position with its add-ons and bundled positions (answers go with them);
+    False when the position was gone already (another transaction deleted it first: the
+    DELETE waited for that one's row lock, then found nothing)."""
     await _delete_counted(session, CartPosition.addon_to_id == position.id)
-    await _delete_counted(session, CartPosition.id == position.id)
+    return bool(await _delete_counted(session, CartPosition.id == position.id))
 
 
 async def purge_expired(session: AsyncSession, now: dt.datetime) -> int:

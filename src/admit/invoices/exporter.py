@@ -36,6 +36,29 @@ _TOTALS = (
 )
 
 
+class _Reading(Exporter):
+    """Both invoice exports read the event's invoices in one read-only snapshot."""
+
+    async def export(self, run: ExportRun) -> None:
+        from admit.exports.exporters.listing import reading
+
+        async with reading(run):
+            await self._write(run)
+
+    async def _write(self, run: ExportRun) -> None:
+        raise NotImplementedError
+
+
+def _issued_within(query: Any, params: Any) -> Any:
+    """``query`` limited to invoices issued from ``params.date_from`` to ``date_to`` (both
+    included, either open), in number order."""
+    if params.date_from is not None:
+        query = query.where(Invoice.date >= params.date_from)
+    if params.date_to is not None:
+        query = query.where(Invoice.date <= params.date_to)
+    return query.order_by(Invoice.full_invoice_no, Invoice.id)
+
+
 class InvoiceListInput(ExportInput):
     format: TableFormat = Field(alias="_format")
     date_from: dt.date | None = None
@@ -43,17 +66,11 @@ class InvoiceListInput(ExportInput):
 
 
 @register
-class InvoiceListExporter(Exporter):
+class InvoiceListExporter(_Reading):
     identifier = "invoicelist"
     verbose_name = "Invoices"
     permission = "event.orders:read"
     Input = InvoiceListInput
-
-    async def export(self, run: ExportRun) -> None:
-        from admit.exports.exporters.listing import reading
-
-        async with reading(run):
-            await self._write(run)
 
     async def _write(self, run: ExportRun) -> None:
         from admit.exports.exporters.listing import chunks, count_rows, event_info, table
@@ -82,11 +99,7 @@ class InvoiceListExporter(Exporter):
             .outerjoin(_TOTALS, _TOTALS.c.invoice_id == Invoice.id)
             .where(Invoice.event_id == run.event_id)
         )
-        if params.date_from is not None:
-            query = query.where(Invoice.date >= params.date_from)
-        if params.date_to is not None:
-            query = query.where(Invoice.date <= params.date_to)
-        query = query.order_by(Invoice.full_invoice_no, Invoice.id)
+        query = _issued_within(query, params)
         total = await count_rows(session, query)
         headers = [
             t(h)
@@ -135,7 +148,7 @@ class InvoicePdfsInput(ExportInput):
 
 
 @register
-class InvoicePdfsExporter(Exporter):
+class InvoicePdfsExporter(_Reading):
     """``invoices``: the PDFs of the event's invoices and cancellations issued within the
     date range (by issue date; both ends included, either left open), one ZIP entry each,
     named by invoice number, in number order.
@@ -150,12 +163,6 @@ class InvoicePdfsExporter(Exporter):
     permission = "event.orders:read"
     Input = InvoicePdfsInput
 
-    async def export(self, run: ExportRun) -> None:
-        from admit.exports.exporters.listing import reading
-
-        async with reading(run):
-            await self._write(run)
-
     async def _write(self, run: ExportRun) -> None:
         import zipfile
 
@@ -168,11 +175,7 @@ class InvoicePdfsExporter(Exporter):
         query = select(Invoice.id, Invoice.full_invoice_no, Invoice.file_key).where(
             Invoice.event_id == run.event_id
         )
-        if params.date_from is not None:
-            query = query.where(Invoice.date >= params.date_from)
-        if params.date_to is not None:
-            query = query.where(Invoice.date <= params.date_to)
-        query = query.order_by(Invoice.full_invoice_no, Invoice.id)
+        query = _issued_within(query, params)
         total = await count_rows(session, query)
         name = result_filename(run.organizer_slug, info.slug, "invoices", "zip")
         done = 0

@@ -292,6 +292,12 @@ async def _order_code(ctx: EventContext, invoice: Invoice) -> str:
     return str(await ctx.session.scalar(select(Order.code).where(Order.id == invoice.order_id)))
 
 
+_NOT_ISSUED = {
+    "exists": "An invoice for this order already exists.",
+    "nothing": "There is nothing to invoice for this order.",
+}
+
+
 @router.post(
     f"{E}/orders/{{code}}/create_invoice/",
     status_code=201,
@@ -307,12 +313,10 @@ async def create_invoice(code: str, ctx: Writer) -> Response:
     free products while `invoice_include_free` is off).
     """
     order = await load_order(ctx, code, lock=True)
-    if await service.active_invoices(ctx.session, order.id):
-        raise APIError(400, "An invoice for this order already exists.")
-    lines = await service.order_lines(ctx.session, ctx.event, order)
-    if not service.qualifies(order, lines):
-        raise APIError(400, "There is nothing to invoice for this order.")
-    invoice = await service.issue(ctx.session, ctx.event, order, lines)
+    try:
+        invoice = await service.issue_on_request(ctx.session, ctx.event, order)
+    except service.NotIssued as exc:
+        raise APIError(400, _NOT_ISSUED[exc.reason]) from None
     await ctx.session.flush()
     loaded = await _invoice(ctx, invoice.full_invoice_no)
     body = (await serialize.render_many(ctx.session, [loaded]))[0]

@@ -356,6 +356,27 @@ async def issue(
     return await _write(session, event, order, lines, fields)
 
 
+class NotIssued(Exception):
+    """Why :func:`issue_on_request` issued nothing: ``"exists"`` (the order has an invoice that
+    is not canceled) or ``"nothing"`` (nothing to invoice)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+async def issue_on_request(session: AsyncSession, event: Event, order: Order) -> writing.Issued:
+    """The invoice someone asked for (the API's ``create_invoice``, the buyer's "request an
+    invoice" form): one per order. The caller holds the order's row lock, so two requests at
+    once are serialised and the second finds the first's invoice (:class:`NotIssued`)."""
+    if await active_invoices(session, order.id):
+        raise NotIssued("exists")
+    lines = await order_lines(session, event, order)
+    if not qualifies(order, lines):
+        raise NotIssued("nothing")
+    return await issue(session, event, order, lines)
+
+
 _COPIED = (
     "invoice_from_name invoice_from invoice_from_zipcode invoice_from_city invoice_from_state "
     "invoice_from_country invoice_from_tax_id invoice_from_vat_id invoice_to "

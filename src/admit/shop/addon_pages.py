@@ -12,6 +12,7 @@ from starlette.responses import Response
 from admit.db import utcnow
 from admit.kit.http.context import Session
 from admit.kit.http.errors import FieldErrors
+from admit.kit.resources.filtering import parse_int
 from admit.models import Event
 from admit.shop import addons
 from admit.shop import cart as carts
@@ -67,10 +68,9 @@ def _wants(pairs: list[tuple[str, str]], position: int) -> list[carts.Want]:
     for name, raw in pairs:
         if not name.startswith(prefix) or not raw.strip():
             continue
-        parts = name[len(prefix) :].split("-")
         try:
-            count = int(raw)
-            item, variation = int(parts[0]), (int(parts[1]) if len(parts) > 1 else None)
+            count = parse_int(raw)
+            item, variation = carts.form_key(name[len(prefix) :])
         except ValueError:
             raise FieldErrors.general("Quantities must be whole numbers.") from None
         if not 0 <= count <= carts.MAX_ADD:

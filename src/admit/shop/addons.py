@@ -231,7 +231,8 @@ async def choose(
         variation = None
         if child is not None and want.variation is not None:
             variation = next((v for v in child.variations if v.id == want.variation), None)
-        if child is None or (child.variations and variation is None):
+        if child is None or ((child.variations or want.variation is not None) and not variation):
+            # (a variation named for a product without variations is refused, not dropped)
             raise FieldErrors.single("item", "This add-on does not exist.")
         rule = rules.get(child.category_id or 0)
         if rule is None:
@@ -271,5 +272,8 @@ async def choose(
         addons=nested,
         bundled=keep_bundled,
     ).model_copy(update={"cart_id": cart_id})
-    await carts.delete_position(session, main)
+    if not await carts.delete_position(session, main):
+        # Replaced (or removed) by a request at the same time: writing it again would put a
+        # second main position into the cart and hold its quota twice.
+        raise FieldErrors.single("position", "This product is not in your cart.")
     await carts.create(session, event, data, now=now)

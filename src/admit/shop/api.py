@@ -23,6 +23,7 @@ from admit.kit.http.responses import JSONResponse
 from admit.kit.http.routing import API_PREFIX
 from admit.kit.openapi.bodies import json_body
 from admit.kit.resources.crud import validate_input
+from admit.kit.resources.filtering import INT_MAX
 from admit.kit.resources.i18n import localized
 from admit.models import Event
 from admit.payments import providers
@@ -108,7 +109,7 @@ async def catalog_list(
     if found.has_subevents:
         if not subevent:
             raise FieldErrors.single("subevent", dates.PICK)
-        date = await dates.load(session, found, int(subevent) if subevent.isdigit() else 0, now)
+        date = await dates.load(session, found, dates.parse_id(subevent), now)
         if date is None:
             raise FieldErrors.single("subevent", dates.UNKNOWN)
     elif subevent:
@@ -197,7 +198,7 @@ async def cart_set_addons(
     like the rest of the cart; answers the cart. The position gets a new id. 400 names what
     cannot be had; the cart is left as it was then."""
     found = await shop_event(session, organizer, event)
-    if not carts.valid_cart_id(cart_id):
+    if not carts.valid_cart_id(cart_id) or not 0 < position <= INT_MAX:
         raise not_found()
     data: AddonsIn = validate_input(AddonsIn, await read_object(request))  # type: ignore[assignment]
     now = utcnow()
@@ -216,7 +217,7 @@ async def cart_remove(
 ) -> Response:
     """Takes one product out of the cart (its quota goes back at once)."""
     found = await shop_event(session, organizer, event)
-    if not carts.valid_cart_id(cart_id):
+    if not carts.valid_cart_id(cart_id) or not 0 < position <= INT_MAX:
         raise not_found()
     await carts.remove(session, found, cart_id, position)
     now = utcnow()

@@ -24,6 +24,7 @@ from admit.carts import service as carts
 from admit.carts.schemas import CartPositionIn
 from admit.catalog.taxes.rules import REVERSE_CHARGE_CODE, Buyer
 from admit.kit.http.errors import FieldErrors
+from admit.kit.resources.filtering import parse_int
 from admit.kit.resources.i18n import localized
 from admit.models import CartPosition, Event, Item, Voucher
 from admit.orders.pricing import Line, TaxBlocked, load_discounts, load_tax_rules, price_lines
@@ -41,6 +42,19 @@ MAX_ADD = 100
 def new_cart_id() -> str:
     """An unguessable cart id (the cart is the buyer's only credential until the order)."""
     return secrets.token_urlsafe(24) + SUFFIX
+
+
+def form_key(key: str) -> tuple[int, int | None]:
+    """The product a form field names after its prefix (``<item>[-<variation>]``, as in
+    ``qty_12-3`` or ``addon_7_12-3``); ValueError unless both are ids an INTEGER column holds."""
+    parts = key.split("-")
+    if len(parts) > 2:
+        raise ValueError(key)
+    item = parse_int(parts[0])
+    variation = parse_int(parts[1]) if len(parts) > 1 else None
+    if item < 1 or (variation is not None and variation < 1):
+        raise ValueError(key)
+    return item, variation
 
 
 def valid_cart_id(cart_id: str | None) -> bool:

@@ -16,6 +16,7 @@ from sqlalchemy import or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import selectinload
 
+from admit.kit.resources.filtering import INT_MAX, parse_int
 from admit.kit.resources.i18n import localized
 from admit.models import Event, Quota, SubEvent
 from admit.quotas import availability
@@ -41,13 +42,23 @@ def _upcoming(event: Event, now: dt.datetime) -> Any:
     )
 
 
+def parse_id(raw: str | None) -> int | None:
+    """A date's id as a buyer sent it (a form field, a query parameter); None for anything
+    that cannot be one (not ASCII digits, zero, past what an INTEGER column holds)."""
+    try:
+        value = parse_int(raw or "")
+    except ValueError:
+        return None
+    return value if 0 < value <= INT_MAX else None
+
+
 async def load(
     session: AsyncSession, event: Event, subevent_id: int | None, now: dt.datetime
 ) -> SubEvent | None:
     """The date ``subevent_id`` of the series when a buyer may see it (active, public, not
     over), its price overrides loaded; None otherwise."""
-    if subevent_id is None or not event.has_subevents:
-        return None
+    if subevent_id is None or not 0 < subevent_id <= INT_MAX or not event.has_subevents:
+        return None  # (a larger id must not reach PostgreSQL: the page's path takes any digits)
     return (await session.scalars(_upcoming(event, now).where(SubEvent.id == subevent_id))).first()
 
 

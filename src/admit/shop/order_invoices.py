@@ -21,6 +21,8 @@ from admit.invoices import drawing, service
 from admit.invoices.settings_keys import setting
 from admit.jobs.storage import StoredFileMissing
 from admit.kit.http.context import Session
+from admit.kit.http.errors import APIError
+from admit.kit.resources.filtering import parse_pk
 from admit.models import Event, Invoice, Order
 from admit.shop import catalog, orders
 from admit.web.page import Page
@@ -85,14 +87,18 @@ async def invoice_pdf(
     event: str,
     code: str,
     secret: str,
-    invoice_id: int,
+    invoice_id: str,
     request: Request,
     session: Session,
 ) -> Response:
     web, found, order = await _found(request, session, organizer, event, code, secret)
     if found is None or order is None:
         return web.not_found()
-    invoice = await session.get(Invoice, invoice_id)
+    try:
+        number = parse_pk(invoice_id)
+    except APIError:  # not an id (junk, or past what PostgreSQL's INTEGER holds)
+        return web.not_found()
+    invoice = await session.get(Invoice, number)
     if invoice is None or invoice.order_id != order.id:
         return web.not_found()
     content = await _pdf(request, invoice, session)
@@ -101,6 +107,12 @@ async def invoice_pdf(
         "Content-Disposition": f'attachment; filename="{drawing.filename(invoice)}"',
     }
     return Response(content, media_type="application/pdf", headers=headers)
+
+
+_NOT_ISSUED = {
+    "exists": "This order has an invoice already.",
+    "nothing": "There is nothing to invoice in this order.",
+}
 
 
 @router.post(f"{ORDER}/invoice")
@@ -117,13 +129,10 @@ async def request_invoice(
     if not may_request(found, order):
         web.web.flash("Invoices are not issued on request for this order.")
         return web.redirect(here)
-    if await service.active_invoices(session, order.id):
-        web.web.flash("This order has an invoice already.")
+    try:
+        invoice = await service.issue_on_request(session, found, order)
+    except service.NotIssued as exc:
+        web.web.flash(_NOT_ISSUED[exc.reason])
         return web.redirect(here)
-    lines = await service.order_lines(session, found, order)
-    if not service.qualifies(order, lines):
-        web.web.flash("There is nothing to invoice in this order.")
-        return web.redirect(here)
-    invoice = await service.issue(session, found, order, lines)
     web.web.flash(f"Your invoice {invoice.full_invoice_no} has been issued.")
     return web.redirect(here)

@@ -20,6 +20,7 @@ from admit.db import utcnow
 from admit.events.settings import value
 from admit.kit.http.context import Session
 from admit.kit.http.errors import FieldErrors
+from admit.kit.resources.filtering import parse_int
 from admit.kit.resources.i18n import localized
 from admit.models import Event
 from admit.shop import addons, catalog, dates, i18n, waiting
@@ -208,10 +209,9 @@ def _wants(pairs: list[tuple[str, str]]) -> tuple[list[carts.Want], list[str]]:
         if not name.startswith("qty_") or not raw.strip():
             continue
         key = name[4:]
-        parts = key.split("-")
         try:
-            count = int(raw)
-            item, variation = int(parts[0]), (int(parts[1]) if len(parts) > 1 else None)
+            count = parse_int(raw)
+            item, variation = carts.form_key(key)
         except ValueError:
             problems.append("Quantities must be whole numbers.")
             continue
@@ -240,7 +240,7 @@ async def cart_add(organizer: str, event: str, request: Request, session: Sessio
     kept = {k: v for k, v in pairs if k.startswith(("qty_", "price_"))}
     wants, problems = _wants(pairs)
     raw_date = first(pairs, "subevent").strip()
-    subevent_id = int(raw_date) if raw_date.isdigit() and len(raw_date) < 10 else None
+    subevent_id = dates.parse_id(raw_date)
     if not problems and not any(w.count for w in wants):
         problems.append("Choose how many tickets you want first.")
     try:
