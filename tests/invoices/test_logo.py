@@ -94,3 +94,23 @@ async def test_no_logo_no_image_and_bad_values_refused(client, background, world
         headers=auth(world.admin),
     )
     assert r.status_code == 200 and r.json()["invoice_logo_image"] is None
+
+
+def test_a_logo_past_the_upload_pixel_bound_is_not_decoded():
+    """The bound is read from the image's header: a 1-bit PNG of just over 40 million pixels
+    (5 MB in memory, a few KB on disk) is refused without being decoded to RGBA (160 MB)."""
+    from admit.invoices.drawing import LOGO_PIXELS, prepare_logo
+    from admit.uploads.sniff import MAX_PIXELS
+
+    width = 8000
+    height = MAX_PIXELS // width + 1
+    out = io.BytesIO()
+    Image.new("1", (width, height), 1).save(out, format="PNG")
+    assert prepare_logo(out.getvalue()) is None
+    # At the bound (a JPEG, decoded scaled down) it is prepared, at most LOGO_PIXELS wide.
+    out = io.BytesIO()
+    Image.new("RGB", (width, MAX_PIXELS // width), (200, 30, 30)).save(out, format="JPEG")
+    prepared = prepare_logo(out.getvalue())
+    assert prepared is not None
+    with Image.open(io.BytesIO(prepared)) as image:
+        assert max(image.size) <= LOGO_PIXELS and image.mode == "RGB"

@@ -20,6 +20,7 @@ from admit.invoices.settings_keys import setting
 from admit.jobs.storage import FileStore, StoredFileMissing
 from admit.models import Event, Invoice, Order
 from admit.uploads.service import read_upload, upload_by_path
+from admit.uploads.sniff import MAX_PIXELS
 
 log = logging.getLogger("admit.invoices")
 
@@ -69,7 +70,12 @@ def prepare_logo(data: bytes) -> bytes | None:
 
     try:
         with Image.open(io.BytesIO(data)) as image:
-            image.load()
+            # Read from the header, before any decoding: the upload's own bound, checked again
+            # here for a file stored before it or by other means.
+            if image.width * image.height > MAX_PIXELS:
+                log.warning("invoice logo: %dx%d pixels is too large", image.width, image.height)
+                return None
+            image.draft(None, (LOGO_PIXELS, LOGO_PIXELS))  # a JPEG is decoded scaled down
             image.thumbnail((LOGO_PIXELS, LOGO_PIXELS))
             rgba = image.convert("RGBA")
     except Exception:
