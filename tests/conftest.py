@@ -20,6 +20,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from admit.app import create_app
 from admit.config import Settings
 from admit.db import Base
+from admit.kit.lanes import in_transaction
 from admit.migrate import upgrade
 from tests import scheduling
 from tests.factories import Factory, World, build_world
@@ -227,12 +228,18 @@ class QueryCounter:
             pages.clear()
         self._fast_start = self.db.fast.executed
         event.listen(self.db.engine.sync_engine, "before_cursor_execute", self._on_execute)
+        in_transaction.listeners.append(self._on_sent)
         return self
+
+    def _on_sent(self, statement: str) -> None:
+        """A statement sent past SQLAlchemy on the session's connection (in_transaction)."""
+        self._on_execute(None, None, statement, None, None, False)
 
     def __exit__(self, *exc: object) -> None:
         from sqlalchemy import event
 
         event.remove(self.db.engine.sync_engine, "before_cursor_execute", self._on_execute)
+        in_transaction.listeners.remove(self._on_sent)
         self.fast = self.db.fast.executed - self._fast_start
 
     @property

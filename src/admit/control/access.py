@@ -21,6 +21,7 @@ from admit.auth.owners import current_principal
 from admit.control.render import render
 from admit.kit.http.context import EventAccess, OrganizerAccess, OrgContext, Principal
 from admit.kit.http.errors import APIError
+from admit.kit.http.transaction import discard_before_commit
 from admit.web.forms import Pairs
 from admit.web.page import Page, signed_in
 
@@ -56,7 +57,7 @@ async def discard(page: Page, ctx: OrgContext) -> None:
     """Undoes what a refused action changed (the request's transaction would commit it) and
     reads again the rows the page goes on showing (a rollback expires them)."""
     session: AsyncSession = page.session
-    session.info.pop("before_commit", None)
+    discard_before_commit(session)
     session.info.pop("after_commit", None)
     await session.rollback()
     for row in (page.user, getattr(ctx, "event", None)):

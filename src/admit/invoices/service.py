@@ -31,6 +31,7 @@ from admit.invoices import content, numbers, writing
 from admit.invoices.content import LineData, local_date, text
 from admit.invoices.settings_keys import setting
 from admit.jobs.queue import enqueue
+from admit.kit.lanes import in_transaction
 from admit.models import (
     Event,
     Invoice,
@@ -183,48 +184,49 @@ async def read(session: AsyncSession, event: Event, order: Order) -> OrderConten
     lines: list[LineData] = []
     invoiced, organizer = False, ""
     params = {"r_order": order.id, "r_organizer": event.organizer_id}
-    for row in await session.execute(_read_query(), params):
-        invoiced, organizer = bool(row.invoiced), row.organizer or ""
-        if row.kind == 2:
+    for row in await in_transaction.fetch(session, _read_query(), params):
+        invoiced, organizer = bool(row["invoiced"]), row["organizer"] or ""
+        if row["kind"] == 2:
             continue
-        rule = text(row.rule_name, locale) if row.rule_name is not None else ""
-        if row.kind == 1:
+        rule = text(row["rule_name"], locale) if row["rule_name"] is not None else ""
+        if row["kind"] == 1:
             lines.append(
                 LineData(
-                    description=row.fee_description or content.FEE_NAMES.get(row.fee_type, "Fee"),
-                    gross_value=row.gross,
-                    tax_value=row.tax_value,
-                    tax_rate=row.tax_rate,
+                    description=row["fee_description"]
+                    or content.FEE_NAMES.get(row["fee_type"], "Fee"),
+                    gross_value=row["gross"],
+                    tax_value=row["tax_value"],
+                    tax_rate=row["tax_rate"],
                     tax_name=rule,
-                    tax_code=row.tax_code,
-                    fee_type=row.fee_type,
-                    fee_internal_type=row.fee_internal_type or None,
+                    tax_code=row["tax_code"],
+                    fee_type=row["fee_type"],
+                    fee_internal_type=row["fee_internal_type"] or None,
                 )
             )
             continue
-        description = text(row.item_name, locale)
-        if row.variation_id is not None:
-            description = f"{description} – {text(row.variation_name, locale)}"
-        if row.subevent_id is not None:
-            description = f"{description}\n{text(row.subevent_name, locale)}"
-            dated = (row.date_from, row.date_to, row.location)
+        description = text(row["item_name"], locale)
+        if row["variation_id"] is not None:
+            description = f"{description} – {text(row['variation_name'], locale)}"
+        if row["subevent_id"] is not None:
+            description = f"{description}\n{text(row['subevent_name'], locale)}"
+            dated = (row["date_from"], row["date_to"], row["location"])
         else:
             dated = (event.date_from, event.date_to, event.location)
         lines.append(
             LineData(
                 description=description,
-                gross_value=row.gross,
-                tax_value=row.tax_value,
-                tax_rate=row.tax_rate,
+                gross_value=row["gross"],
+                tax_value=row["tax_value"],
+                tax_rate=row["tax_rate"],
                 tax_name=rule,
-                tax_code=row.tax_code,
-                item_id=row.item_id,
-                variation_id=row.variation_id,
-                subevent_id=row.subevent_id,
+                tax_code=row["tax_code"],
+                item_id=row["item_id"],
+                variation_id=row["variation_id"],
+                subevent_id=row["subevent_id"],
                 event_date_from=dated[0],
                 event_date_to=dated[1],
                 event_location=(text(dated[2], locale) or None) if location_shown else None,
-                attendee_name=(row.attendee_name or None) if names_shown else None,
+                attendee_name=(row["attendee_name"] or None) if names_shown else None,
             )
         )
     kept = [line for line in lines if content.keep_line(event, line)]
@@ -270,17 +272,15 @@ def _terms(event: Event, order: Order, locale: str) -> tuple[dt.date | None, str
     return due, "\n".join(lines), None
 
 
-async def _write(
-    session: AsyncSession,
+def _plan(
     event: Event,
     order: Order,
     lines: Sequence[LineData],
     fields: dict[str, object],
     *,
     cancellation_of: Invoice | None = None,
-) -> writing.Issued:
-    """Writes the invoice, its lines and its rendering job and takes its number
-    (:mod:`admit.invoices.writing`: one statement on PostgreSQL)."""
+) -> writing.Plan:
+    """The invoice to write: its rows, and the sequence its number comes from."""
     issued = local_date(utcnow(), event.timezone)
     sequence = numbers.sequence_for(event, order, issued, cancellation=cancellation_of is not None)
     row: dict[str, Any] = {
@@ -297,7 +297,7 @@ async def _write(
         "file_key": None,
         **fields,
     }
-    plan = writing.Plan(
+    return writing.Plan(
         organizer_id=event.organizer_id,
         event_id=event.id,
         row=row,
@@ -307,7 +307,6 @@ async def _write(
         width=sequence.width,
         order_code=order.code,
     )
-    return await writing.write(session, plan)
 
 
 async def queue_render(session: AsyncSession, invoice: Invoice) -> None:
@@ -324,16 +323,17 @@ async def queue_render(session: AsyncSession, invoice: Invoice) -> None:
     invoice.file_key = None
 
 
-async def issue(
+async def planned(
     session: AsyncSession,
     event: Event,
     order: Order,
     lines: Sequence[LineData] | None = None,
     *,
     organizer_name: str | None = None,
-) -> writing.Issued:
-    """A new invoice of the order as it is now (``organizer_name``: when the caller read it
-    with the lines, see :func:`read`)."""
+) -> writing.Plan:
+    """A new invoice of the order as it is now, ready to be written (``organizer_name``: when
+    the caller read it with the lines, see :func:`read`). Planning takes no lock: a caller
+    may plan early in its transaction and write just before the commit."""
     if lines is None:
         found = await read(session, event, order)
         lines, organizer_name = found.lines, found.organizer_name
@@ -353,7 +353,20 @@ async def issue(
         "due_date": due,
         "expire_date": _expire_date(event, order),
     }
-    return await _write(session, event, order, lines, fields)
+    return _plan(event, order, lines, fields)
+
+
+async def issue(
+    session: AsyncSession,
+    event: Event,
+    order: Order,
+    lines: Sequence[LineData] | None = None,
+    *,
+    organizer_name: str | None = None,
+) -> writing.Issued:
+    """A new invoice of the order as it is now, written at once."""
+    plan = await planned(session, event, order, lines, organizer_name=organizer_name)
+    return await writing.write(session, plan)
 
 
 class NotIssued(Exception):
@@ -393,9 +406,8 @@ async def cancel(
     it is not canceled already. ``invoice.lines`` must be loaded."""
     fields: dict[str, object] = {key: getattr(invoice, key) for key in _COPIED}
     fields["introductory_text"] = f"Cancellation of invoice {invoice.full_invoice_no}."
-    return await _write(
-        session, event, order, content.negated(invoice), fields, cancellation_of=invoice
-    )
+    plan = _plan(event, order, content.negated(invoice), fields, cancellation_of=invoice)
+    return await writing.write(session, plan)
 
 
 async def cancel_all(session: AsyncSession, event: Event, order: Order) -> list[writing.Issued]:

@@ -29,7 +29,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from admit.invoices import service
+from admit.invoices import service, writing
 from admit.invoices.content import LineData
 from admit.invoices.settings_keys import setting
 from admit.kit.http.transaction import before_commit
@@ -82,16 +82,23 @@ def _issue_before_commit(session: AsyncSession, event: Event, order: Order) -> N
 
 
 async def _issue_pending(session: AsyncSession) -> None:
+    """Plans the invoices now and writes them among the last statements (``hot_locks``):
+    the reading happens before the sales ledger locks its totals row, and only the writing
+    (which takes the counter's lock) stands between those locks and the commit."""
     pending: dict[int, tuple[Event, Order]] = session.info.pop("invoices_to_issue", {})
+    plans: list[writing.Plan] = session.info.setdefault("invoices_to_write", [])
     for event, order in pending.values():
-        await _issue_if_none(session, event, order)
+        # One query tells the lines, whether an invoice is in force and the organizer's name.
+        found = await service.read(session, event, order)
+        if not found.invoiced and service.qualifies(order, found.lines):
+            lines, name = found.lines, found.organizer_name
+            plans.append(await service.planned(session, event, order, lines, organizer_name=name))
+    before_commit(session, "invoices_to_write", _write_planned, hot_locks=True)
 
 
-async def _issue_if_none(session: AsyncSession, event: Event, order: Order) -> None:
-    # One query tells the lines, whether an invoice is in force and the organizer's name.
-    found = await service.read(session, event, order)
-    if not found.invoiced and service.qualifies(order, found.lines):
-        await service.issue(session, event, order, found.lines, organizer_name=found.organizer_name)
+async def _write_planned(session: AsyncSession) -> None:
+    for plan in session.info.pop("invoices_to_write", []):
+        await writing.write(session, plan)
 
 
 async def on_canceled(

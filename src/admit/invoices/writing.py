@@ -39,6 +39,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from admit.invoices import content, numbers
 from admit.invoices.content import LineData
 from admit.jobs.queue import enqueue, kick_after_commit, new_job_values
+from admit.kit.lanes import in_transaction
 from admit.models import Invoice, InvoiceCounter, InvoiceLine, Job
 
 RENDER_KIND = "invoices.render"
@@ -239,8 +240,9 @@ async def _write_pg(session: AsyncSession, plan: Plan) -> Issued | None:
     rows = _line_rows(None, plan.lines)
     params.update((f"l_{k}", [r[k] for r in rows]) for k in _LINE_KEYS)
     statement = _statement(plan.width is not None)
-    found = (await session.execute(statement, params)).one_or_none()
-    if found is None:
+    found = await in_transaction.fetch(session, statement, params)
+    if not found:
         return None
-    number = plan.number(int(found.last))
-    return Issued(int(found.invoice_id), number.full, int(found.job_id))
+    row = found[0]
+    number = plan.number(int(row["last"]))
+    return Issued(int(row["invoice_id"]), number.full, int(row["job_id"]))

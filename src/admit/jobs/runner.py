@@ -85,6 +85,8 @@ class JobEngine:
         self._started = False
         self._running: set[asyncio.Task[Any]] = set()
         self._sending: set[asyncio.Task[Any]] = set()
+        self._to_send: list[int] = []  # committed jobs waiting for the hand-off under way
+        self._handing_off: asyncio.Task[None] | None = None
         # Claims and ends that queue while one is under way go to the database together.
         self._claims: Coalescer[None, int, Any] = Coalescer(self._claim_batch, max_batch=100)
         self._ends: Coalescer[None, tuple[int, dict[str, Any]], bool] = Coalescer(
@@ -119,10 +121,22 @@ class JobEngine:
 
     async def dispatch(self, ids: list[int]) -> None:
         """Hands committed jobs to the broker in the background: the request that enqueued
-        them does not wait for the broker (a hand-off that fails is redone by the sweep)."""
-        task = asyncio.create_task(self.send(ids))
-        self._sending.add(task)
-        task.add_done_callback(self._sending.discard)
+        them does not wait for the broker (a hand-off that fails is redone by the sweep).
+
+        Jobs committed while a hand-off is under way go together in the next one, so a burst
+        of requests (payments that each queue an invoice) costs the broker a message per
+        batch instead of one each; the first jobs of a quiet moment go at once."""
+        self._to_send.extend(ids)
+        if self._handing_off is None or self._handing_off.done():
+            task = asyncio.create_task(self._hand_off())
+            self._handing_off = task
+            self._sending.add(task)
+            task.add_done_callback(self._sending.discard)
+
+    async def _hand_off(self) -> None:
+        while self._to_send:
+            ids, self._to_send = self._to_send, []
+            await self.send(ids)
 
     async def send(self, ids: list[int]) -> None:
         """One message per batch of ids; a worker runs a batch's jobs side by side."""

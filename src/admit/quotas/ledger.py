@@ -121,7 +121,7 @@ async def track_orders(
     if not new:
         before.update(await _order_totals(session, fresh))
     tracked.update(fresh)
-    before_commit(session, "sales-ledger", _settle)
+    before_commit(session, "sales-ledger", _settle, hot_locks=True)  # a product's totals row
 
 
 async def _settle(session: AsyncSession) -> None:

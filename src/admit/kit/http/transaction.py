@@ -26,11 +26,21 @@ log = logging.getLogger("admit")
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 AfterCommit = Callable[[], Awaitable[None]]
 BeforeCommit = Callable[[AsyncSession], Awaitable[None]]
+_PLAIN, _HOT = "before_commit", "before_commit_hot_locks"
 
 
-def before_commit(session: AsyncSession, key: str, callback: BeforeCommit) -> None:
-    """Runs ``callback`` once, inside the transaction, right before it commits."""
-    session.info.setdefault("before_commit", {}).setdefault(key, callback)
+def before_commit(
+    session: AsyncSession, key: str, callback: BeforeCommit, *, hot_locks: bool = False
+) -> None:
+    """Runs ``callback`` once, inside the transaction, right before it commits.
+
+    ``hot_locks``: the callback locks a row that every concurrent writer of its kind needs
+    (running totals, an invoice number's counter); such a lock is held until the commit, so
+    concurrent transactions queue for whatever runs between. These callbacks therefore run
+    after all the others, in the order they were registered, so only they and the commit
+    stand between taking the lock and releasing it."""
+    slot = _HOT if hot_locks else _PLAIN
+    session.info.setdefault(slot, {}).setdefault(key, callback)
 
 
 async def commit(session: AsyncSession) -> None:
@@ -63,9 +73,16 @@ async def commit_and_notify(session: AsyncSession) -> None:
     await run_after_commit(session)
 
 
+def discard_before_commit(session: AsyncSession) -> None:
+    """Forgets the registered before-commit work (the transaction is being rolled back)."""
+    session.info.pop(_PLAIN, None)
+    session.info.pop(_HOT, None)
+
+
 async def run_before_commit(session: AsyncSession) -> None:
-    """The registered before-commit work, without the commit."""
-    while callbacks := session.info.pop("before_commit", None):
+    """The registered before-commit work, without the commit: the plain callbacks first
+    (and those they register), then the ones that take hot locks."""
+    while callbacks := session.info.pop(_PLAIN, None) or session.info.pop(_HOT, None):
         for callback in callbacks.values():
             await callback(session)
 
@@ -93,7 +110,7 @@ async def db_session(request: Request) -> AsyncIterator[AsyncSession]:
             await commit(session)
     except BaseException:
         session.info.pop("after_commit", None)
-        session.info.pop("before_commit", None)
+        discard_before_commit(session)
         await session.rollback()
         raise
     finally:
