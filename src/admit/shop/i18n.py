@@ -174,6 +174,11 @@ GERMAN: dict[str, str] = {
     ),
     "Thank you! Your order has been placed.": "Vielen Dank! Ihre Bestellung ist eingegangen.",
     "Thank you! Your order is complete.": "Vielen Dank! Ihre Bestellung ist abgeschlossen.",
+    # file questions
+    "Uploaded:": "Hochgeladen:",
+    "Choose another file to replace it.": "Wählen Sie eine andere Datei, um sie zu ersetzen.",
+    "PDF, PNG, JPEG or GIF, at most 10 MB.": "PDF, PNG, JPEG oder GIF, höchstens 10 MB.",
+    "uploaded": "hochgeladen",
 }
 
 CATALOGUES = {"de": GERMAN}

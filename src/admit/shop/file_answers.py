@@ -1,0 +1,174 @@
+"""Answers to file questions (type ``F``) in the shop: the buyer's file, checked as the upload
+API checks one, kept between a refused checkout and the next, and attached to the order.
+
+A file the form sends is checked (PDF, PNG, JPEG or GIF: the declared type, the name's
+extension and the content as :mod:`admit.uploads.sniff` reads it; at most
+:data:`admit.uploads.service.MAX_UPLOAD_BYTES`) and stored as an ``UploadedFile`` of the event's
+shop (``owner_kind`` :data:`OWNER`, ``owner_id`` the event), not yet used, so it expires like an
+unused API upload. It is committed before the order is tried: a refused checkout keeps it, and
+the form carries its ``file:<uuid>`` id in a hidden field so the buyer need not send it again.
+
+The order's answer is stored as an answer of the API's file fields reads: ``file`` holds the
+media path ``<uuid>/<name>`` (what the shredders export and delete), ``answer`` the file's
+absolute media URL; the upload is marked used. The order page links the file under the order's
+secret URL.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import uuid as uuids
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from admit.db import utcnow
+from admit.jobs.storage import CHUNK_SIZE, FileStore
+from admit.kit.resources.i18n import localized
+from admit.models import Answer, Event, Order, Question, UploadedFile
+from admit.shop.multipart import Incoming
+from admit.uploads.service import (
+    ALLOWED_TYPES,
+    LIFETIME,
+    media_path,
+    media_url,
+    upload_by_path,
+    uuid_of,
+)
+from admit.uploads.sniff import NotThatType, PoolBusy, inspect
+
+OWNER = "shop"
+TYPES_TEXT = "PDF, PNG, JPEG or GIF"
+_BY_EXTENSION = {ext: kind for kind, exts in ALLOWED_TYPES.items() for ext in exts}
+ACCEPT = ",".join([*_BY_EXTENSION, *ALLOWED_TYPES])
+
+
+class FileRefused(ValueError):
+    """The buyer's file cannot be taken; the message is the sentence next to the field."""
+
+
+def _content_type(incoming: Incoming) -> str:
+    name = incoming.filename.lower()
+    by_name = next((kind for ext, kind in _BY_EXTENSION.items() if name.endswith(ext)), None)
+    if by_name is None:
+        raise FileRefused(f"The file must be a {TYPES_TEXT} file.")
+    declared = incoming.content_type
+    if declared in ALLOWED_TYPES and declared != by_name:
+        raise FileRefused("The file's name does not fit its type.")
+    return by_name
+
+
+async def store_incoming(
+    session: AsyncSession, store: FileStore, event: Event, incoming: Incoming
+) -> UploadedFile:
+    """The form's file, checked and stored as an unused upload of the event's shop; raises
+    :class:`FileRefused` with the reason."""
+    limit_mb = 10
+    if incoming.too_large:
+        raise FileRefused(f"The file is too large: at most {limit_mb} MB.")
+    if incoming.spool is None or incoming.size == 0:
+        raise FileRefused("The file is empty.")
+    kind = _content_type(incoming)
+    try:
+        await inspect(incoming.spool.name, kind)
+    except NotThatType as exc:
+        raise FileRefused(str(exc)) from None
+    except PoolBusy:
+        raise FileRefused("Too many files are being checked; please try again.") from None
+    handle = uuids.uuid4().hex
+    key = f"uploads/{handle[:2]}/{handle}"
+    incoming.spool.seek(0)
+    async with store.writer(key) as out:
+        await asyncio.to_thread(shutil.copyfileobj, incoming.spool, out, CHUNK_SIZE)
+    upload = UploadedFile(
+        uuid=handle,
+        owner_kind=OWNER,
+        owner_id=event.id,
+        filename=incoming.filename[:255],
+        content_type=kind,
+        size=incoming.size,
+        key=key,
+        created=utcnow(),
+        expires=utcnow() + LIFETIME,
+    )
+    session.add(upload)
+    await session.flush()
+    return upload
+
+
+async def kept_upload(session: AsyncSession, event: Event, value: str) -> UploadedFile | None:
+    """The unused shop upload a refused form kept (its ``file:<uuid>``), else None."""
+    handle = uuid_of(value.strip()) if value else None
+    if handle is None:
+        return None
+    found = (
+        await session.execute(
+            select(UploadedFile).where(
+                UploadedFile.uuid == handle,
+                UploadedFile.owner_kind == OWNER,
+                UploadedFile.owner_id == event.id,
+            )
+        )
+    ).scalar_one_or_none()
+    if found is None or found.expires is None or found.expires <= utcnow():
+        return None
+    return found
+
+
+@dataclass
+class FileAnswer:
+    question_id: int
+    upload: UploadedFile
+
+
+def attach(
+    session: AsyncSession, base_url: str, position_id: int, answers: list[FileAnswer]
+) -> None:
+    """The file answers of a new order position; their uploads no longer expire."""
+    for answer in answers:
+        path = media_path(answer.upload)
+        answer.upload.expires = None
+        session.add(
+            Answer(
+                orderposition_id=position_id,
+                question_id=answer.question_id,
+                answer=media_url(base_url, path) or "",
+                file=path,
+            )
+        )
+
+
+async def order_files(session: AsyncSession, order: Order) -> dict[int, list[dict[str, Any]]]:
+    """The file answers of each position (by id), as the order page links them: the
+    answer's id, the question and the file's name."""
+    answers = [(p.id, a) for p in order.positions for a in p.answers if a.file]
+    if not answers:
+        return {}
+    ids = {a.question_id for _, a in answers}
+    texts = dict(
+        (await session.execute(select(Question.id, Question.question).where(Question.id.in_(ids))))
+        .tuples()
+        .all()
+    )
+    found: dict[int, list[dict[str, Any]]] = {}
+    for position_id, a in answers:
+        found.setdefault(position_id, []).append(
+            {
+                "id": a.id,
+                "question": localized(texts.get(a.question_id), order.locale or "en"),
+                "name": a.file.split("/", 1)[-1],
+            }
+        )
+    return found
+
+
+async def answer_upload(session: AsyncSession, order: Order, answer_id: int) -> UploadedFile | None:
+    """The file of one of the order's answers (the order loaded with its answers)."""
+    for position in order.positions:
+        for a in position.answers:
+            if a.id == answer_id and a.file:
+                return await upload_by_path(session, a.file)
+    return None
