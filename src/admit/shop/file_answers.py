@@ -148,11 +148,8 @@ async def order_files(session: AsyncSession, order: Order) -> dict[int, list[dic
     if not answers:
         return {}
     ids = {a.question_id for _, a in answers}
-    texts = dict(
-        (await session.execute(select(Question.id, Question.question).where(Question.id.in_(ids))))
-        .tuples()
-        .all()
-    )
+    rows = await session.execute(select(Question.id, Question.question).where(Question.id.in_(ids)))
+    texts = {question_id: text for question_id, text in rows}
     found: dict[int, list[dict[str, Any]]] = {}
     for position_id, a in answers:
         found.setdefault(position_id, []).append(
