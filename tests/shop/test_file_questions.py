@@ -145,7 +145,8 @@ async def test_junk_multipart_bodies_are_refused_without_a_500(client, world, fa
         ("multipart/form-data; boundary=" + "b" * 300, b""),
         (
             "multipart/form-data; boundary=x",
-            b'--x\r\nContent-Disposition: form-data; name="csrf_token"\r\n\r\n\xff\xfe\r\n--x--\r\n',
+            b'--x\r\nContent-Disposition: form-data; name="csrf_token"\r\n\r\n'
+            b'\xff\xfe\r\n--x--\r\n',
         ),
         (
             "multipart/form-data; boundary=x",
