@@ -146,7 +146,7 @@ async def test_junk_multipart_bodies_are_refused_without_a_500(client, world, fa
         (
             "multipart/form-data; boundary=x",
             b'--x\r\nContent-Disposition: form-data; name="csrf_token"\r\n\r\n'
-            b'\xff\xfe\r\n--x--\r\n',
+            b"\xff\xfe\r\n--x--\r\n",
         ),
         (
             "multipart/form-data; boundary=x",
