@@ -316,12 +316,20 @@ async def order_cancel(
     status_code=201,
 )
 async def waiting_list(organizer: str, event: str, request: Request, session: Session) -> Response:
-    """Puts an e-mail address on the waiting list of a product that is sold out (the event's
+    """Puts an e-mail address on the waiting list of a product that is sold out (of a series:
+    on the date ``subevent``; the event's
     ``waiting_list_enabled`` on, the product taking entries); a voucher is sent when a place
     frees up. 400 when the product is available or the address waits for it already."""
     found = await shop_event(session, organizer, event)
     data: WaitingIn = validate_input(WaitingIn, await read_object(request))  # type: ignore[assignment]
     entry = await waiting.join(
-        session, found, data.item, data.variation, data.email, data.name, data.locale
+        session,
+        found,
+        data.item,
+        data.variation,
+        data.email,
+        data.name,
+        data.locale,
+        subevent=data.subevent,
     )
     return JSONResponse({"id": entry.id, "email": entry.email}, status_code=201)
