@@ -93,7 +93,7 @@ async def test_dependent_and_file_questions_in_chromium(live_server, tmp_path: P
         field("pay-banktransfer").click()
         field("place-order").click()
         alert = field("form-errors")
-        assert "A file could not be taken" in alert.text
+        assert "Photo for your badge: The file must be a PDF" in alert.text
         error = driver.find_element(By.CSS_SELECTOR, "p.error[id$='-error']")
         assert "PDF, PNG, JPEG or GIF" in error.text
         assert by_name(name.id).get_attribute("value") == "Grace Hopper"  # kept

@@ -13,7 +13,7 @@ from PIL import Image
 from sqlalchemy import select
 
 from admit.models import Answer, UploadedFile
-from admit.shop import multipart
+from admit.shop import file_answers, multipart
 from tests.oauth.helpers import csrf
 from tests.shop import helpers as h
 
@@ -60,7 +60,7 @@ async def test_a_file_answer_is_checked_kept_and_linked(client, world, factory):
     assert f'type="file" id="{field}" name="{field}"' in form and "required" in form
     # required: no file is refused
     r = await client.post(f"{front}checkout/", data=_data(token), files={"x": ("", b"", "")})
-    assert r.status_code == 400 and "Please answer &#34;Passport photo&#34;" in r.text
+    assert r.status_code == 400 and "Please upload a file for &#34;Passport photo&#34;" in r.text
     # a file of another type: a sentence at the field, the e-mail kept
     r = await client.post(
         f"{front}checkout/", data=_data(token), files={field: ("notes.txt", b"hello", "text/plain")}
@@ -89,7 +89,7 @@ async def test_a_file_answer_is_checked_kept_and_linked(client, world, factory):
         data=_data(token, **{f"{field}_kept": "file:" + "0" * 32}),
         files={"x": ("", b"", "")},
     )
-    assert r.status_code == 400 and "Please answer &#34;Passport photo&#34;" in r.text
+    assert r.status_code == 400 and "Please upload a file for &#34;Passport photo&#34;" in r.text
     r = await client.post(
         f"{front}checkout/",
         data=_data(token, **{f"{field}_kept": kept}),
@@ -129,6 +129,17 @@ async def test_an_optional_file_question_and_a_too_large_file(client, world, fac
     assert 'value="ada@example.org"' in r.text
     r = await client.post(f"{front}checkout/", data=_data(token), files={"x": ("", b"", "")})
     assert r.status_code == 303, r.text  # optional: no file is fine
+
+
+async def test_the_shop_holds_a_bounded_amount_of_unused_files(client, world, factory, monkeypatch):
+    monkeypatch.setattr(file_answers, "QUOTA_FACTOR", 0)
+    _shop, _q, front, token, _form, field = await _checkout(client, world, factory)
+    r = await client.post(
+        f"{front}checkout/", data=_data(token), files={field: ("me.png", png(), "image/png")}
+    )
+    assert r.status_code == 400 and "cannot take more files right now" in r.text
+    async with factory.sessionmaker() as session:
+        assert (await session.scalars(select(UploadedFile))).all() == []
 
 
 async def test_junk_multipart_bodies_are_refused_without_a_500(client, world, factory):
@@ -191,3 +202,8 @@ async def test_the_headless_api_refuses_file_answers(client, world, factory):
     )
     assert r.status_code == 400
     assert "File upload questions are not supported" in str(r.json())
+    # a required one cannot be answered here: the refusal says a file is wanted
+    await h.question(factory, shop.event, shop.ticket, "ID card", type="F", required=True)
+    r = await h.buy(client, world, cart_id, payment_provider="banktransfer")
+    assert r.status_code == 400
+    assert r.json()["positions"][0]["answers"] == ['Please upload a file for "ID card".']

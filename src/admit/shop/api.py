@@ -124,7 +124,12 @@ async def catalog_list(
 @router.get(f"{P}/questions/", name="public-questions", summary="Questions asked at checkout")
 async def questions_list(organizer: str, event: str, session: Session) -> Response:
     """The questions a buyer answers at checkout, each with the products it is asked for,
-    its type, options and whether it is required."""
+    its type, options and whether it is required. A question with `dependency_question` is
+    asked (and required) only when that question is answered with one of
+    `dependency_values` (a boolean's `True`/`False`, a choice's option identifiers); an answer
+    to it is dropped otherwise. File questions (type `F`) are answered on the shop's checkout
+    page only: this API refuses their answers, and an event with a required one cannot be
+    checked out here."""
     found = await shop_event(session, organizer, event)
     from admit.shop.questions import asked
 
@@ -235,8 +240,10 @@ async def checkout_order(
     organizer: str, event: str, request: Request, session: Session
 ) -> Response:
     """Validates everything (shop open, sale windows, min/max per order, vouchers, required
-    questions and names, terms, payment method), writes the order and starts its payment.
-    Answers the order with ``url``, its page; 400 names every problem, nothing is kept."""
+    questions (those that depend on another's answer only when it matches) and names, terms,
+    payment method), writes the order and starts its payment. Answers the order with ``url``,
+    its page; 400 names every problem, nothing is kept. File answers are not taken here (400
+    naming the question): they are uploaded on the shop's checkout page."""
     found = await shop_event(session, organizer, event)
     data: CheckoutIn = validate_input(CheckoutIn, await read_object(request))  # type: ignore[assignment]
     placed = await checkout.checkout(

@@ -222,7 +222,10 @@ async def _check(
         missing = [q for q in asked if q.required and q.id in visible and q.id not in given]
         if missing:
             err["answers"] = [
-                f'Please answer "{localized(q.question, data.locale)}".' for q in missing
+                f'Please upload a file for "{localized(q.question, data.locale)}".'
+                if q.type == "F"
+                else f'Please answer "{localized(q.question, data.locale)}".'
+                for q in missing
             ]
         email = (mine.attendee_email or "").strip() or None
         if email and not EMAIL_RE.match(email):

@@ -201,6 +201,7 @@ async def _files(
     """The answers to file questions by position, the refusals by field and the names of
     the files kept. Files taken are committed at once, so a refused checkout keeps them."""
     store = request.app.state.background.store
+    quota = request.app.state.settings.upload_quota_bytes * file_answers.QUOTA_FACTOR
     found: dict[int, list[file_answers.FileAnswer]] = {}
     refused: dict[str, str] = {}
     names: dict[str, str] = {}
@@ -214,7 +215,9 @@ async def _files(
             incoming = form.files.get(field)
             if incoming is not None:
                 try:
-                    upload = await file_answers.store_incoming(web.session, store, event, incoming)
+                    upload = await file_answers.store_incoming(
+                        web.session, store, event, incoming, quota
+                    )
                     stored = True
                 except file_answers.FileRefused as exc:
                     refused[field] = str(exc)
@@ -269,7 +272,16 @@ async def _submit(
         if cart is None or not cart.lines:
             raise FieldErrors.single("cart_id", checkout.EMPTY)
         if refused:
-            raise FieldErrors.general("A file could not be taken: see the note at its field.")
+            raise FieldErrors(
+                {
+                    "non_field_errors": [
+                        f"{q['question']}: {refused[field]}"
+                        for pid, asked_here in per_item.items()
+                        for q in asked_here
+                        if (field := f"q_{pid}_{q['id']}") in refused
+                    ]
+                }
+            )
         method = first(pairs, "payment") or None
         data = checkout.CheckoutData(
             cart_id=cart_id,

@@ -22,7 +22,7 @@ import uuid as uuids
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.db import utcnow
@@ -41,6 +41,8 @@ from admit.uploads.service import (
 from admit.uploads.sniff import NotThatType, PoolBusy, inspect
 
 OWNER = "shop"
+# The event's unused shop uploads may hold this many times a credential's upload quota.
+QUOTA_FACTOR = 10
 TYPES_TEXT = "PDF, PNG, JPEG or GIF"
 _BY_EXTENSION = {ext: kind for kind, exts in ALLOWED_TYPES.items() for ext in exts}
 ACCEPT = ",".join([*_BY_EXTENSION, *ALLOWED_TYPES])
@@ -61,17 +63,32 @@ def _content_type(incoming: Incoming) -> str:
     return by_name
 
 
+async def held_bytes(session: AsyncSession, event: Event) -> int:
+    """Bytes of the event's shop uploads that no order has taken yet."""
+    total = await session.scalar(
+        select(func.coalesce(func.sum(UploadedFile.size), 0)).where(
+            UploadedFile.owner_kind == OWNER,
+            UploadedFile.owner_id == event.id,
+            UploadedFile.expires.is_not(None),
+        )
+    )
+    return int(total or 0)
+
+
 async def store_incoming(
-    session: AsyncSession, store: FileStore, event: Event, incoming: Incoming
+    session: AsyncSession, store: FileStore, event: Event, incoming: Incoming, quota: int
 ) -> UploadedFile:
     """The form's file, checked and stored as an unused upload of the event's shop; raises
-    :class:`FileRefused` with the reason."""
+    :class:`FileRefused` with the reason. The event's unused shop uploads are bounded by
+    ``quota`` bytes (a flood of files that never become orders cannot fill the disk)."""
     limit_mb = 10
     if incoming.too_large:
         raise FileRefused(f"The file is too large: at most {limit_mb} MB.")
     if incoming.spool is None or incoming.size == 0:
         raise FileRefused("The file is empty.")
     kind = _content_type(incoming)
+    if await held_bytes(session, event) + incoming.size > quota:
+        raise FileRefused("The shop cannot take more files right now; please try again later.")
     try:
         await inspect(incoming.spool.name, kind)
     except NotThatType as exc:
