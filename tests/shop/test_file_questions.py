@@ -106,6 +106,8 @@ async def test_a_file_answer_is_checked_kept_and_linked(client, world, factory):
         ).scalar_one()
     assert answer.file == f"{upload.uuid}/me.png" and upload.expires is None
     assert answer.answer.endswith(f"/api/v1/media/{upload.uuid}/me.png")
+    media = await client.get(answer.answer)  # the API's answer: the file's public media URL
+    assert media.status_code == 200 and media.content == png()
     page = await client.get(order_url)
     link = re.search(r'href="([^"]*/files/\d+)">me.png</a>', page.text).group(1)  # type: ignore[union-attr]
     got = await client.get(link)
