@@ -190,22 +190,71 @@ async def test_junk_multipart_bodies_are_refused_without_a_500(client, world, fa
     assert r.status_code == 400 and "Internal" not in r.text
 
 
-async def test_the_headless_api_refuses_file_answers(client, world, factory):
+async def test_the_headless_api_takes_an_uploaded_file(client, world, factory):
     shop = await h.setup(factory, world)
-    q = await h.question(factory, shop.event, shop.ticket, "Photo", type="F", required=False)
+    url = f"{h.base(world)}/upload/"
+    headers = {"content-type": "image/png", "content-disposition": 'attachment; filename="a.png"'}
+    r = await client.post(url, content=png(), headers=headers)
+    assert r.status_code == 400 and r.json() == {
+        "non_field_errors": ["This event asks no file questions."]
+    }
+    q = await h.question(factory, shop.event, shop.ticket, "Photo", type="F", required=True)
+    for kind, disposition, body in (
+        ("text/plain", 'attachment; filename="a.txt"', b"x"),
+        ("image/png", "", png()),
+        ("image/png", 'attachment; filename="a.gif"', png()),
+        ("image/png", 'attachment; filename="a.png"', b"not a png"),
+        ("image/png", 'attachment; filename="a.png"', b""),
+        ("image/gif", 'attachment; filename="a.gif"', png()),
+    ):
+        r = await client.post(
+            url, content=body, headers={"content-type": kind, "content-disposition": disposition}
+        )
+        assert r.status_code == 400 and "non_field_errors" in r.json(), (kind, r.text)
+    r = await client.post(url, content=png(), headers=headers)
+    assert r.status_code == 201, r.text
+    file_id = r.json()["id"]
+    assert re.fullmatch(r"file:[0-9a-f]{32}", file_id)
     r = await h.cart(client, world, {"item": shop.ticket.id})
     cart_id, pid = r.json()["cart_id"], r.json()["positions"][0]["id"]
+    # required: a missing file is named; an unknown id too
+    r = await h.buy(client, world, cart_id, payment_provider="banktransfer")
+    assert r.status_code == 400
+    assert r.json()["positions"][0]["answers"] == ['Please upload a file for "Photo".']
+    for junk in ("file:" + "0" * 32, "x", "", "https://example.org/a.png"):
+        r = await h.buy(
+            client,
+            world,
+            cart_id,
+            payment_provider="banktransfer",
+            positions=[{"id": pid, "answers": [{"question": q.id, "answer": junk}]}],
+        )
+        assert r.status_code == 400 and "file:<id>" in str(r.json()), junk
     r = await h.buy(
         client,
         world,
         cart_id,
         payment_provider="banktransfer",
-        positions=[{"id": pid, "answers": [{"question": q.id, "answer": "file:" + "a" * 32}]}],
+        positions=[{"id": pid, "answers": [{"question": q.id, "answer": file_id}]}],
+    )
+    assert r.status_code == 201, r.text
+    async with factory.sessionmaker() as session:
+        answer = (await session.execute(select(Answer))).scalar_one()
+        upload = (await session.execute(select(UploadedFile))).scalar_one()
+    assert answer.file == f"{file_id[5:]}/a.png" and upload.expires is None
+    assert upload.owner_kind == "shop" and upload.owner_id == shop.event.id
+    # used once: the id no longer names an unused file
+    r = await h.cart(client, world, {"item": shop.ticket.id})
+    r = await h.buy(
+        client,
+        world,
+        r.json()["cart_id"],
+        payment_provider="banktransfer",
+        positions=[
+            {
+                "id": r.json()["positions"][0]["id"],
+                "answers": [{"question": q.id, "answer": file_id}],
+            }
+        ],
     )
     assert r.status_code == 400
-    assert "File upload questions are not supported" in str(r.json())
-    # a required one cannot be answered here: the refusal says a file is wanted
-    await h.question(factory, shop.event, shop.ticket, "ID card", type="F", required=True)
-    r = await h.buy(client, world, cart_id, payment_provider="banktransfer")
-    assert r.status_code == 400
-    assert r.json()["positions"][0]["answers"] == ['Please upload a file for "ID card".']

@@ -217,11 +217,13 @@ async def _check(
         visible = dependencies.shown(asked, mine.answers or [])
         hidden = {q.id for q in asked} - visible
         answers = [a for a in (mine.answers or []) if _answered(a) and a.question not in hidden]
+        if any(f.question_id not in {q.id for q in asked} for f in mine.files):
+            err["answers"] = ["This question is not asked for the specified product."]
         mine.files = [f for f in mine.files if f.question_id in visible]
         given = {a.question for a in answers} | {f.question_id for f in mine.files}
         missing = [q for q in asked if q.required and q.id in visible and q.id not in given]
         if missing:
-            err["answers"] = [
+            err["answers"] = err.get("answers", []) + [
                 f'Please upload a file for "{localized(q.question, data.locale)}".'
                 if q.type == "F"
                 else f'Please answer "{localized(q.question, data.locale)}".'

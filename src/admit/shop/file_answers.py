@@ -12,27 +12,38 @@ The order's answer is stored as an answer of the API's file fields reads: ``file
 media path ``<uuid>/<name>`` (what the shredders export and delete), ``answer`` the file's
 absolute media URL; the upload is marked used. The order page links the file under the order's
 secret URL.
+
+The headless checkout takes files the same way in two steps: ``POST …/upload/`` (the raw body,
+as ``POST /api/v1/upload`` takes it; only for an event that asks a file question) answers
+``{"id": "file:<uuid>"}``, and the checkout's answer to the file question is that id.
 """
 
 from __future__ import annotations
 
 import asyncio
 import shutil
+import tempfile
 import uuid as uuids
 from dataclasses import dataclass
-from typing import Any
+from typing import IO, Any
 
+from fastapi import Request
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from admit.catalog.questions.answers import AnswerIn
 from admit.db import utcnow
 from admit.jobs.storage import CHUNK_SIZE, FileStore
+from admit.kit.http.errors import APIError, FieldErrors
 from admit.kit.resources.i18n import localized
 from admit.models import Answer, Event, Order, Question, UploadedFile
 from admit.shop.multipart import Incoming
 from admit.uploads.service import (
     ALLOWED_TYPES,
     LIFETIME,
+    MAX_UPLOAD_BYTES,
+    content_type_of,
+    filename_of,
     media_path,
     media_url,
     upload_by_path,
@@ -46,6 +57,13 @@ QUOTA_FACTOR = 10
 TYPES_TEXT = "PDF, PNG, JPEG or GIF"
 _BY_EXTENSION = {ext: kind for kind, exts in ALLOWED_TYPES.items() for ext in exts}
 ACCEPT = ",".join([*_BY_EXTENSION, *ALLOWED_TYPES])
+
+
+TOO_LARGE = f"The file is too large: at most {MAX_UPLOAD_BYTES:,} bytes (10 MB)."
+UNKNOWN_FILE = (
+    "Upload the file with POST …/upload/ and send its id (file:<id>) as the answer; this id "
+    "names no such file, or it expired."
+)
 
 
 class FileRefused(ValueError):
@@ -186,3 +204,77 @@ async def answer_upload(session: AsyncSession, order: Order, answer_id: int) -> 
             if a.id == answer_id and a.file:
                 return await upload_by_path(session, a.file)
     return None
+
+
+# -- the headless checkout API: POST …/upload/, then ``file:<id>`` as the answer ---------------
+
+
+async def file_questions(session: AsyncSession, event: Event) -> set[int]:
+    """The ids of the event's file questions."""
+    rows = await session.scalars(
+        select(Question.id).where(Question.event_id == event.id, Question.type == "F")
+    )
+    return set(rows)
+
+
+async def _spool(request: Request, handle: IO[bytes]) -> int:
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > MAX_UPLOAD_BYTES:
+        raise APIError(413, TOO_LARGE)
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_UPLOAD_BYTES:
+            raise APIError(413, TOO_LARGE)
+        await asyncio.to_thread(handle.write, chunk)
+    return size
+
+
+async def receive(
+    request: Request, session: AsyncSession, store: FileStore, event: Event, quota: int
+) -> UploadedFile:
+    """The body as a file for a file question of ``event`` (raw, with its ``Content-Type``
+    and ``Content-Disposition: attachment; filename=...``, as ``POST /api/v1/upload``
+    takes it); 400 naming why not, 413 past the size."""
+    content_type = content_type_of(request.headers.get("content-type"))
+    filename = filename_of(request.headers.get("content-disposition"), content_type)
+    if not await file_questions(session, event):
+        raise FieldErrors.general("This event asks no file questions.")
+    await session.rollback()  # no connection held while the body arrives
+    with tempfile.NamedTemporaryFile(prefix="admit-shop-") as spool:
+        size = await _spool(request, spool)
+        await asyncio.to_thread(spool.flush)
+        await session.refresh(event)  # expired by the rollback
+        incoming = Incoming("", filename, content_type, spool, size)  # type: ignore[arg-type]
+        try:
+            return await store_incoming(session, store, event, incoming, quota)
+        except FileRefused as exc:
+            raise FieldErrors.general(str(exc)) from None
+
+
+async def split_answers(
+    session: AsyncSession, event: Event, positions: list[list[AnswerIn]]
+) -> tuple[list[list[AnswerIn]], list[list[FileAnswer]]]:
+    """Each position's answers without those to file questions, and those as files (their
+    ``answer`` a ``file:<id>`` from :func:`receive`); 400 naming each unusable one."""
+    asked = await file_questions(session, event) if any(positions) else set()
+    rest: list[list[AnswerIn]] = []
+    files: list[list[FileAnswer]] = []
+    errors: list[dict[str, list[str]]] = []
+    for answers in positions:
+        mine: list[FileAnswer] = []
+        problems: list[str] = []
+        for answer in answers:
+            if answer.question not in asked:
+                continue
+            upload = await kept_upload(session, event, answer.answer or "")
+            if upload is None:
+                problems.append(UNKNOWN_FILE)
+            else:
+                mine.append(FileAnswer(answer.question, upload))
+        rest.append([a for a in answers if a.question not in asked])
+        files.append(mine)
+        errors.append({"answers": problems} if problems else {})
+    if any(errors):
+        raise FieldErrors({"positions": errors})
+    return rest, files
