@@ -305,7 +305,7 @@ async def checkout(
     details = {d.id: d for d in data.positions}
     for row, position_id in zip(rows, placed.written.position_ids, strict=False):
         if (mine := details.get(row.id)) is not None and mine.files:
-            attach(session, base_url, position_id, mine.files)
+            await attach(session, base_url, position_id, mine.files)
     total = placed.new.order["total"]
     if data.expected_total is not None and total != data.expected_total:
         raise FieldErrors.single("total", PRICES_CHANGED)

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from fastapi import Request
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.catalog.questions.answers import AnswerIn
@@ -64,6 +64,9 @@ UNKNOWN_FILE = (
     "Upload the file with POST …/upload/ and send its id (file:<id>) as the answer; this id "
     "names no such file, or it expired."
 )
+
+
+TAKEN = "A file was used by another order meanwhile: please upload it again."
 
 
 class FileRefused(ValueError):
@@ -159,13 +162,24 @@ class FileAnswer:
     upload: UploadedFile
 
 
-def attach(
+async def attach(
     session: AsyncSession, base_url: str, position_id: int, answers: list[FileAnswer]
 ) -> None:
-    """The file answers of a new order position; their uploads no longer expire."""
+    """The file answers of a new order position; their uploads no longer expire. Each upload
+    is taken with a conditional update, so two orders never share one (the second is refused,
+    and its transaction rolled back by the caller)."""
     for answer in answers:
-        path = media_path(answer.upload)
+        claimed = await session.execute(
+            update(UploadedFile)
+            .where(UploadedFile.id == answer.upload.id, UploadedFile.expires.is_not(None))
+            .values(expires=None)
+            .returning(UploadedFile.id)
+            .execution_options(synchronize_session=False)
+        )
+        if claimed.first() is None:
+            raise FieldErrors.general(TAKEN)
         answer.upload.expires = None
+        path = media_path(answer.upload)
         session.add(
             Answer(
                 orderposition_id=position_id,
