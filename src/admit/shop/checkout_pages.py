@@ -267,7 +267,9 @@ async def _submit(
             for answer in answers:
                 kept[f"q_{pid}_{answer.question_id}_kept"] = [f"file:{answer.upload.uuid}"]
     if first(pairs, "step") == "prices":  # "update prices": the form again, priced for the address
-        return await _checkout_page(web, found, organizer, kept=kept, kept_files=names)
+        return await _checkout_page(
+            web, found, organizer, kept=kept, kept_files=names, field_errors=refused
+        )
     try:
         if cart is None or not cart.lines:
             raise FieldErrors.single("cart_id", checkout.EMPTY)
