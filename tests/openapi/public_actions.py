@@ -1,7 +1,8 @@
 """The public shop's headless checkout, walked as a buyer walks it (no credentials): the event,
 its catalog and questions, a cart with a product added and one taken out, a checkout, the
 order by its code and secret, its cancellation, the waiting list of a sold-out product, the
-(empty) dates of a single event, and a product's add-ons offered and chosen."""
+(empty) dates of a single event, a product's add-ons offered and chosen, and a file sent for a
+file question."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 
 from tests.conditional.recipes import Env
 from tests.shop import helpers as shop
+from tests.uploads.helpers import image_bytes
 
 Scenario = Callable[[Env], Awaitable[None]]
 
@@ -49,4 +51,14 @@ async def public_checkout(env: Env) -> None:
     await _ok(env, "PUT", f"{base}/carts/{cart['cart_id']}/positions/{main}/addons/", chosen)
 
 
-SCENARIOS: list[Scenario] = [public_checkout]
+async def public_upload(env: Env) -> None:
+    found = await shop.setup(env.factory, env.world)
+    await shop.question(env.factory, found.event, found.ticket, "Photo", type="F")
+    headers = {"content-type": "image/png", "content-disposition": 'attachment; filename="a.png"'}
+    response = await env.client.post(
+        f"{shop.base(env.world)}/upload/", content=image_bytes("PNG"), headers=headers
+    )
+    assert response.status_code == 201, response.text
+
+
+SCENARIOS: list[Scenario] = [public_checkout, public_upload]

@@ -27,7 +27,7 @@ from admit.kit.resources.filtering import INT_MAX
 from admit.kit.resources.i18n import localized
 from admit.models import Event
 from admit.payments import providers
-from admit.shop import addons, address, catalog, checkout, dates, orders, waiting
+from admit.shop import addons, address, catalog, checkout, dates, file_answers, orders, waiting
 from admit.shop import cart as carts
 from admit.shop import openapi as _openapi  # noqa: F401  (the answers' shapes)
 from admit.shop.limits import PublicAccess
@@ -124,7 +124,11 @@ async def catalog_list(
 @router.get(f"{P}/questions/", name="public-questions", summary="Questions asked at checkout")
 async def questions_list(organizer: str, event: str, session: Session) -> Response:
     """The questions a buyer answers at checkout, each with the products it is asked for,
-    its type, options and whether it is required."""
+    its type, options and whether it is required. A question with `dependency_question` is
+    asked (and required) only when that question is answered with one of
+    `dependency_values` (a boolean's `True`/`False`, a choice's option identifiers); an answer
+    to it is dropped otherwise. A file question (type `F`) is answered with the id of a file
+    sent to `POST …/upload/` first."""
     found = await shop_event(session, organizer, event)
     from admit.shop.questions import asked
 
@@ -235,13 +239,19 @@ async def checkout_order(
     organizer: str, event: str, request: Request, session: Session
 ) -> Response:
     """Validates everything (shop open, sale windows, min/max per order, vouchers, required
-    questions and names, terms, payment method), writes the order and starts its payment.
-    Answers the order with ``url``, its page; 400 names every problem, nothing is kept."""
+    questions (those that depend on another's answer only when it matches) and names, terms,
+    payment method), writes the order and starts its payment. Answers the order with ``url``,
+    its page; 400 names every problem, nothing is kept. A file question is answered with the
+    id `POST …/upload/` gave (`"answer": "file:<id>"`)."""
     found = await shop_event(session, organizer, event)
     data: CheckoutIn = validate_input(CheckoutIn, await read_object(request))  # type: ignore[assignment]
-    placed = await checkout.checkout(
-        session, found, to_checkout(data), utcnow(), public_base_url(request)
+    wanted = to_checkout(data)
+    answers, files = await file_answers.split_answers(
+        session, found, [p.answers or [] for p in wanted.positions]
     )
+    for position, rest, mine in zip(wanted.positions, answers, files, strict=True):
+        position.answers, position.files = rest, mine
+    placed = await checkout.checkout(session, found, wanted, utcnow(), public_base_url(request))
     url = checkout.order_url(public_base_url(request), organizer, event, placed.order)
     body = (await orders.view(session, found, placed.order)).as_dict(url)
     body["redirect_url"] = placed.redirect_url
@@ -308,6 +318,38 @@ async def order_cancel(
     return JSONResponse((await orders.view(session, found, order)).as_dict(url))
 
 
+_FILE_BODY = {
+    "requestBody": {
+        "required": True,
+        "description": "The file itself, with its Content-Type and "
+        'Content-Disposition: attachment; filename="..."',
+        "content": {
+            kind: {"schema": {"type": "string", "format": "binary"}}
+            for kind in file_answers.ALLOWED_TYPES
+        },
+    }
+}
+
+
+@router.post(
+    f"{P}/upload/",
+    name="public-upload",
+    summary="Upload a file to answer a file question",
+    openapi_extra=_FILE_BODY,
+    status_code=201,
+)
+async def upload_answer(organizer: str, event: str, request: Request, session: Session) -> Response:
+    """Stores a file (PDF, PNG, JPEG or GIF, at most 10 MB; the body is the file, with its
+    Content-Type and a Content-Disposition naming it) for the checkout to use as the answer
+    to a file question: `{"question": <id>, "answer": "file:<id>"}`. Unused files expire after
+    24 hours. 400 when the event asks no file question or the file is not what it claims."""
+    found = await shop_event(session, organizer, event)
+    quota = request.app.state.settings.upload_quota_bytes * file_answers.QUOTA_FACTOR
+    store = request.app.state.background.store
+    upload = await file_answers.receive(request, session, store, found, quota)
+    return JSONResponse({"id": f"file:{upload.uuid}"}, status_code=201)
+
+
 @router.post(
     f"{P}/waitinglist/",
     name="public-waitinglist",
@@ -316,12 +358,20 @@ async def order_cancel(
     status_code=201,
 )
 async def waiting_list(organizer: str, event: str, request: Request, session: Session) -> Response:
-    """Puts an e-mail address on the waiting list of a product that is sold out (the event's
+    """Puts an e-mail address on the waiting list of a product that is sold out (of a series:
+    on the date ``subevent``; the event's
     ``waiting_list_enabled`` on, the product taking entries); a voucher is sent when a place
     frees up. 400 when the product is available or the address waits for it already."""
     found = await shop_event(session, organizer, event)
     data: WaitingIn = validate_input(WaitingIn, await read_object(request))  # type: ignore[assignment]
     entry = await waiting.join(
-        session, found, data.item, data.variation, data.email, data.name, data.locale
+        session,
+        found,
+        data.item,
+        data.variation,
+        data.email,
+        data.name,
+        data.locale,
+        subevent=data.subevent,
     )
     return JSONResponse({"id": entry.id, "email": entry.email}, status_code=201)

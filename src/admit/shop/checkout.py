@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
 from pydantic import ValidationError
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import selectinload
 
 from admit.carts import service as carts
 from admit.catalog.questions.answers import AnswerIn
@@ -41,9 +42,10 @@ from admit.orders.schemas import EMAIL_RE, OrderIn, PositionIn
 from admit.orders.serialize import ORDER_LOAD
 from admit.payments import providers
 from admit.quotas import ledger
-from admit.shop import addons, address, catalog, dates, mails, orders
+from admit.shop import addons, address, catalog, dates, dependencies, mails, orders
 from admit.shop.cart import valid_cart_id
 from admit.shop.cart_rows import cart_items
+from admit.shop.file_answers import FileAnswer, attach
 from admit.shop.settings import TERMS_URL, setting
 
 TAKEN_OVER = dt.datetime(2000, 1, 1, tzinfo=dt.UTC)  # "expired": the order takes the units
@@ -63,6 +65,8 @@ class PositionDetails:
     attendee_name: str | None = None
     attendee_email: str | None = None
     answers: list[AnswerIn] | None = None
+    # answers to file questions (the pages only: the headless API takes no files)
+    files: list[FileAnswer] = field(default_factory=list)
 
 
 @dataclass
@@ -130,6 +134,7 @@ async def required_questions(
             Question.hidden.is_(False),
             Question.ask_during_checkin.is_(False),
         )
+        .options(selectinload(Question.options))
         .order_by(Question.position, Question.id)
     )
     found: dict[int, list[Question]] = {}
@@ -208,17 +213,21 @@ async def _check(
             err["attendee_name"] = [REQUIRED]
         if attendee and emails_required and not (mine.attendee_email or "").strip():
             err["attendee_email"] = [REQUIRED]
-        answers = [a for a in (mine.answers or []) if _answered(a)]
-        given = {a.question for a in answers}
-        # A question that depends on another's answer is left to the order's own check.
-        missing = [
-            q
-            for q in questions.get(item.id, [])
-            if q.required and q.dependency_question_id is None and q.id not in given
-        ]
+        asked = questions.get(item.id, [])
+        visible = dependencies.shown(asked, mine.answers or [])
+        hidden = {q.id for q in asked} - visible
+        answers = [a for a in (mine.answers or []) if _answered(a) and a.question not in hidden]
+        if any(f.question_id not in {q.id for q in asked} for f in mine.files):
+            err["answers"] = ["This question is not asked for the specified product."]
+        mine.files = [f for f in mine.files if f.question_id in visible]
+        given = {a.question for a in answers} | {f.question_id for f in mine.files}
+        missing = [q for q in asked if q.required and q.id in visible and q.id not in given]
         if missing:
-            err["answers"] = [
-                f'Please answer "{localized(q.question, data.locale)}".' for q in missing
+            err["answers"] = err.get("answers", []) + [
+                f'Please upload a file for "{localized(q.question, data.locale)}".'
+                if q.type == "F"
+                else f'Please answer "{localized(q.question, data.locale)}".'
+                for q in missing
             ]
         email = (mine.attendee_email or "").strip() or None
         if email and not EMAIL_RE.match(email):
@@ -293,6 +302,10 @@ async def checkout(
     except ValidationError as exc:
         raise validation_error(exc) from None
     placed = await create_order(session, event, order_in)
+    details = {d.id: d for d in data.positions}
+    for row, position_id in zip(rows, placed.written.position_ids, strict=False):
+        if (mine := details.get(row.id)) is not None and mine.files:
+            await attach(session, base_url, position_id, mine.files)
     total = placed.new.order["total"]
     if data.expected_total is not None and total != data.expected_total:
         raise FieldErrors.single("total", PRICES_CHANGED)

@@ -21,13 +21,14 @@ from admit.kit.http.errors import FieldErrors
 from admit.kit.resources.i18n import localized
 from admit.models import Event
 from admit.payments import providers
-from admit.shop import address, checkout, countries, i18n, questions
+from admit.shop import address, checkout, countries, file_answers, i18n, questions
 from admit.shop import cart as carts
+from admit.shop.multipart import Multipart, is_multipart, read_multipart
 from admit.shop.pages import Refused, _cart_key, _event, posted, sentences
 from admit.shop.render import base_context, language
 from admit.shop.render import page as render_page
 from admit.shop.settings import CHECKOUT_TEXT, TERMS_URL
-from admit.web.forms import every, first
+from admit.web.forms import FormError, Pairs, every, first
 from admit.web.page import Page
 
 router = APIRouter(include_in_schema=False)
@@ -42,6 +43,8 @@ async def _checkout_page(
     status: int = 200,
     errors: list[str] | None = None,
     kept: dict[str, Any] | None = None,
+    field_errors: dict[str, str] | None = None,
+    kept_files: dict[str, str] | None = None,
 ) -> Response:
     now = utcnow()
     kept = kept or {}
@@ -63,6 +66,11 @@ async def _checkout_page(
         ]
         for line in cart.lines
     }
+    for line in cart.lines:
+        mine = [q for q, items in asked if line.item.id in items]
+        links = questions.dependency_fields(mine, f"q_{line.position.id}_")
+        for described in per_item[line.position.id]:
+            described["depends"] = links.get(described["id"])
     methods = [p for p in providers.offered(event, cart.total)] if cart.total > 0 else []
     return render_page(
         web,
@@ -83,6 +91,10 @@ async def _checkout_page(
         countries=countries.choices(),
         errors=errors or [],
         kept=kept,
+        field_errors=field_errors or {},
+        kept_files=kept_files or {},
+        accept=file_answers.ACCEPT,
+        has_files=any(q["type"] == "F" for asked in per_item.values() for q in asked),
     )
 
 
@@ -96,7 +108,10 @@ async def checkout_form(organizer: str, event: str, request: Request, session: S
 
 
 def _details(
-    pairs: list[tuple[str, str]], cart: carts.Cart, asked: dict[int, list[dict[str, Any]]]
+    pairs: list[tuple[str, str]],
+    cart: carts.Cart,
+    asked: dict[int, list[dict[str, Any]]],
+    files: dict[int, list[file_answers.FileAnswer]],
 ) -> list[checkout.PositionDetails]:
     from admit.catalog.questions.answers import AnswerIn
 
@@ -106,6 +121,8 @@ def _details(
         answers = []
         for q in asked.get(pid, []):
             field = f"q_{pid}_{q['id']}"
+            if q["type"] == "F":
+                continue
             if q["type"] in ("C", "M"):
                 chosen = [int(v) for v in every(pairs, field) if v.isdigit()]
                 if chosen:
@@ -124,6 +141,7 @@ def _details(
                 first(pairs, f"name_{pid}").strip()[:255] or None,
                 first(pairs, f"email_{pid}").strip()[:254] or None,
                 answers,
+                files.get(pid, []),
             )
         )
     return found
@@ -140,10 +158,91 @@ def _money(raw: str) -> Decimal | None:
 async def checkout_submit(
     organizer: str, event: str, request: Request, session: Session
 ) -> Response:
-    opened = await posted(request, session, organizer, event)
+    opened = await _posted(request, session, organizer, event)
     if isinstance(opened, Response):
         return opened
-    web, found, pairs = opened
+    web, found, pairs, form = opened
+    try:
+        return await _submit(request, session, organizer, event, web, found, pairs, form)
+    finally:
+        form.close()
+
+
+async def _posted(
+    request: Request, session: Session, organizer: str, event: str
+) -> tuple[Page, Event, Pairs, Multipart] | Response:
+    """The checkout's post: an urlencoded form, or a multipart one (with files)."""
+    if not is_multipart(request):
+        opened = await posted(request, session, organizer, event)
+        return opened if isinstance(opened, Response) else (*opened, Multipart())
+    web = await Page.load(request, session)
+    found = await _event(session, organizer, event)
+    if found is None:
+        return web.not_found()
+    try:
+        form = await read_multipart(request)
+    except FormError as exc:
+        return web.message("Bad request", exc.message, exc.status)
+    refused = web.refuse_csrf(form.pairs)
+    if refused is not None:
+        form.close()
+        return refused
+    return web, found, form.pairs, form
+
+
+async def _files(
+    request: Request,
+    web: Page,
+    event: Event,
+    form: Multipart,
+    pairs: Pairs,
+    per_item: dict[int, list[dict[str, Any]]],
+) -> tuple[dict[int, list[file_answers.FileAnswer]], dict[str, str], dict[str, str]]:
+    """The answers to file questions by position, the refusals by field and the names of
+    the files kept. Files taken are committed at once, so a refused checkout keeps them."""
+    store = request.app.state.background.store
+    quota = request.app.state.settings.upload_quota_bytes * file_answers.QUOTA_FACTOR
+    found: dict[int, list[file_answers.FileAnswer]] = {}
+    refused: dict[str, str] = {}
+    names: dict[str, str] = {}
+    stored = False
+    for pid, asked in per_item.items():
+        for q in asked:
+            if q["type"] != "F":
+                continue
+            field = f"q_{pid}_{q['id']}"
+            upload = None
+            incoming = form.files.get(field)
+            if incoming is not None:
+                try:
+                    upload = await file_answers.store_incoming(
+                        web.session, store, event, incoming, quota
+                    )
+                    stored = True
+                except file_answers.FileRefused as exc:
+                    refused[field] = str(exc)
+            if upload is None:
+                upload = await file_answers.kept_upload(
+                    web.session, event, first(pairs, f"{field}_kept")
+                )
+            if upload is not None:
+                found.setdefault(pid, []).append(file_answers.FileAnswer(q["id"], upload))
+                names[field] = upload.filename
+    if stored:
+        await web.session.commit()
+    return found, refused, names
+
+
+async def _submit(
+    request: Request,
+    session: Session,
+    organizer: str,
+    event: str,
+    web: Page,
+    found: Event,
+    pairs: Pairs,
+    form: Multipart,
+) -> Response:
     now = utcnow()
     cart_id = web.web.get(_cart_key(found)) or ""
     cart = await carts.view(session, found, cart_id, now) if carts.valid_cart_id(cart_id) else None
@@ -151,11 +250,11 @@ async def checkout_submit(
     for name, raw in pairs:
         if name not in ("csrf_token", "step", "shown_total"):
             kept.setdefault(name, []).append(raw)
-    if first(pairs, "step") == "prices":  # "update prices": the form again, priced for the address
-        return await _checkout_page(web, found, organizer, kept=kept)
-    try:
-        if cart is None or not cart.lines:
-            raise FieldErrors.single("cart_id", checkout.EMPTY)
+    files: dict[int, list[file_answers.FileAnswer]] = {}
+    per_item: dict[int, list[dict[str, Any]]] = {}
+    refused: dict[str, str] = {}
+    names: dict[str, str] = {}
+    if cart is not None and cart.lines:
         asked = await questions.load(session, found)
         per_item = {
             line.position.id: [
@@ -163,6 +262,28 @@ async def checkout_submit(
             ]
             for line in cart.lines
         }
+        files, refused, names = await _files(request, web, found, form, pairs, per_item)
+        for pid, answers in files.items():
+            for answer in answers:
+                kept[f"q_{pid}_{answer.question_id}_kept"] = [f"file:{answer.upload.uuid}"]
+    if first(pairs, "step") == "prices":  # "update prices": the form again, priced for the address
+        return await _checkout_page(
+            web, found, organizer, kept=kept, kept_files=names, field_errors=refused
+        )
+    try:
+        if cart is None or not cart.lines:
+            raise FieldErrors.single("cart_id", checkout.EMPTY)
+        if refused:
+            raise FieldErrors(
+                {
+                    "non_field_errors": [
+                        f"{q['question']}: {refused[field]}"
+                        for pid, asked_here in per_item.items()
+                        for q in asked_here
+                        if (field := f"q_{pid}_{q['id']}") in refused
+                    ]
+                }
+            )
         method = first(pairs, "payment") or None
         data = checkout.CheckoutData(
             cart_id=cart_id,
@@ -171,7 +292,7 @@ async def checkout_submit(
             payment_provider=method,
             payment_data={"gift_card": first(pairs, "gift_card").strip()[:190]},
             accept_terms=bool(first(pairs, "accept_terms")),
-            positions=_details(pairs, cart, per_item),
+            positions=_details(pairs, cart, per_item, files),
             invoice_address=address.from_form(pairs),
             locale=language(web, found),
             expected_total=_money(first(pairs, "shown_total")),
@@ -181,7 +302,14 @@ async def checkout_submit(
         await session.rollback()  # the cart as it was: the refused checkout took nothing
         found = await _event(session, organizer, event) or found
         response = await _checkout_page(
-            web, found, organizer, status=400, errors=sentences(exc.errors), kept=kept
+            web,
+            found,
+            organizer,
+            status=400,
+            errors=sentences(exc.errors),
+            kept=kept,
+            field_errors=refused,
+            kept_files=names,
         )
         raise Refused(response) from None
     web.web.set(_cart_key(found), None)

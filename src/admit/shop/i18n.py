@@ -174,6 +174,20 @@ GERMAN: dict[str, str] = {
     ),
     "Thank you! Your order has been placed.": "Vielen Dank! Ihre Bestellung ist eingegangen.",
     "Thank you! Your order is complete.": "Vielen Dank! Ihre Bestellung ist abgeschlossen.",
+    # file questions
+    "Uploaded:": "Hochgeladen:",
+    "Choose another file to replace it.": "Wählen Sie eine andere Datei, um sie zu ersetzen.",
+    "PDF, PNG, JPEG or GIF, at most 10 MB.": "PDF, PNG, JPEG oder GIF, höchstens 10 MB.",
+    "uploaded": "hochgeladen",
+    "The file must be a PDF, PNG, JPEG or GIF file.": (
+        "Die Datei muss eine PDF-, PNG-, JPEG- oder GIF-Datei sein."
+    ),
+    "The file is too large: at most 10 MB.": "Die Datei ist zu groß: höchstens 10 MB.",
+    "The file is empty.": "Die Datei ist leer.",
+    "The file's name does not fit its type.": "Der Dateiname passt nicht zum Dateityp.",
+    "The shop cannot take more files right now; please try again later.": (
+        "Der Shop kann gerade keine weiteren Dateien annehmen; bitte versuchen Sie es später."
+    ),
 }
 
 CATALOGUES = {"de": GERMAN}

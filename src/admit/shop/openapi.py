@@ -179,6 +179,10 @@ class DatesOut(BaseModel):
     dates: list[DateOut]
 
 
+class FileOut(BaseModel):
+    id: str
+
+
 class WaitingOut(BaseModel):
     id: int
     email: str
@@ -201,5 +205,6 @@ responses.document(
         ("GET", f"{ORDER}/"): PublicOrderOut,
         ("POST", f"{ORDER}/cancel/"): PublicOrderOut,
         ("POST", f"{P}/waitinglist/"): ("201", WaitingOut),
+        ("POST", f"{P}/upload/"): ("201", FileOut),
     }
 )

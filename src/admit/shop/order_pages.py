@@ -8,15 +8,18 @@ from fastapi import APIRouter, Request
 from starlette.responses import Response
 
 from admit.events.settings import value
+from admit.jobs.downloads import content_disposition
+from admit.jobs.storage import StoredFileMissing
 from admit.kit.http.context import Session, public_base_url
 from admit.kit.http.errors import APIError
 from admit.kit.resources.i18n import localized
 from admit.orders import buyer_mails
 from admit.shop import buyer_mails as _mail_hooks  # noqa: F401  (registers the order hooks)
-from admit.shop import catalog, order_invoices, orders
+from admit.shop import catalog, file_answers, order_invoices, orders
 from admit.shop.render import base_context
 from admit.shop.render import page as render_page
 from admit.shop.settings import SUCCESS_TEXT
+from admit.uploads.service import read_upload
 from admit.web.page import Page
 from admit.web.render import SECURITY_HEADERS
 
@@ -43,6 +46,7 @@ async def order_page(
         order=order,
         here=here,
         invoicing=await order_invoices.listed(session, found, order),
+        files=await file_answers.order_files(session, order),
         success_text=localized(value(found, SUCCESS_TEXT), order.locale),
     )
 
@@ -113,3 +117,34 @@ async def position_ticket(
     session: Session,
 ) -> Response:
     return await _pdf(request, session, organizer, event, code, secret, position)
+
+
+@router.get(f"{ORDER}/files/{{answer}}")
+async def answer_file(
+    organizer: str,
+    event: str,
+    code: str,
+    secret: str,
+    answer: str,
+    request: Request,
+    session: Session,
+) -> Response:
+    """A file the buyer uploaded as an answer, under the order's secret URL."""
+    web = await Page.load(request, session)
+    found = await catalog.load_event(session, organizer, event)
+    order = await orders.find(session, found, code, secret) if found else None
+    if found is None or order is None or not answer.isdigit() or len(answer) > 10:
+        return web.not_found()
+    upload = await file_answers.answer_upload(session, order, int(answer))
+    if upload is None:
+        return web.not_found()
+    try:
+        data = await read_upload(request.app.state.background.store, upload)
+    except StoredFileMissing:
+        return web.not_found()
+    headers = {
+        **SECURITY_HEADERS,
+        "Content-Disposition": content_disposition(upload.filename),
+        "X-Content-Type-Options": "nosniff",
+    }
+    return Response(data, media_type=upload.content_type, headers=headers)

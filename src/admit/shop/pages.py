@@ -166,7 +166,7 @@ async def _front(
         date=date,
         date_label=dates.label(date) if date else "",
         here=f"/{organizer}/{event.slug}/{date.id}/" if date else f"/{organizer}/{event.slug}/",
-        waiting_list=waiting.enabled(event) and date is None,
+        waiting_list=waiting.enabled(event),
         errors=errors,
         kept=kept or {},
         cart=cart,

@@ -55,3 +55,24 @@ def describe(question: Question, items: set[int], locale: str = "en") -> dict[st
 
 async def asked(session: AsyncSession, event: Event, locale: str = "en") -> list[dict[str, Any]]:
     return [describe(q, items, locale) for q, items in await load(session, event)]
+
+
+def dependency_fields(asked: list[Question], prefix: str) -> dict[int, tuple[str, list[str]]]:
+    """For the form's script: each dependent question's id mapped to the form field of the
+    question it depends on and the field values that show it (a boolean's ``True`` /
+    ``False``, a choice's option ids)."""
+    by_id = {q.id: q for q in asked}
+    found: dict[int, tuple[str, list[str]]] = {}
+    for q in asked:
+        parent = by_id.get(q.dependency_question_id or 0)
+        if q.dependency_question_id is None:
+            continue
+        wanted = set(q.dependency_values or [])
+        if parent is None:
+            found[q.id] = ("", [])
+        elif parent.type in ("C", "M"):
+            values = [str(o.id) for o in parent.options if o.identifier in wanted]
+            found[q.id] = (f"{prefix}{parent.id}", values)
+        else:
+            found[q.id] = (f"{prefix}{parent.id}", sorted(wanted))
+    return found

@@ -68,3 +68,5 @@ class WaitingIn(WriteModel):
     email: Annotated[str, Field(max_length=254)]
     name: Text | None = None
     locale: Annotated[str, Field(min_length=2, max_length=32)] = "en"
+    # the date of an event series (required there, refused otherwise)
+    subevent: Pk | None = None

@@ -1,4 +1,4 @@
-// The cart's countdown: every element with data-expires (an ISO time) shows the minutes and
+// The shop's one script. The cart's countdown: every element with data-expires (an ISO time) shows the minutes and
 // seconds left in its .countdown and, once the time is up, says so in its .expired-note (a
 // live region, so a screen reader hears it once). Without this script the page still shows
 // the reservation's end as a time of day.
@@ -25,4 +25,49 @@
   }
   tick();
   window.setInterval(tick, 1000);
+})();
+
+// Questions that depend on another question's answer (data-dep-field, data-dep-values: the
+// values that show them) are hidden unless that question, itself shown, has one of the values;
+// a shown required one gets its required attribute back. The server decides the same way, so
+// without this script every question shows and the hidden ones' answers are left out.
+(function () {
+  "use strict";
+  var deps = Array.prototype.slice.call(document.querySelectorAll("[data-dep-field]"));
+  if (!deps.length) { return; }
+  function shown(el) {
+    var box = el.closest(".question");
+    return !box || !box.hidden;
+  }
+  function values(form, name) {
+    var found = [];
+    Array.prototype.forEach.call(form.elements, function (input) {
+      if (input.name !== name || !shown(input)) { return; }
+      if (input.type === "checkbox" || input.type === "radio") {
+        if (input.checked) { found.push(input.value); }
+        else if (input.type === "checkbox" && input.value === "True") { found.push("False"); }
+      } else if (input.value) {
+        found.push(input.value);
+      }
+    });
+    return found;
+  }
+  function update() {
+    deps.forEach(function (box) {
+      var form = box.closest("form");
+      var wanted = (box.getAttribute("data-dep-values") || "").split(" ");
+      var show = !!form && values(form, box.getAttribute("data-dep-field")).some(function (v) {
+        return wanted.indexOf(v) >= 0;
+      });
+      box.hidden = !show;
+      if (box.getAttribute("data-required")) {
+        Array.prototype.forEach.call(box.querySelectorAll("input, select, textarea"), function (input) {
+          if (input.type !== "checkbox" && input.type !== "hidden" && !input.hasAttribute("data-kept")) { input.required = show; }
+        });
+      }
+    });
+  }
+  update();
+  update();  // a chain of dependencies settles in document order
+  document.addEventListener("change", update);
 })();

@@ -1,0 +1,170 @@
+"""Questions in headless Chromium: a question shown only when another is answered so (the
+shop's script hides it, and gives it back its ``required``), a file question whose refused
+file is named at the field with the rest kept, the order page linking the uploaded file; then
+a sold-out date of a series offering its waiting list. Every page is checked with axe-core at
+390 px and 1280 px and saved as a screenshot (as ``test_browser.py``).
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+from PIL import Image
+
+from tests import axe
+from tests.browser import chromium
+from tests.shop import helpers as h
+from tests.shop.test_browser import SERIOUS, WIDTHS, _shots
+
+
+async def test_dependent_and_file_questions_in_chromium(live_server, tmp_path: Path) -> None:
+    assert "axe" in axe.script()
+    factory, world = live_server.factory, live_server.world
+    shop = await h.setup(factory, world)
+    guest = await h.question(factory, shop.event, shop.ticket, "Bringing a guest?", type="B")
+    name = await h.question(
+        factory,
+        shop.event,
+        shop.ticket,
+        "Guest name",
+        required=True,
+        dependency_question_id=guest.id,
+        dependency_values=["True"],
+        identifier="GUEST",
+    )
+    photo = await h.question(
+        factory, shop.event, shop.ticket, "Photo for your badge", type="F", required=True
+    )
+    good = tmp_path / "badge.png"
+    out = io.BytesIO()
+    Image.new("RGB", (40, 30), (20, 120, 200)).save(out, "PNG")
+    good.write_bytes(out.getvalue())
+    bad = tmp_path / "notes.txt"
+    bad.write_text("not a picture")
+    shots = _shots(tmp_path)
+    front = f"{live_server.base_url}/{world.org.slug}/{world.event.slug}/"
+    problems: dict[str, list[dict]] = {}
+
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    driver = chromium(WIDTHS[0])
+    wait = WebDriverWait(driver, 20)
+
+    def viewport(width: int, height: int = 900) -> None:
+        metrics = {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600}
+        driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
+
+    def snap(label: str) -> None:
+        for width in WIDTHS:
+            viewport(width)
+            height = driver.execute_script("return document.documentElement.scrollHeight")
+            viewport(width, min(int(height), 4000))
+            driver.save_screenshot(str(shots / f"shop-questions-{label}-{width}.png"))
+            problems[f"{label} at {width} px"] = axe.violations(driver)
+        viewport(WIDTHS[0])
+
+    def field(element_id: str):
+        return wait.until(ec.presence_of_element_located((By.ID, element_id)))
+
+    def by_name(question_id: int):
+        return driver.find_element(By.CSS_SELECTOR, f"[name^=q_][name$='_{question_id}']")
+
+    try:
+        driver.get(front)
+        field(f"qty-{shop.ticket.id}").send_keys("1")
+        driver.find_element(By.CSS_SELECTOR, ".products button[type=submit]").click()
+        wait.until(ec.presence_of_element_located((By.ID, "cart")))
+        driver.find_element(By.LINK_TEXT, "Go to checkout").click()
+        field("email").send_keys("ada@example.org")
+        field("email_repeat").send_keys("ada@example.org")
+        guest_box = by_name(guest.id)
+        guest_name = by_name(name.id)
+        assert not guest_name.is_displayed()  # hidden until the guest box is ticked
+        assert guest_name.get_attribute("required") is None
+        guest_box.click()
+        wait.until(lambda _: guest_name.is_displayed())
+        assert guest_name.get_attribute("required") is not None
+        snap("checkout")
+        guest_name.send_keys("Grace Hopper")
+        by_name(photo.id).send_keys(str(bad))
+        field("pay-banktransfer").click()
+        field("place-order").click()
+        alert = field("form-errors")
+        assert "Photo for your badge: The file must be a PDF" in alert.text
+        error = driver.find_element(By.CSS_SELECTOR, "p.error[id$='-error']")
+        assert "PDF, PNG, JPEG or GIF" in error.text
+        assert by_name(name.id).get_attribute("value") == "Grace Hopper"  # kept
+        assert by_name(name.id).is_displayed()  # its question is still ticked
+        snap("checkout-file-refused")
+        by_name(photo.id).send_keys(str(good))
+        field("place-order").click()
+        wait.until(ec.title_contains("Order"))
+        link = driver.find_element(By.LINK_TEXT, "badge.png")
+        async with live_server.client() as http:
+            got = await http.get(link.get_attribute("href"))
+        assert got.status_code == 200 and got.content == good.read_bytes()
+        snap("order")
+
+    finally:
+        driver.quit()
+    serious = {
+        where: [v for v in found if v["impact"] in SERIOUS]
+        for where, found in problems.items()
+        if any(v["impact"] in SERIOUS for v in found)
+    }
+    assert not serious, serious
+
+
+async def test_waiting_list_of_a_sold_out_date_in_chromium(live_server, tmp_path: Path) -> None:
+    assert "axe" in axe.script()
+    factory, world = live_server.factory, live_server.world
+    s = await h.series(factory, world, waiting_list_enabled=True)
+    async with live_server.client() as http:
+        r = await h.cart(http, world, {"item": s.shop.ticket.id}, subevent=s.late.id)
+        r = await h.buy(http, world, r.json()["cart_id"], payment_provider="banktransfer")
+        assert r.status_code == 201, r.text
+    shots = _shots(tmp_path)
+    front = f"{live_server.base_url}/{world.org.slug}/{world.event.slug}/"
+    problems: dict[str, list[dict]] = {}
+
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    driver = chromium(WIDTHS[0])
+    wait = WebDriverWait(driver, 20)
+
+    def viewport(width: int, height: int = 900) -> None:
+        metrics = {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600}
+        driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
+
+    def snap(label: str) -> None:
+        for width in WIDTHS:
+            viewport(width)
+            height = driver.execute_script("return document.documentElement.scrollHeight")
+            viewport(width, min(int(height), 4000))
+            driver.save_screenshot(str(shots / f"shop-waiting-{label}-{width}.png"))
+            problems[f"{label} at {width} px"] = axe.violations(driver)
+        viewport(WIDTHS[0])
+
+    try:
+        driver.get(f"{front}{s.late.id}/")
+        email = wait.until(ec.presence_of_element_located((By.ID, f"wl-email-{s.shop.ticket.id}")))
+        assert "Sold out" in driver.page_source
+        snap("date-sold-out")
+        email.send_keys("eve@example.org")
+        driver.find_element(By.CSS_SELECTOR, f"#wl-{s.shop.ticket.id} button").click()
+        wait.until(ec.text_to_be_present_in_element((By.TAG_NAME, "main"), "waiting list"))
+        assert "You are on the waiting list" in driver.page_source
+        snap("joined")
+    finally:
+        driver.quit()
+    serious = {
+        where: [v for v in found if v["impact"] in SERIOUS]
+        for where, found in problems.items()
+        if any(v["impact"] in SERIOUS for v in found)
+    }
+    assert not serious, serious
