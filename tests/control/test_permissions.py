@@ -7,6 +7,7 @@ the route's own access object, so a new page is covered the day it is added."""
 from __future__ import annotations
 
 import datetime as dt
+from collections import defaultdict
 
 import pytest
 from fastapi.routing import APIRoute
@@ -112,8 +113,25 @@ async def _prepare(api, factory: Factory, route: APIRoute, shop: Shop) -> None:
         child = (made.get("variations") or made.get("options") or [None])[0]
         if child:
             shop.made["cid"] = str(child["id"])
+        if area == "products" and ("/addons/" in route.path or "/bundles/" in route.path):
+            shop.made.update(await _product_child(api, shop, route.path, made["id"]))
     elif area in ("quotas", "checkinlists"):
         shop.made = {"id": str(shop.quota if area == "quotas" else shop.checkin_list)}
+
+
+async def _product_child(api, shop: Shop, path: str, item: int) -> dict[str, str]:
+    """An add-on (and a second add-on category free for another) or a bundle of ``item``."""
+    if "/bundles/" in path:
+        made = await _post(api, shop.token, f"{E}/items/{item}/bundles/",
+                           {"bundled_item": shop.item})  # fmt: skip
+        return {"cid": str(made["id"]), "bundled": str(shop.item)}
+    used, free = [
+        await _post(api, shop.token, f"{E}/categories/", {"name": {"en": n}, "is_addon": True})
+        for n in ("Drinks", "Snacks")
+    ]
+    made = await _post(api, shop.token, f"{E}/items/{item}/addons/",
+                       {"addon_category": used["id"]})  # fmt: skip
+    return {"cid": str(made["id"]), "category": str(free["id"])}
 
 
 HOOK = {"target_url": "https://93.184.216.34/hook", "action_types": ["service.event.order.placed"]}
@@ -148,12 +166,13 @@ async def _team(api, factory: Factory, shop: Shop) -> dict[str, str]:
 # Objects a catalog page of that area edits, made through the API first (children included).
 OBJECTS = {
     "products": ("items", {"name": {"en": "Sizes"}, "default_price": "5.00",
-                           "variations": [{"value": {"en": "S"}}]}),
+                           "variations": [{"value": {"en": "S"}}, {"value": {"en": "L"}}]}),
     "categories": ("categories", {"name": {"en": "Main"}}),
     "taxrules": ("taxrules", {"name": {"en": "VAT"}, "rate": "19.00"}),
     "questions": ("questions", {"question": {"en": "Meal?"}, "type": "C", "identifier": "MEAL",
                                 "options": [{"identifier": "V", "answer": {"en": "Vegan"}}]}),
     "vouchers": ("vouchers", {"code": "PERMCHECK1"}),
+    "discounts": ("discounts", {"internal_name": "Group", "condition_min_count": 3}),
 }  # fmt: skip
 # A form each action succeeds with (keyed by the path's end).
 FORMS = {
@@ -177,6 +196,20 @@ FORMS = {
     "/questions/new": {"question": "Why?", "type": "S", "identifier": "WHY"},
     "/questions/{id}/": {"question": "Meal??", "type": "C", "identifier": "MEAL"},
     "/options/new": {"answer": "Fish", "identifier": "F"},
+    "/addons/new": {"addon_category": "{category}", "min_count": "0", "max_count": "2",
+                    "position": "0"},
+    "/addons/{cid}/": {"addon_category": "{category}", "min_count": "1", "max_count": "1",
+                       "position": "1"},
+    "/bundles/new": {"bundled_item": "{bundled}", "count": "2", "designated_price": "1.00"},
+    "/bundles/{cid}/": {"bundled_item": "{bundled}", "count": "3", "designated_price": "0.00"},
+    "/discounts/new": {"internal_name": "Three", "active": "1", "position": "0",
+                       "condition_all_products": "1", "condition_min_count": "3",
+                       "condition_min_value": "0", "benefit_discount_matching_percent": "10",
+                       "benefit_same_products": "1"},
+    "/discounts/{id}/": {"internal_name": "Group", "active": "1", "position": "1",
+                         "condition_all_products": "1", "condition_min_count": "4",
+                         "condition_min_value": "0", "benefit_discount_matching_percent": "5",
+                         "benefit_same_products": "1"},
     "/options/{cid}/": {"answer": "Vegan!", "identifier": "V"},
     "/checkinlists/new": {"name": "Side door", "all_products": "1"},
     "/checkinlists/{id}/": {"name": "Main door", "all_products": "1"},
@@ -255,6 +288,7 @@ def _url_and_form(route: APIRoute, shop: Shop) -> tuple[str, dict[str, str]]:
     for end, values in FORMS.items():
         if route.path.endswith(end):
             form.update(values)
+    form = {k: v.format_map(defaultdict(str, shop.made)) for k, v in form.items()}
     identifier, export_form = EXPORTERS[_level(route.path)]
     if route.path.endswith("/exports/{identifier}/run"):
         form.update(export_form)
