@@ -75,6 +75,7 @@ VARIATION_FIELDS = [
     Field("active", "On sale", "bool", default=True),
 ]
 
+
 async def addon_fields(ctx: EventContext) -> list[Field]:
     rows = await ctx.session.execute(
         select(ItemCategory.id, ItemCategory.name)

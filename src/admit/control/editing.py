@@ -190,8 +190,12 @@ def mount(router: APIRouter, area: Area) -> None:
                                  "defaults": defaults(cfields)})  # fmt: skip
         more = await area.extra(ctx, obj or {}) if area.extra else {}
         if obj is not None:
-            named = (obj.get("name") or obj.get("question") or obj.get("code")
-                     or obj.get("internal_name"))
+            named = (
+                obj.get("name")
+                or obj.get("question")
+                or obj.get("code")
+                or obj.get("internal_name")
+            )
             more["heading"] = text_of(named) or f"#{obj['id']}"
             if area.history_key:
                 more["history"] = await object_history(ctx, area.history_key, obj["id"])
