@@ -157,3 +157,34 @@ async def test_catalog_objects_deleted_after_confirm(web, api, people, factory, 
         done = await web.post(url, data={"csrf_token": token})
         assert done.status_code == 303, (area, done.text[done.text.find("<main") :][:1000])
         assert (await web.get(f"{shop.base}{area}/{obj['id']}/")).status_code == 404, area
+
+
+async def test_voucher_csv_from_the_list_keeps_its_tag_filter(web, api, people, factory, shop,
+                                                               background):  # fmt: skip
+    from tests.control.test_organizer_pages import _finished
+
+    for code, tag in (("SPRING1", "spring"), ("SPRING2", "spring"), ("FALL1", "fall")):
+        await _post(api, shop.token, f"{E}/vouchers/",
+                    {"code": code, "tag": tag, "max_usages": 2, "item": shop.item})  # fmt: skip
+    await _as(web, people["boss"])
+    listing = await web.get(shop.base + "vouchers/?tag=spring")
+    assert 'id="voucher-csv"' in listing.text
+    assert '<input type="hidden" name="tag" value="spring">' in listing.text
+    token = await _token(web, shop.base + "vouchers/")
+    started = await web.post(
+        shop.base + "exports/voucherlist/run",
+        data={"csrf_token": token, "_format": "csv", "tag": "spring"},
+    )
+    assert started.status_code == 303, started.text[:1000]
+    progress = started.headers["location"]
+    status = await _finished(web, progress, background)
+    assert status["status"] == "finished", status
+    file = (await web.get(progress + "download")).content.decode("utf-8-sig")
+    lines = file.splitlines()
+    assert lines[0].startswith("Voucher code,") and "Redeemed" in lines[0] and "Tag" in lines[0]
+    assert sorted(line.split(",")[0] for line in lines[1:]) == ["SPRING1", "SPRING2"]
+    assert all(",Ticket," in line and ",spring," in line for line in lines[1:])
+    everything = await web.get(shop.base + "vouchers/")
+    assert (
+        'name="tag" value=' not in everything.text.split('id="voucher-csv"')[1].split("</form>")[0]
+    )
