@@ -178,7 +178,8 @@ async def _progress(page: Page, ctx: OrgContext, identifier: str, id1: str, id2:
     name = next((d["verbose_name"] for d in await descriptors(ctx)
                  if d["identifier"] == identifier), identifier)  # fmt: skip
     return render(page, "export_progress.html", nav=await exports_nav(page, ctx),
-                  job=_state(job, url), url=url, name=name, base=exports_base(ctx), filename=job.result_name,
+                  job=_state(job, url), url=url, name=name, base=exports_base(ctx),
+                  filename=job.result_name,
                   size=job.result_size, scripts=True)  # fmt: skip
 
 
