@@ -15,6 +15,7 @@ from fastapi.routing import APIRoute
 from admit.auth.permissions import EVENT_PERMISSIONS, ORGANIZER_PERMISSIONS
 from admit.control.routes import CONTROL_ROUTERS
 from admit.kit.http.context import AnyEventPermission, EventAccess, OrganizerAccess, implied
+from tests.control import scheduled_setup
 from tests.control.conftest import PASSWORD_HASH, E, Shop, _post, sign_in
 from tests.factories import Factory
 from tests.oauth.helpers import csrf
@@ -289,6 +290,8 @@ def _url_and_form(route: APIRoute, shop: Shop) -> tuple[str, dict[str, str]]:
         if route.path.endswith(end):
             form.update(values)
     form = {k: v.format_map(defaultdict(str, shop.made)) for k, v in form.items()}
+    if scheduled_setup.SCHEDULED in route.path:
+        form.update(scheduled_setup.form(_level(route.path)))
     identifier, export_form = EXPORTERS[_level(route.path)]
     if route.path.endswith("/exports/{identifier}/run"):
         form.update(export_form)
@@ -355,15 +358,25 @@ async def _lacking_and_having(web, api, factory, shop, method, route, background
         having[key] = [permission]
         having_email = await _user(factory, "having", "acme", **having)
         await _start_export(web, factory, having_email, route, shop, background)
+    lacking: dict | None = None
+    if scheduled_setup.SCHEDULED in route.path:  # owned by whoever scheduled it
+        level = _level(route.path)
+        having = scheduled_setup.having(level)
+        having_email = await _user(factory, "having", "acme", **having)
+        shop.made = await scheduled_setup.setup(
+            web, level, route.path, lambda e: sign_in(web, factory, e), having_email
+        )
+        if level == "organizer" and "{id}" not in route.path:  # any permission at all
+            lacking = {"event_permissions": [], "organizer_permissions": []}
     url, form = _url_and_form(route, shop)
-    if wanted:
+    if lacking is None and wanted:
         lacking = {
             "event_permissions": _without(EVENT_PERMISSIONS, wanted if level == "event" else []),
             "organizer_permissions": _without(
                 ORGANIZER_PERMISSIONS, wanted if level == "organizer" else []
             ),
         }
-    else:  # no permission asked: a team of the organizer not covering this event
+    elif lacking is None:  # no permission asked: a team of the organizer not covering the event
         from sqlalchemy import select
 
         from admit.models import Event
