@@ -49,15 +49,18 @@ class Dashboard:
     checkins: list[Point] = field(default_factory=list)
 
 
-def _bucket(ctx: EventContext, column: Any, hourly: bool) -> ColumnElement[str]:
-    """The UTC day (or hour) of ``column`` as text, on either database."""
+def _bucket(ctx: EventContext, column: Any, hourly: bool) -> ColumnElement[Any]:
+    """The UTC day (or hour) of ``column``: text on SQLite, the truncated moment on
+    PostgreSQL (``date_trunc`` costs a fraction of formatting every row with ``to_char``)."""
     if ctx.request.app.state.db.is_sqlite:
         return func.strftime("%Y-%m-%d %H" if hourly else "%Y-%m-%d", column)
-    return func.to_char(func.timezone("UTC", column), "YYYY-MM-DD HH24" if hourly else "YYYY-MM-DD")
+    return func.date_trunc("hour" if hourly else "day", func.timezone("UTC", column))
 
 
-def _parse(text: str, hourly: bool) -> dt.datetime:
-    return dt.datetime.strptime(text, "%Y-%m-%d %H" if hourly else "%Y-%m-%d").replace(
+def _parse(value: str | dt.datetime, hourly: bool) -> dt.datetime:
+    if isinstance(value, dt.datetime):  # PostgreSQL: the UTC moment, without its zone
+        return value.replace(tzinfo=dt.UTC)
+    return dt.datetime.strptime(value, "%Y-%m-%d %H" if hourly else "%Y-%m-%d").replace(
         tzinfo=dt.UTC
     )
 
