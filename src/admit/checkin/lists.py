@@ -101,7 +101,7 @@ async def load_links(ctx: OrgContext, ids: Sequence[int]) -> tuple[dict, dict]:
     return items, gates
 
 
-def _on_list_joined() -> Any:
+def on_list_joined() -> Any:
     """The ticket-on-list condition for a join of lists (``CheckinList``) and positions."""
     products = or_(
         CheckinList.all_products.is_(True),
@@ -130,6 +130,16 @@ def _on_list_joined() -> Any:
     )
 
 
+def entered_joined(ids: Sequence[int]) -> Any:
+    """The joined position has a successful entry on the joined list (of ``ids``): one hashed
+    set of (position, list) pairs, however often a ticket entered."""
+    return tuple_(OrderPosition.id, CheckinList.id).in_(
+        select(Checkin.position_id, Checkin.list_id).where(
+            Checkin.list_id.in_(ids), Checkin.successful.is_(True), Checkin.type == "entry"
+        )
+    )
+
+
 async def load_counts(
     ctx: OrgContext, ids: Sequence[int], wanted: set[str]
 ) -> dict[str, dict[int, int]]:
@@ -141,17 +151,12 @@ async def load_counts(
     counts: dict[str, dict[int, int]] = {}
     if not ids or not wanted & {"position_count", "checkin_count"}:
         return counts
-    entered = tuple_(OrderPosition.id, CheckinList.id).in_(
-        select(Checkin.position_id, Checkin.list_id).where(
-            Checkin.list_id.in_(ids), Checkin.successful.is_(True), Checkin.type == "entry"
-        )
-    )
     query = (
-        select(CheckinList.id, func.count(), func.count().filter(entered))
+        select(CheckinList.id, func.count(), func.count().filter(entered_joined(ids)))
         .select_from(CheckinList)
         .join(OrderPosition, OrderPosition.event_id == CheckinList.event_id)
         .join(Order, Order.id == OrderPosition.order_id)
-        .where(CheckinList.id.in_(ids), _on_list_joined())
+        .where(CheckinList.id.in_(ids), on_list_joined())
         .group_by(CheckinList.id)
     )
     rows = (await ctx.session.execute(query)).all()
