@@ -1,11 +1,13 @@
-"""What the generated permission test needs for the scheduled-export pages: a scheduled export
-owns its owner (its pages are visible to the owner, changed by a holder of the exporter's
-permission), so the user holding the permission schedules one first, through the page."""
+"""What the generated permission test makes before visiting some pages: a product's add-on
+or bundle (through the API), and a scheduled export (its pages are visible to its owner and
+changed by a holder of the exporter's permission, so the user holding that permission
+schedules one first, through the page)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from tests.control.conftest import E, Shop, _post
 from tests.oauth.helpers import csrf
 
 SCHEDULED = "/exports/scheduled/"
@@ -47,3 +49,18 @@ def having(level: str) -> dict[str, list[str]]:
     permission = EXPORTER[level][2]
     key = "event_permissions" if level == "event" else "organizer_permissions"
     return {"event_permissions": [], "organizer_permissions": [], key: [permission]}
+
+
+async def product_child(api, shop: Shop, path: str, item: int) -> dict[str, str]:
+    """An add-on (and a second add-on category free for another) or a bundle of ``item``."""
+    if "/bundles/" in path:
+        made = await _post(api, shop.token, f"{E}/items/{item}/bundles/",
+                           {"bundled_item": shop.item})  # fmt: skip
+        return {"cid": str(made["id"]), "bundled": str(shop.item)}
+    used, free = [
+        await _post(api, shop.token, f"{E}/categories/", {"name": {"en": n}, "is_addon": True})
+        for n in ("Drinks", "Snacks")
+    ]
+    made = await _post(api, shop.token, f"{E}/items/{item}/addons/",
+                       {"addon_category": used["id"]})  # fmt: skip
+    return {"cid": str(made["id"]), "category": str(free["id"])}

@@ -17,6 +17,7 @@ from admit.control.routes import CONTROL_ROUTERS
 from admit.kit.http.context import AnyEventPermission, EventAccess, OrganizerAccess, implied
 from tests.control import scheduled_setup
 from tests.control.conftest import PASSWORD_HASH, E, Shop, _post, sign_in
+from tests.control.scheduled_setup import product_child
 from tests.factories import Factory
 from tests.oauth.helpers import csrf
 
@@ -115,24 +116,9 @@ async def _prepare(api, factory: Factory, route: APIRoute, shop: Shop) -> None:
         if child:
             shop.made["cid"] = str(child["id"])
         if area == "products" and ("/addons/" in route.path or "/bundles/" in route.path):
-            shop.made.update(await _product_child(api, shop, route.path, made["id"]))
+            shop.made.update(await product_child(api, shop, route.path, made["id"]))
     elif area in ("quotas", "checkinlists"):
         shop.made = {"id": str(shop.quota if area == "quotas" else shop.checkin_list)}
-
-
-async def _product_child(api, shop: Shop, path: str, item: int) -> dict[str, str]:
-    """An add-on (and a second add-on category free for another) or a bundle of ``item``."""
-    if "/bundles/" in path:
-        made = await _post(api, shop.token, f"{E}/items/{item}/bundles/",
-                           {"bundled_item": shop.item})  # fmt: skip
-        return {"cid": str(made["id"]), "bundled": str(shop.item)}
-    used, free = [
-        await _post(api, shop.token, f"{E}/categories/", {"name": {"en": n}, "is_addon": True})
-        for n in ("Drinks", "Snacks")
-    ]
-    made = await _post(api, shop.token, f"{E}/items/{item}/addons/",
-                       {"addon_category": used["id"]})  # fmt: skip
-    return {"cid": str(made["id"]), "category": str(free["id"])}
 
 
 HOOK = {"target_url": "https://93.184.216.34/hook", "action_types": ["service.event.order.placed"]}
