@@ -24,3 +24,22 @@ async def test_orders_per_day_and_entries_per_hour(web, api, people, shop):
     entries = page.split('id="entries-table"')[1].split("</details>")[0]
     assert f'<td>{now:%m-%d %H}:00</td><td class="num">1</td>' in entries
     assert "1 of 1 checked in" in page
+
+
+async def test_lists_beyond_the_scan_are_counted_apart_alike(web, api, people, shop, monkeypatch):
+    from admit.control import stats
+
+    paid = shop.orders[0]["positions"][0]["secret"]
+    entered = await api.post(
+        "/api/v1/organizers/acme/checkinrpc/redeem/",
+        json={"secret": paid, "lists": [shop.checkin_list]},
+        headers={"Authorization": f"Token {shop.token}"},
+    )
+    assert entered.status_code == 201, entered.text
+    await _as(web, people["boss"])
+    scanned = (await web.get(shop.base)).text
+    monkeypatch.setattr(stats, "LISTS_AT_ONCE", 0)
+    stats.kept.forget()
+    apart = (await web.get(shop.base)).text
+    for page in (scanned, apart):
+        assert "1 of 1 checked in" in page and "1 paid, 2 pending" in page
