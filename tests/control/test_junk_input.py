@@ -22,7 +22,14 @@ location mark_canceled max_usages name payment payment_manual__enabled payment_t
 plugins presale_end presale_start price price_includes_tax price_mode question quota rate
 refund required search secret security_profile send_email size slug tag target_url tax_rule
 testmode text ticket_secret_generator timezone type valid_until value variations _format
-date_range paid_only""".split()
+date_range paid_only addon_category min_count max_count position multi_allowed price_included
+bundled_item bundled_variation designated_price internal_name available_from available_until
+condition_all_products condition_limit_products condition_min_count condition_min_value
+benefit_discount_matching_percent benefit_only_apply_to_cheapest_n_matches
+benefit_same_products benefit_limit_products condition_apply_to_addons
+benefit_apply_to_addons mail_subject mail_template mail_additional_recipients
+mail_additional_recipients_cc mail_additional_recipients_bcc schedule_rrule schedule_rrule_time
+locale export_identifier x-_format x-paid_only x-date_from""".split()
 # Letters, past 64 bits, negative, overflowing floats, digits int() refuses or reads as other
 # numbers (superscript, Arabic-Indic), past int()'s 4,300 digits, NUL, empty.
 JUNK = ("ZZZ", "99999999999999999999", "-1", "1e999", "NaN", "²", "١٢", "9" * 5000, "a\x00b", "")

@@ -7,6 +7,7 @@ the route's own access object, so a new page is covered the day it is added."""
 from __future__ import annotations
 
 import datetime as dt
+from collections import defaultdict
 
 import pytest
 from fastapi.routing import APIRoute
@@ -14,7 +15,9 @@ from fastapi.routing import APIRoute
 from admit.auth.permissions import EVENT_PERMISSIONS, ORGANIZER_PERMISSIONS
 from admit.control.routes import CONTROL_ROUTERS
 from admit.kit.http.context import AnyEventPermission, EventAccess, OrganizerAccess, implied
+from tests.control import scheduled_setup
 from tests.control.conftest import PASSWORD_HASH, E, Shop, _post, sign_in
+from tests.control.scheduled_setup import product_child
 from tests.factories import Factory
 from tests.oauth.helpers import csrf
 
@@ -112,6 +115,8 @@ async def _prepare(api, factory: Factory, route: APIRoute, shop: Shop) -> None:
         child = (made.get("variations") or made.get("options") or [None])[0]
         if child:
             shop.made["cid"] = str(child["id"])
+        if area == "products" and ("/addons/" in route.path or "/bundles/" in route.path):
+            shop.made.update(await product_child(api, shop, route.path, made["id"]))
     elif area in ("quotas", "checkinlists"):
         shop.made = {"id": str(shop.quota if area == "quotas" else shop.checkin_list)}
 
@@ -148,12 +153,13 @@ async def _team(api, factory: Factory, shop: Shop) -> dict[str, str]:
 # Objects a catalog page of that area edits, made through the API first (children included).
 OBJECTS = {
     "products": ("items", {"name": {"en": "Sizes"}, "default_price": "5.00",
-                           "variations": [{"value": {"en": "S"}}]}),
+                           "variations": [{"value": {"en": "S"}}, {"value": {"en": "L"}}]}),
     "categories": ("categories", {"name": {"en": "Main"}}),
     "taxrules": ("taxrules", {"name": {"en": "VAT"}, "rate": "19.00"}),
     "questions": ("questions", {"question": {"en": "Meal?"}, "type": "C", "identifier": "MEAL",
                                 "options": [{"identifier": "V", "answer": {"en": "Vegan"}}]}),
     "vouchers": ("vouchers", {"code": "PERMCHECK1"}),
+    "discounts": ("discounts", {"internal_name": "Group", "condition_min_count": 3}),
 }  # fmt: skip
 # A form each action succeeds with (keyed by the path's end).
 FORMS = {
@@ -177,6 +183,20 @@ FORMS = {
     "/questions/new": {"question": "Why?", "type": "S", "identifier": "WHY"},
     "/questions/{id}/": {"question": "Meal??", "type": "C", "identifier": "MEAL"},
     "/options/new": {"answer": "Fish", "identifier": "F"},
+    "/addons/new": {"addon_category": "{category}", "min_count": "0", "max_count": "2",
+                    "position": "0"},
+    "/addons/{cid}/": {"addon_category": "{category}", "min_count": "1", "max_count": "1",
+                       "position": "1"},
+    "/bundles/new": {"bundled_item": "{bundled}", "count": "2", "designated_price": "1.00"},
+    "/bundles/{cid}/": {"bundled_item": "{bundled}", "count": "3", "designated_price": "0.00"},
+    "/discounts/new": {"internal_name": "Three", "active": "1", "position": "0",
+                       "condition_all_products": "1", "condition_min_count": "3",
+                       "condition_min_value": "0", "benefit_discount_matching_percent": "10",
+                       "benefit_same_products": "1"},
+    "/discounts/{id}/": {"internal_name": "Group", "active": "1", "position": "1",
+                         "condition_all_products": "1", "condition_min_count": "4",
+                         "condition_min_value": "0", "benefit_discount_matching_percent": "5",
+                         "benefit_same_products": "1"},
     "/options/{cid}/": {"answer": "Vegan!", "identifier": "V"},
     "/checkinlists/new": {"name": "Side door", "all_products": "1"},
     "/checkinlists/{id}/": {"name": "Main door", "all_products": "1"},
@@ -255,6 +275,9 @@ def _url_and_form(route: APIRoute, shop: Shop) -> tuple[str, dict[str, str]]:
     for end, values in FORMS.items():
         if route.path.endswith(end):
             form.update(values)
+    form = {k: v.format_map(defaultdict(str, shop.made)) for k, v in form.items()}
+    if scheduled_setup.SCHEDULED in route.path:
+        form.update(scheduled_setup.form(_level(route.path)))
     identifier, export_form = EXPORTERS[_level(route.path)]
     if route.path.endswith("/exports/{identifier}/run"):
         form.update(export_form)
@@ -321,15 +344,25 @@ async def _lacking_and_having(web, api, factory, shop, method, route, background
         having[key] = [permission]
         having_email = await _user(factory, "having", "acme", **having)
         await _start_export(web, factory, having_email, route, shop, background)
+    lacking: dict | None = None
+    if scheduled_setup.SCHEDULED in route.path:  # owned by whoever scheduled it
+        level = _level(route.path)
+        having = scheduled_setup.having(level)
+        having_email = await _user(factory, "having", "acme", **having)
+        shop.made = await scheduled_setup.setup(
+            web, level, route.path, lambda e: sign_in(web, factory, e), having_email
+        )
+        if level == "organizer" and "{id}" not in route.path:  # any permission at all
+            lacking = {"event_permissions": [], "organizer_permissions": []}
     url, form = _url_and_form(route, shop)
-    if wanted:
+    if lacking is None and wanted:
         lacking = {
             "event_permissions": _without(EVENT_PERMISSIONS, wanted if level == "event" else []),
             "organizer_permissions": _without(
                 ORGANIZER_PERMISSIONS, wanted if level == "organizer" else []
             ),
         }
-    else:  # no permission asked: a team of the organizer not covering this event
+    elif lacking is None:  # no permission asked: a team of the organizer not covering the event
         from sqlalchemy import select
 
         from admit.models import Event

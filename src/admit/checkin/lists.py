@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel
-from sqlalchemy import Select, and_, delete, distinct, func, insert, or_, select
+from sqlalchemy import Select, and_, delete, func, insert, or_, select, tuple_
 from sqlalchemy.orm import aliased
 from starlette.responses import Response
 
@@ -101,7 +101,7 @@ async def load_links(ctx: OrgContext, ids: Sequence[int]) -> tuple[dict, dict]:
     return items, gates
 
 
-def _on_list_joined() -> Any:
+def on_list_joined() -> Any:
     """The ticket-on-list condition for a join of lists (``CheckinList``) and positions."""
     products = or_(
         CheckinList.all_products.is_(True),
@@ -130,33 +130,40 @@ def _on_list_joined() -> Any:
     )
 
 
+def entered_joined(ids: Sequence[int]) -> Any:
+    """The joined position has a successful entry on the joined list (of ``ids``): one hashed
+    set of (position, list) pairs, however often a ticket entered."""
+    return tuple_(OrderPosition.id, CheckinList.id).in_(
+        select(Checkin.position_id, Checkin.list_id).where(
+            Checkin.list_id.in_(ids), Checkin.successful.is_(True), Checkin.type == "entry"
+        )
+    )
+
+
 async def load_counts(
     ctx: OrgContext, ids: Sequence[int], wanted: set[str]
 ) -> dict[str, dict[int, int]]:
+    """Per list: its tickets (``position_count``) and those with a successful entry on it
+    (``checkin_count``), both from one scan of the event's positions and orders. A list and a
+    position meet once in the join (a position has one order), so rows are counted as they
+    are; the entries are one hashed set of (position, list) pairs, not a join that would
+    repeat a position entering twice."""
     counts: dict[str, dict[int, int]] = {}
-    if not ids:
+    if not ids or not wanted & {"position_count", "checkin_count"}:
         return counts
-    base = (
-        select(CheckinList.id, func.count(distinct(OrderPosition.id)))
+    query = (
+        select(CheckinList.id, func.count(), func.count().filter(entered_joined(ids)))
         .select_from(CheckinList)
         .join(OrderPosition, OrderPosition.event_id == CheckinList.event_id)
         .join(Order, Order.id == OrderPosition.order_id)
-        .where(CheckinList.id.in_(ids), _on_list_joined())
+        .where(CheckinList.id.in_(ids), on_list_joined())
         .group_by(CheckinList.id)
     )
+    rows = (await ctx.session.execute(query)).all()
     if "position_count" in wanted:
-        counts["position_count"] = dict((await ctx.session.execute(base)).all())  # type: ignore[arg-type]
+        counts["position_count"] = {list_id: n for list_id, n, _ in rows}
     if "checkin_count" in wanted:
-        query = base.join(
-            Checkin,
-            and_(
-                Checkin.position_id == OrderPosition.id,
-                Checkin.list_id == CheckinList.id,
-                Checkin.successful.is_(True),
-                Checkin.type == "entry",
-            ),
-        )
-        counts["checkin_count"] = dict((await ctx.session.execute(query)).all())  # type: ignore[arg-type]
+        counts["checkin_count"] = {list_id: n for list_id, _, n in rows if n}
     return counts
 
 

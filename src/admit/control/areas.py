@@ -9,12 +9,14 @@ from typing import Any
 from fastapi import APIRouter
 from sqlalchemy import select
 
+import admit.catalog.discounts.routes
 import admit.catalog.items.routes
 import admit.catalog.questions.routes
 import admit.catalog.taxes.routes
 import admit.checkin.routes
 import admit.quotas.routes
 import admit.vouchers.routes
+from admit.control.deleting import mount_delete
 from admit.control.editing import Area, Child, fixed, mount, resource
 from admit.control.fields import Field
 from admit.control.render import money, text_of
@@ -73,10 +75,50 @@ VARIATION_FIELDS = [
     Field("active", "On sale", "bool", default=True),
 ]
 
+
+async def addon_fields(ctx: EventContext) -> list[Field]:
+    rows = await ctx.session.execute(
+        select(ItemCategory.id, ItemCategory.name)
+        .where(ItemCategory.event_id == ctx.event.id, ItemCategory.is_addon.is_(True))
+        .order_by(ItemCategory.id)
+    )
+    return [
+        Field("addon_category", "Add-on category", "select", required=True,
+              choices=[(str(i), text_of(n)) for i, n in rows],
+              help="Its products are offered with this one (categories marked as add-ons)."),
+        Field("min_count", "At least", "number", required=True, default="0"),
+        Field("max_count", "At most", "number", required=True, default="1"),
+        Field("position", "Position", "number", required=True, default="0"),
+        Field("multi_allowed", "The same add-on may be chosen more than once", "bool"),
+        Field("price_included", "Included in this product's price", "bool"),
+    ]  # fmt: skip
+
+
+async def bundle_fields(ctx: EventContext) -> list[Field]:
+    return [
+        Field("bundled_item", "Bundled product", "select", required=True,
+              choices=await products(ctx)),
+        Field("bundled_variation", "Its variation", "select", choices=await variations(ctx),
+              help="Needed when the bundled product has variations."),
+        Field("count", "How many", "number", required=True, default="1"),
+        Field("designated_price", "Designated price", "decimal", required=True, default="0.00",
+              help=f"In {ctx.event.currency}: the part of this product's price it stands for."),
+    ]  # fmt: skip
+
+
+def _bundle_label(r: dict[str, Any]) -> str:
+    return f"{r.get('count')} × product #{r.get('bundled_item')}"
+
+
 PRODUCTS = Area(
     "products", "Products", "product", resource("items"), product_fields, [],
     children=[Child("variations", "Variations", resource("item-variations"), VARIATION_FIELDS,
-                    lambda r: text_of(r.get("value")))],
+                    lambda r: text_of(r.get("value"))),
+              Child("addons", "Add-ons", resource("item-addons"), addon_fields,
+                    lambda r: f"Category #{r.get('addon_category')}",
+                    label_field="addon_category"),
+              Child("bundles", "Bundles", resource("item-bundles"), bundle_fields,
+                    _bundle_label, label_field="bundled_item")],
     list_page=False,
     history_key="item",
     create_only=[Field("variations", "Variations", "lines",
@@ -179,6 +221,45 @@ CHECKIN_LISTS = Area(
 )  # fmt: skip
 
 
+# -- discounts ------------------------------------------------------------------------------
+
+
+async def discount_fields(ctx: EventContext) -> list[Field]:
+    return [
+        Field("internal_name", "Name", required=True, optional_null=False),
+        Field("active", "Active", "bool", default=True),
+        Field("position", "Position", "number", required=True, default="0",
+              help="Discounts apply in this order, lowest first."),
+        Field("available_from", "Available from", "datetime"),
+        Field("available_until", "Available until", "datetime"),
+        Field("condition_all_products", "Counts every product", "bool", default=True),
+        Field("condition_limit_products", "Or counts only these", "multi",
+              choices=await products(ctx)),
+        Field("condition_min_count", "When at least this many are bought", "number",
+              required=True, default="0"),
+        Field("condition_min_value", "Or when they cost at least", "decimal", required=True,
+              default="0.00", help=f"In {ctx.event.currency}."),
+        Field("benefit_discount_matching_percent", "Discount (%)", "decimal", required=True,
+              default="0.00"),
+        Field("benefit_only_apply_to_cheapest_n_matches", "Only on the cheapest", "number",
+              help="Empty: on every matching product."),
+        Field("benefit_same_products", "Discounts the counted products", "bool", default=True),
+        Field("benefit_limit_products", "Or discounts these", "multi", choices=await products(ctx)),
+        Field("condition_apply_to_addons", "Add-ons count", "bool", default=True),
+        Field("benefit_apply_to_addons", "Add-ons are discounted", "bool", default=True),
+    ]  # fmt: skip
+
+
+DISCOUNTS = Area(
+    "discounts", "Discounts", "discount", resource("discounts"), discount_fields,
+    [("Name", lambda r: r["internal_name"] or f"#{r['id']}"),
+     ("Discount", lambda r: f"{r['benefit_discount_matching_percent']} %"),
+     ("From", lambda r: f"{r['condition_min_count']} products"
+      if r["condition_min_count"] else money(r["condition_min_value"])),
+     ("Active", lambda r: _yes(r["active"]))],
+)  # fmt: skip
+
+
 # -- vouchers -------------------------------------------------------------------------------
 
 
@@ -215,6 +296,8 @@ VOUCHERS = Area(
     history_key="voucher",
 )  # fmt: skip
 
-AREAS = (PRODUCTS, QUOTAS, CATEGORIES, TAX_RULES, QUESTIONS, CHECKIN_LISTS, VOUCHERS)
+AREAS = (PRODUCTS, QUOTAS, CATEGORIES, TAX_RULES, QUESTIONS, CHECKIN_LISTS, VOUCHERS, DISCOUNTS)
 for _area in AREAS:
     mount(router, _area)
+    if _area.deletable:
+        mount_delete(router, _area)

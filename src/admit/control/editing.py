@@ -49,8 +49,24 @@ class Child:
     key: str
     title: str
     resource: Resource[Any]
-    fields: list[Field]
+    fields: list[Field] | FieldsOf  # fixed, or with choices read from the event
     label: Callable[[dict[str, Any]], str]
+    # A form field whose chosen value names the object (an add-on's category): its label.
+    label_field: str = ""
+
+    async def fields_of(self, ctx: EventContext) -> list[Field]:
+        return self.fields if isinstance(self.fields, list) else await self.fields(ctx)
+
+    def label_of(self, row: dict[str, Any], fields: list[Field]) -> str:
+        chosen = next((f for f in fields if f.name == self.label_field), None)
+        if chosen is not None:
+            value = str(row.get(chosen.name))
+            return next((text for v, text in chosen.choices if v == value), value)
+        return self.label(row)
+
+    @property
+    def deletable(self) -> bool:
+        return "delete" in self.resource.actions
 
 
 @dataclass
@@ -71,6 +87,10 @@ class Area:
     # The API's create route, where it is not the resource's own (vouchers).
     creator: Callable[[EventContext], Awaitable[Response]] | None = None
     extra: Callable[[EventContext, dict[str, Any]], Awaitable[dict[str, Any]]] | None = None
+
+    @property
+    def deletable(self) -> bool:
+        return "delete" in self.resource.actions
 
     @property
     def read_access(self) -> EventAccess:
@@ -163,14 +183,19 @@ def mount(router: APIRouter, area: Area) -> None:
             for child in area.children:
                 params = {child.resource.parent_param or "": str(obj["id"])}
                 rows = (await listed(ctx, child.resource, "", params))["results"]
-                forms = [(str(r["id"]), child.label(r), to_form(child.fields, r, tz(ctx)))
+                cfields = await child.fields_of(ctx)
+                forms = [(str(r["id"]), child.label_of(r, cfields), to_form(cfields, r, tz(ctx)))
                          for r in rows]  # fmt: skip
-                children.append(
-                    {"child": child, "forms": forms, "defaults": defaults(child.fields)}
-                )
+                children.append({"child": child, "fields": cfields, "forms": forms,
+                                 "defaults": defaults(cfields)})  # fmt: skip
         more = await area.extra(ctx, obj or {}) if area.extra else {}
         if obj is not None:
-            named = obj.get("name") or obj.get("question") or obj.get("code")
+            named = (
+                obj.get("name")
+                or obj.get("question")
+                or obj.get("code")
+                or obj.get("internal_name")
+            )
             more["heading"] = text_of(named) or f"#{obj['id']}"
             if area.history_key:
                 more["history"] = await object_history(ctx, area.history_key, obj["id"])
@@ -266,7 +291,8 @@ def _mount_child(router: APIRouter, area: Area, child: Child, form_page: Any) ->
             current = await found_child(ctx, res, id, cid)
             if current is None:
                 return await missing(page, ctx, area)
-        body = to_body(child.fields, pairs, tz(ctx), current)
+        cfields = await child.fields_of(ctx)
+        body = to_body(cfields, pairs, tz(ctx), current)
 
         async def work() -> Any:
             req = with_body(ctx, body, "PATCH" if cid else "POST")
@@ -283,7 +309,7 @@ def _mount_child(router: APIRouter, area: Area, child: Child, form_page: Any) ->
             values = to_form(await area.fields(ctx), obj, tz(ctx))
             return await form_page(page, ctx, obj, values, errors, 400,
                                    failed=f"{child.key}-{cid or 'new'}",
-                                   child_values=typed(child.fields, pairs))  # fmt: skip
+                                   child_values=typed(cfields, pairs))  # fmt: skip
         page.web.flash(f"The {child.title.lower()} were saved.")
         return page.redirect(f"{area.base(ctx)}{id}/")
 
@@ -293,8 +319,33 @@ def _mount_child(router: APIRouter, area: Area, child: Child, form_page: Any) ->
     async def change(page: Page, ctx: EventContext, pairs: Pairs, id: str, cid: str) -> Response:
         return await save(page, ctx, pairs, id, cid)
 
+    async def remove(page: Page, ctx: EventContext, id: str, cid: str) -> Response:
+        """Deletes the child (the API's DELETE); a refusal is shown by its form."""
+        obj = await found(ctx, area.resource, id)
+        current = await found_child(ctx, res, id, cid)
+        if obj is None or current is None:
+            return await missing(page, ctx, area)
+
+        async def work() -> Any:
+            req = with_body(ctx, None, "DELETE")
+            await res.prepare(req, {parent: id, "id": cid})
+            return await res.handle_delete(req, cid)
+
+        _, errors = await run(page, ctx, work)
+        if errors:
+            cfields = await child.fields_of(ctx)
+            values = to_form(await area.fields(ctx), obj, tz(ctx))
+            return await form_page(page, ctx, obj, values, errors, 400,
+                                   failed=f"{child.key}-{cid}",
+                                   child_values=to_form(cfields, current, tz(ctx)))  # fmt: skip
+        page.web.flash(f"{child.label_of(current, await child.fields_of(ctx))} was deleted.")
+        return page.redirect(f"{area.base(ctx)}{id}/")
+
     base = f"{EVENT}/{area.key}/{{id}}/{child.key}"
-    for handler, suffix, name in ((add, "/new", "add"), (change, "/{cid}/", "change")):
+    handlers: list[tuple[Any, str, str]] = [(add, "/new", "add"), (change, "/{cid}/", "change")]
+    if child.deletable:
+        handlers.append((remove, "/{cid}/delete", "delete"))
+    for handler, suffix, name in handlers:
         handler.__name__ = f"{area.key}_{child.key}_{name}"
         router.add_api_route(base + suffix, control_page(area.write_access, form=True)(handler),
                              methods=["POST"])  # fmt: skip

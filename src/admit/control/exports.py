@@ -81,23 +81,23 @@ class OrganizerExportAccess(OrganizerAccess):
         return ctx
 
 
-def _level(ctx: OrgContext) -> str:
+def level_of(ctx: OrgContext) -> str:
     return EVENT if isinstance(ctx, EventContext) else ORGANIZER
 
 
-def _base(ctx: OrgContext) -> str:
+def exports_base(ctx: OrgContext) -> str:
     if isinstance(ctx, EventContext):
         return f"/control/event/{ctx.organizer_slug}/{ctx.event.slug}/exports/"
     return f"/control/organizer/{ctx.organizer_slug}/exports/"
 
 
-async def _nav(page: Page, ctx: OrgContext) -> Any:
+async def exports_nav(page: Page, ctx: OrgContext) -> Any:
     if isinstance(ctx, EventContext):
         return await event_nav(page, ctx, "exports")
     return await organizer_nav(page, ctx, "exports")
 
 
-async def _descriptors(ctx: OrgContext) -> list[dict[str, Any]]:
+async def descriptors(ctx: OrgContext) -> list[dict[str, Any]]:
     """The API's list of the exporters the user may run here."""
     req = with_body(ctx, None, "GET")
     if isinstance(req, EventContext):
@@ -111,27 +111,27 @@ async def _list_page(page: Page, ctx: OrgContext, failed: str = "", values: dict
                      | None = None, errors: Errors | None = None, status: int = 200
                      ) -> Response:  # fmt: skip
     forms = []
-    for desc in await _descriptors(ctx):
-        fields = await exporter_fields(ctx, _level(ctx), desc)
+    for desc in await descriptors(ctx):
+        fields = await exporter_fields(ctx, level_of(ctx), desc)
         mine = desc["identifier"] == failed
         forms.append({
             "identifier": desc["identifier"], "name": desc["verbose_name"], "fields": fields,
             "typed": values if mine and values is not None else defaults(fields),
             "errors": (errors or {}) if mine else {},
         })  # fmt: skip
-    those = scheduled.event_exports if _level(ctx) == EVENT else scheduled.organizer_exports
+    those = scheduled.event_exports if level_of(ctx) == EVENT else scheduled.organizer_exports
     listing = await listed(ctx, those)
     names = {f["identifier"]: f["name"] for f in forms}
-    return render(page, "exports.html", status, nav=await _nav(page, ctx), forms=forms,
-                  base=_base(ctx), level=_level(ctx), failed=failed, names=names,
+    return render(page, "exports.html", status, nav=await exports_nav(page, ctx), forms=forms,
+                  base=exports_base(ctx), level=level_of(ctx), failed=failed, names=names,
                   scheduled=listing["results"], scheduled_count=listing["count"])  # fmt: skip
 
 
 async def _start(page: Page, ctx: OrgContext, pairs: Pairs, identifier: str) -> Response:
-    desc = next((d for d in await _descriptors(ctx) if d["identifier"] == identifier), None)
+    desc = next((d for d in await descriptors(ctx) if d["identifier"] == identifier), None)
     if desc is None:  # the access object let them through: the list agrees
         raise not_found()
-    fields = await exporter_fields(ctx, _level(ctx), desc)
+    fields = await exporter_fields(ctx, level_of(ctx), desc)
     body = form_body(fields, pairs)
 
     async def work() -> Any:
@@ -146,7 +146,7 @@ async def _start(page: Page, ctx: OrgContext, pairs: Pairs, identifier: str) -> 
     # ``…/{identifier}/download/{uuid}/{secret}/``: the job's two opaque values.
     id1, id2 = started["download"].rstrip("/").rsplit("/", 2)[-2:]
     page.web.flash("The export was started.")
-    return page.redirect(f"{_base(ctx)}{identifier}/{id1}/{id2}/")
+    return page.redirect(f"{exports_base(ctx)}{identifier}/{id1}/{id2}/")
 
 
 async def _job(ctx: OrgContext, identifier: str, id1: str, id2: str) -> Job:
@@ -159,7 +159,7 @@ async def _job(ctx: OrgContext, identifier: str, id1: str, id2: str) -> Job:
     if (
         not hmac.compare_digest(job.secret.encode(), id2.encode()[:128])
         or spec.get("identifier") != identifier
-        or spec.get("level") != _level(ctx)
+        or spec.get("level") != level_of(ctx)
         or (event_id is None and job.event_id is not None)
     ):
         raise not_found()
@@ -174,17 +174,18 @@ def _state(job: Job, url: str) -> dict[str, Any]:
 
 async def _progress(page: Page, ctx: OrgContext, identifier: str, id1: str, id2: str) -> Response:
     job = await _job(ctx, identifier, id1, id2)
-    url = f"{_base(ctx)}{identifier}/{id1}/{id2}/"
-    name = next((d["verbose_name"] for d in await _descriptors(ctx)
+    url = f"{exports_base(ctx)}{identifier}/{id1}/{id2}/"
+    name = next((d["verbose_name"] for d in await descriptors(ctx)
                  if d["identifier"] == identifier), identifier)  # fmt: skip
-    return render(page, "export_progress.html", nav=await _nav(page, ctx), job=_state(job, url),
-                  url=url, name=name, base=_base(ctx), filename=job.result_name,
+    return render(page, "export_progress.html", nav=await exports_nav(page, ctx),
+                  job=_state(job, url), url=url, name=name, base=exports_base(ctx),
+                  filename=job.result_name,
                   size=job.result_size, scripts=True)  # fmt: skip
 
 
 async def _status(ctx: OrgContext, identifier: str, id1: str, id2: str) -> Response:
     job = await _job(ctx, identifier, id1, id2)
-    return JSONResponse(_state(job, f"{_base(ctx)}{identifier}/{id1}/{id2}/"),
+    return JSONResponse(_state(job, f"{exports_base(ctx)}{identifier}/{id1}/{id2}/"),
                         headers={"Cache-Control": "no-store"})  # fmt: skip
 
 
@@ -192,9 +193,9 @@ async def _download(page: Page, ctx: OrgContext, identifier: str, id1: str, id2:
                     ) -> Response:  # fmt: skip
     """The file (the API's download); while it runs or after it failed, the progress page."""
     event_id = ctx.event.id if isinstance(ctx, EventContext) else None
-    response = await export_routes.fetch(ctx, _level(ctx), identifier, event_id, id1, id2)
+    response = await export_routes.fetch(ctx, level_of(ctx), identifier, event_id, id1, id2)
     if response.status_code in (409, 410):
-        return page.redirect(f"{_base(ctx)}{identifier}/{id1}/{id2}/")
+        return page.redirect(f"{exports_base(ctx)}{identifier}/{id1}/{id2}/")
     return response
 
 

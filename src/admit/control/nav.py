@@ -114,6 +114,7 @@ def event_menu(ctx: EventContext) -> list[MenuEntry]:
 CATALOG_MENU = (
     ("categories", "Categories", ITEMS_WRITE),
     ("questions", "Questions", ITEMS_WRITE),
+    ("discounts", "Discounts", ITEMS_WRITE),
     ("taxrules", "Tax rules", TAX_WRITE),
     ("vouchers", "Vouchers", VOUCHERS_READ),
 )
