@@ -157,9 +157,17 @@ async def test_back_office_build_walk(live_server, tmp_path: Path) -> None:
         assert "Refund created" in driver.page_source and "user Bo Builder" in driver.page_source
         check("order-refunded")
 
-        for area in ("categories", "taxrules", "questions", "vouchers", "products", "quotas"):
-            driver.get(event + f"{area}/")
-            check(f"list-{area}")
+        areas = ("categories", "taxrules", "questions", "vouchers", "products", "quotas",
+                 "discounts", "discounts/new", "exports/scheduled/new")  # fmt: skip
+        for area in areas:
+            driver.get(event + f"{area}/".replace("new/", "new"))
+            check("list-" + area.replace("/", "-"))
+        # deleting: a product that has been ordered is refused on its confirm page, in words
+        driver.get(event + f"products/{item}/delete")
+        wait.until(ec.presence_of_element_located((By.ID, "confirm-delete"))).click()
+        wait.until(ec.presence_of_element_located((By.ID, "delete-refused")))
+        assert "already been ordered" in driver.page_source
+        check("product-delete-refused")
         driver.get(event + "vouchers/batch")
         check("vouchers-batch")
         fill({"count": "3", "tag": "press"})
