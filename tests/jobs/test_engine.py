@@ -284,3 +284,35 @@ async def test_a_job_sent_twice_at_once_runs_once(clean_app, background):
     job = await wait_for(clean_app, job_id)
     assert (job.status, job.attempts) == ("finished", 1)
     assert _calls == [1]
+
+
+async def test_hand_offs_are_shared_and_soon_ones_gathered(clean_app, background, monkeypatch):
+    """Jobs committed while a hand-off is under way go in the next one together; jobs handed
+    off "soon" (invoice PDFs) wait a moment for others, urgent ones never wait for them; a
+    stopping engine sends what it gathered at once."""
+    from admit.jobs import runner
+
+    engine = background.engine
+    sent: list[list[int]] = []
+
+    async def send(ids: list[int]) -> None:
+        sent.append(sorted(ids))
+        await asyncio.sleep(0.05)  # the broker's round trip
+
+    monkeypatch.setattr(engine, "send", send)
+    monkeypatch.setattr(engine, "embedded", False)  # a broker elsewhere
+    monkeypatch.setattr(runner, "SOON_SECONDS", 0.3)
+    await engine.dispatch([1])
+    await asyncio.sleep(0.01)
+    await engine.dispatch([2])  # while [1] is on its way
+    await engine.dispatch([3])
+    await engine.dispatch([10], soon=True)
+    await engine.dispatch([11], soon=True)
+    await asyncio.sleep(0.15)
+    assert sent == [[1], [2, 3]]  # the urgent ones did not wait for the gathered ones
+    await asyncio.sleep(0.4)
+    assert sent == [[1], [2, 3], [10, 11]]
+    monkeypatch.setattr(runner, "SOON_SECONDS", 60.0)
+    await engine.dispatch([12], soon=True)
+    await asyncio.wait_for(engine.stop(), 5)  # not after a minute
+    assert sent[-1] == [12]

@@ -83,7 +83,7 @@ async def write(session: AsyncSession, plan: Plan) -> Issued:
             issued = await _write_pg(session, plan)
         if issued is None:
             raise RuntimeError("invoice counter row missing after creating it")
-        kick_after_commit(session, issued.render_job_id)
+        kick_after_commit(session, issued.render_job_id, soon=True)  # a PDF: see dispatch
         return issued
     return await _write_plain(session, plan)
 

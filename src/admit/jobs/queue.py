@@ -131,7 +131,10 @@ class JobContext:
 
 # Producers: how the ids of committed jobs reach the broker, per database (None: they wait for
 # the scheduler's sweep, as in CLI commands and tests that start no engine).
-Dispatch = Callable[[list[int]], Awaitable[None]]
+class Dispatch(Protocol):
+    def __call__(self, ids: list[int], *, soon: bool = False) -> Awaitable[None]: ...
+
+
 _dispatchers: dict[int, Dispatch] = {}
 
 
@@ -212,22 +215,32 @@ class _Kick:
     def __init__(self, session: AsyncSession) -> None:
         self.session = session
         self.ids: list[int] = []
+        self.soon: list[int] = []  # see kick_after_commit
 
     async def __call__(self) -> None:
         dispatch = _dispatchers.get(_pool_key(self.session))  # type: ignore[arg-type]
-        if dispatch is not None:
+        if dispatch is None:
+            return
+        if self.ids:
             await dispatch(self.ids)
+        if self.soon:
+            await dispatch(self.soon, soon=True)
 
 
-def kick_after_commit(session: AsyncSession, job_id: int) -> None:
+def kick_after_commit(session: AsyncSession, job_id: int, *, soon: bool = False) -> None:
+    """Hands the job to the broker once the transaction commits. ``soon``: nobody waits for
+    it within a moment, so it may wait a fraction of a second for others to share the
+    broker's message (``JobEngine.dispatch``)."""
+    kick = None
     # The callbacks are dropped with a rollback, so a kick found here is this transaction's.
     for callback in session.info.get("after_commit", ()):
         if isinstance(callback, _Kick):
-            callback.ids.append(job_id)
-            return
-    kick = _Kick(session)
-    kick.ids.append(job_id)
-    after_commit(session, kick)
+            kick = callback
+            break
+    if kick is None:
+        kick = _Kick(session)
+        after_commit(session, kick)
+    (kick.soon if soon else kick.ids).append(job_id)
 
 
 async def mark_enqueued(session: AsyncSession, ids: list[int]) -> None:

@@ -18,7 +18,7 @@ import logging
 import os
 import shutil
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Coroutine
 from typing import Any
 
 from sqlalchemy import select, update
@@ -40,6 +40,8 @@ TASK_NAME = "admit.run_job"
 ERROR_BACKOFF_SECONDS = 10.0
 # Job ids per broker message: thousands of jobs enqueued together cost hundreds of messages.
 MESSAGE_BATCH = 20
+# How long jobs handed off "soon" are gathered before they go (see JobEngine.dispatch).
+SOON_SECONDS = 0.2
 
 
 class JobEngine:
@@ -87,6 +89,8 @@ class JobEngine:
         self._sending: set[asyncio.Task[Any]] = set()
         self._to_send: list[int] = []  # committed jobs waiting for the hand-off under way
         self._handing_off: asyncio.Task[None] | None = None
+        self._to_send_soon: list[int] = []  # see dispatch(soon=True)
+        self._gathering: asyncio.Task[None] | None = None
         # Claims and ends that queue while one is under way go to the database together.
         self._claims: Coalescer[None, int, Any] = Coalescer(self._claim_batch, max_batch=100)
         self._ends: Coalescer[None, tuple[int, dict[str, Any]], bool] = Coalescer(
@@ -110,7 +114,10 @@ class JobEngine:
             return
         attach_dispatcher(self.db, None)
         self._started = False
+        if self._gathering is not None:
+            self._gathering.cancel()  # its jobs are handed off now, not after the pause
         await asyncio.gather(*self._sending, return_exceptions=True)
+        await asyncio.gather(*self._sending, return_exceptions=True)  # what that handed off
         # Jobs still running here go back to waiting at once (see run()), for another
         # process or this one's restart, instead of holding up the shutdown.
         running = list(self._running)
@@ -119,19 +126,39 @@ class JobEngine:
         await asyncio.gather(*running, return_exceptions=True)
         await self.broker.shutdown()
 
-    async def dispatch(self, ids: list[int]) -> None:
+    async def dispatch(self, ids: list[int], *, soon: bool = False) -> None:
         """Hands committed jobs to the broker in the background: the request that enqueued
         them does not wait for the broker (a hand-off that fails is redone by the sweep).
 
         Jobs committed while a hand-off is under way go together in the next one, so a burst
-        of requests (payments that each queue an invoice) costs the broker a message per
-        batch instead of one each; the first jobs of a quiet moment go at once."""
+        of requests costs the broker a message per batch instead of one each; the first jobs
+        of a quiet moment go at once. ``soon``: jobs nobody waits for within a moment (an
+        invoice's PDF, which every reader asks for again after a 409) are gathered for
+        :data:`SOON_SECONDS` first, so a steady flow of payments shares a message between
+        many of them (with a broker elsewhere; in-process jobs go at once)."""
+        if soon and not self.embedded:
+            self._to_send_soon.extend(ids)
+            if self._gathering is None or self._gathering.done():
+                self._gathering = self._background(self._gather_soon())
+            return
         self._to_send.extend(ids)
         if self._handing_off is None or self._handing_off.done():
-            task = asyncio.create_task(self._hand_off())
-            self._handing_off = task
-            self._sending.add(task)
-            task.add_done_callback(self._sending.discard)
+            self._handing_off = self._background(self._hand_off())
+
+    def _background(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+        task = asyncio.create_task(work)
+        self._sending.add(task)
+        task.add_done_callback(self._sending.discard)
+        return task
+
+    async def _gather_soon(self) -> None:
+        if self._started:  # stopping: what is gathered goes now
+            try:
+                await asyncio.sleep(SOON_SECONDS)
+            except asyncio.CancelledError:
+                pass
+        ids, self._to_send_soon = self._to_send_soon, []
+        await self.dispatch(ids)
 
     async def _hand_off(self) -> None:
         while self._to_send:
