@@ -127,15 +127,9 @@ class JobEngine:
         await self.broker.shutdown()
 
     async def dispatch(self, ids: list[int], *, soon: bool = False) -> None:
-        """Hands committed jobs to the broker in the background: the request that enqueued
-        them does not wait for the broker (a hand-off that fails is redone by the sweep).
-
-        Jobs committed while a hand-off is under way go together in the next one, so a burst
-        of requests costs the broker a message per batch instead of one each; the first jobs
-        of a quiet moment go at once. ``soon``: jobs nobody waits for within a moment (an
-        invoice's PDF, which every reader asks for again after a 409) are gathered for
-        :data:`SOON_SECONDS` first, so a steady flow of payments shares a message between
-        many of them (with a broker elsewhere; in-process jobs go at once)."""
+        """Hands committed jobs to the broker in the background (a failed hand-off is the
+        sweep's); jobs committed meanwhile share the next message; ``soon`` ones (a PDF) wait
+        :data:`SOON_SECONDS` for others where a broker elsewhere runs them."""
         if soon and not self.embedded:
             self._to_send_soon.extend(ids)
             if self._gathering is None or self._gathering.done():
