@@ -57,3 +57,26 @@ def test_the_gate_prefers_the_tenant_with_fewest_slots_in_use():
         return ran
 
     assert asyncio.run(scenario()) == ["a0", "b0", "a1", "a2", "a3"]
+
+
+def test_a_waiter_cancelled_before_it_resumes_does_not_break_the_release():
+    """The waiter's task is cancelled (a client hung up) and, before that task runs again, the
+    slot is released: the release must pass the slot to the next live waiter, not fail on the
+    cancelled future."""
+
+    async def scenario() -> tuple[int, bool]:
+        gate = FairGate(1)
+        await gate.acquire("a")
+        gone = asyncio.create_task(gate.acquire("b"))
+        kept = asyncio.create_task(gate.acquire("c"))
+        await asyncio.sleep(0)  # both wait now
+        gone.cancel()  # its future is cancelled at once; its except block has not run yet
+        gate.release("a")
+        await asyncio.wait_for(kept, 1)
+        try:
+            await gone
+        except asyncio.CancelledError:
+            pass
+        return gate.free, gone.cancelled()
+
+    assert asyncio.run(scenario()) == (0, True)

@@ -57,6 +57,8 @@ class FairGate:
         while self.free > 0 and self._waiters:
             entry = min(self._waiters, key=lambda e: (self.in_use[e[1]], self.started[e[1]], e[0]))
             self._waiters.remove(entry)
+            if entry[2].done():
+                continue  # cancelled, its task not yet resumed: it no longer wants the slot
             self._take(entry[1])
             entry[2].set_result(None)
         if not self._waiters:
