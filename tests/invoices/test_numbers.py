@@ -87,11 +87,11 @@ async def test_fifty_concurrent_payments_get_fifty_consecutive_numbers(
     waits: list[float] = []
     real_write = writing._write_pg
 
-    async def write(session, plan):
+    async def write(session, plan, guarded):
         holding["now"] += 1
         holding["most"] = max(holding["most"], holding["now"])
         started = time.perf_counter()
-        issued = await real_write(session, plan)
+        issued = await real_write(session, plan, guarded)
         waits.append(time.perf_counter() - started)
         # The counter row stays locked until the commit, which follows this one statement:
         # so briefly that on a quiet machine the rivals could miss it. Held as a slower

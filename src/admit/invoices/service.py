@@ -94,17 +94,7 @@ def _read_query() -> Any:
     """Built once (parameters ``r_order``, ``r_organizer``): compiled once, prepared once per
     connection."""
     order_id = bindparam("r_order", type_=Integer)
-    invoiced = (
-        exists()
-        .where(
-            Invoice.order_id == order_id,
-            Invoice.is_cancellation.is_(False),
-            ~exists().where(
-                _Canceling.refers_id == Invoice.id, _Canceling.is_cancellation.is_(True)
-            ),
-        )
-        .label("invoiced")
-    )
+    invoiced = writing.in_force(order_id).label("invoiced")
     organizer = (
         select(Organizer.name)
         .where(Organizer.id == bindparam("r_organizer", type_=Integer))

@@ -29,7 +29,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from admit.invoices import service, writing
+from admit.invoices import loaded, service, writing
 from admit.invoices.content import LineData
 from admit.invoices.settings_keys import setting
 from admit.kit.http.transaction import before_commit
@@ -88,6 +88,14 @@ async def _issue_pending(session: AsyncSession) -> None:
     pending: dict[int, tuple[Event, Order]] = session.info.pop("invoices_to_issue", {})
     plans: list[writing.Plan] = session.info.setdefault("invoices_to_write", [])
     for event, order in pending.values():
+        if loaded.is_loaded(order):
+            # Lines from memory; the write asks whether an invoice is in force and fills in
+            # the organizer's name (``loaded``): no query here.
+            lines = await loaded.lines(session, event, order)
+            if service.qualifies(order, lines):
+                plan = await service.planned(session, event, order, lines, organizer_name="")
+                plans.append(plan)
+            continue
         # One query tells the lines, whether an invoice is in force and the organizer's name.
         found = await service.read(session, event, order)
         if not found.invoiced and service.qualifies(order, found.lines):
@@ -98,7 +106,7 @@ async def _issue_pending(session: AsyncSession) -> None:
 
 async def _write_planned(session: AsyncSession) -> None:
     for plan in session.info.pop("invoices_to_write", []):
-        await writing.write(session, plan)
+        await writing.write_unless_invoiced(session, plan)
 
 
 async def on_canceled(

@@ -27,22 +27,37 @@ from sqlalchemy import (
     Text,
     bindparam,
     cast,
+    exists,
     func,
     insert,
+    literal,
     select,
     true,
     update,
 )
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import aliased
 
 from admit.invoices import content, numbers
 from admit.invoices.content import LineData
 from admit.jobs.queue import enqueue, kick_after_commit, new_job_values
 from admit.kit.lanes import in_transaction
-from admit.models import Invoice, InvoiceCounter, InvoiceLine, Job
+from admit.models import Invoice, InvoiceCounter, InvoiceLine, Job, Organizer
 
 RENDER_KIND = "invoices.render"
+
+_Canceling = aliased(Invoice)
+
+
+def in_force(order_id: Any) -> Any:
+    """Whether the order has an invoice in force: one that is no cancellation and has no
+    cancellation referring to it."""
+    return exists().where(
+        Invoice.order_id == order_id,
+        Invoice.is_cancellation.is_(False),
+        ~exists().where(_Canceling.refers_id == Invoice.id, _Canceling.is_cancellation.is_(True)),
+    )
 
 
 @dataclass(frozen=True)
@@ -76,16 +91,33 @@ class Plan:
 async def write(session: AsyncSession, plan: Plan) -> Issued:
     """Writes the planned invoice in the session's transaction; its job is handed to the
     broker after the commit."""
-    if session.get_bind().dialect.name == "postgresql":
-        issued = await _write_pg(session, plan)
-        if issued is None:  # the first number of this counter: create its row, then again
-            await numbers.create_counter(session, plan.organizer_id, plan.counter)
-            issued = await _write_pg(session, plan)
-        if issued is None:
-            raise RuntimeError("invoice counter row missing after creating it")
+    issued = await _write(session, plan, guarded=False)
+    if issued is None:
+        raise RuntimeError("invoice counter row missing after creating it")
+    return issued
+
+
+async def write_unless_invoiced(session: AsyncSession, plan: Plan) -> Issued | None:
+    """As :func:`write`, unless the order has an invoice in force (then nothing is written
+    and None returned): the question is part of the writing statement, so issuing on
+    payment asks no separate one. The caller holds the order's row, so no other issuer of
+    the order can slip in between."""
+    return await _write(session, plan, guarded=True)
+
+
+async def _write(session: AsyncSession, plan: Plan, *, guarded: bool) -> Issued | None:
+    if session.get_bind().dialect.name != "postgresql":
+        return await _write_plain(session, plan, guarded)
+    issued, invoiced = await _write_pg(session, plan, guarded)
+    if issued is None and not invoiced:
+        # The first number of this counter: create its row, then again.
+        await numbers.create_counter(session, plan.organizer_id, plan.counter)
+        issued, invoiced = await _write_pg(session, plan, guarded)
+    if issued is not None:
         kick_after_commit(session, issued.render_job_id, soon=True)  # a PDF: see dispatch
-        return issued
-    return await _write_plain(session, plan)
+    elif not invoiced:
+        raise RuntimeError("invoice counter row missing after creating it")
+    return issued
 
 
 def _line_rows(invoice_id: Any, lines: Sequence[LineData]) -> list[dict[str, Any]]:
@@ -95,11 +127,16 @@ def _line_rows(invoice_id: Any, lines: Sequence[LineData]) -> list[dict[str, Any
     ]
 
 
-async def _write_plain(session: AsyncSession, plan: Plan) -> Issued:
+async def _write_plain(session: AsyncSession, plan: Plan, guarded: bool) -> Issued | None:
+    if guarded and await session.scalar(select(in_force(plan.row["order_id"]))):
+        return None
     value = await numbers.take(session, plan.organizer_id, plan.counter)
     number = plan.number(value)
     row = {**plan.row, "prefix": number.prefix, "invoice_no": number.invoice_no,
            "full_invoice_no": number.full}  # fmt: skip
+    if not row.get("invoice_from_name"):
+        named = select(_organizer_name()).params(w_organizer=plan.organizer_id)
+        row["invoice_from_name"] = await session.scalar(named) or ""
     invoice_id = await session.scalar(insert(Invoice).values(row).returning(Invoice.id))
     assert invoice_id is not None
     job_id, _ = await enqueue(
@@ -139,8 +176,21 @@ def _invoice_values(given: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
+def _organizer_name() -> Any:
+    """The issuer's name when the event sets none: the organizer's."""
+    organizer = bindparam("w_organizer", type_=Integer)
+    return select(Organizer.name).where(Organizer.id == organizer).scalar_subquery()
+
+
+def _invoice_value(column: Any) -> Any:
+    given = bindparam(f"i_{column.name}", type_=column.type)
+    if column.name == "invoice_from_name":
+        return func.coalesce(func.nullif(given, ""), _organizer_name(), "")
+    return given
+
+
 @functools.cache
-def _statement(consecutive: bool) -> Any:
+def _statement(consecutive: bool, guarded: bool) -> Any:
     """The one statement (built once per number form; every value is a named parameter, so
     SQLAlchemy compiles it once and asyncpg prepares it once per connection). The lines come
     as one array per column, unnested: any number of lines, one statement."""
@@ -148,12 +198,15 @@ def _statement(consecutive: bool) -> Any:
         func.nextval(func.pg_get_serial_sequence("invoices", "id")).label("invoice_id"),
         func.nextval(func.pg_get_serial_sequence("jobs", "id")).label("job_id"),
     ).cte("ids")
+    counter_row = [
+        InvoiceCounter.organizer_id == bindparam("w_organizer", type_=Integer),
+        InvoiceCounter.prefix == bindparam("w_counter", type_=String),
+    ]
+    if guarded:  # no number is taken, and so nothing written, for an invoiced order
+        counter_row.append(~in_force(bindparam("w_order", type_=Integer)))
     bumped = (
         update(InvoiceCounter)
-        .where(
-            InvoiceCounter.organizer_id == bindparam("w_organizer", type_=Integer),
-            InvoiceCounter.prefix == bindparam("w_counter", type_=String),
-        )
+        .where(*counter_row)
         .values(last=InvoiceCounter.last + 1)
         .returning(InvoiceCounter.last)
         .cte("bumped")
@@ -197,7 +250,7 @@ def _statement(consecutive: bool) -> Any:
                 invoice_no,
                 prefix + invoice_no,
                 job_insert.c.id,
-                *(bindparam(f"i_{c.name}", type_=c.type) for c in _INVOICE_COLUMNS),
+                *(_invoice_value(c) for c in _INVOICE_COLUMNS),
             ).select_from(source.join(job_insert, true())),
         )
         .returning(Invoice.id)
@@ -219,15 +272,21 @@ def _statement(consecutive: bool) -> Any:
         )
         .cte("lines")
     )
+    # One row always: ``last`` is NULL when no number was taken (no counter row yet, or,
+    # guarded, an invoice in force, which ``invoiced`` tells; the main query sees the
+    # snapshot before the statement's own writes).
+    invoiced = in_force(bindparam("w_order", type_=Integer)) if guarded else literal(False)
     return (
-        select(ids.c.invoice_id, ids.c.job_id, bumped.c.last)
-        .select_from(source)
+        select(ids.c.invoice_id, ids.c.job_id, bumped.c.last, invoiced.label("invoiced"))
+        .select_from(ids.outerjoin(bumped, true()))
         .add_cte(lines_insert)
     )
 
 
-async def _write_pg(session: AsyncSession, plan: Plan) -> Issued | None:
+async def _write_pg(session: AsyncSession, plan: Plan, guarded: bool) -> tuple[Issued | None, bool]:
+    """The invoice written, or None and whether an invoice in force was the reason."""
     params: dict[str, Any] = {
+        "w_order": plan.row["order_id"],
         "w_organizer": plan.organizer_id,
         "w_counter": plan.counter,
         "w_prefix": plan.prefix,
@@ -239,10 +298,11 @@ async def _write_pg(session: AsyncSession, plan: Plan) -> Issued | None:
     params.update((f"i_{k}", v) for k, v in _invoice_values(plan.row).items())
     rows = _line_rows(None, plan.lines)
     params.update((f"l_{k}", [r[k] for r in rows]) for k in _LINE_KEYS)
-    statement = _statement(plan.width is not None)
-    found = await in_transaction.fetch(session, statement, params)
-    if not found:
-        return None
-    row = found[0]
+    if not guarded:
+        del params["w_order"]
+    statement = _statement(plan.width is not None, guarded)
+    (row,) = await in_transaction.fetch(session, statement, params)
+    if row["last"] is None:
+        return None, bool(row["invoiced"])
     number = plan.number(int(row["last"]))
-    return Issued(int(row["invoice_id"]), number.full, int(row["job_id"]))
+    return Issued(int(row["invoice_id"]), number.full, int(row["job_id"])), False
