@@ -92,6 +92,34 @@ class Served:
         return sorted(pids)
 
 
+def cpu_seconds(pids: list[int]) -> float:
+    """User and system CPU the processes have used so far (a process gone counts 0)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / ticks
+
+
+def postgres_backends(database: str) -> list[int]:
+    """The PostgreSQL server processes serving ``database`` now."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if cmdline.startswith("postgres: ") and f" {database} " in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
 def listening_sockets(port: int) -> int:
     """Sockets listening on ``port`` on 127.0.0.1 (one per worker with ``SO_REUSEPORT``)."""
     suffix = f":{port:04X}"

@@ -11,7 +11,9 @@ invoice rows, its number from the event's counter row (locked until the commit: 
 payments queue there) and the queued rendering job.
 
 Reported: payments/s per round and mode, the median of each mode, the cost of invoicing as a
-share of throughput (target < 10 %), and the load average.
+share of throughput (target < 10 %), the CPU per payment of the server's workers and of the
+database's backends (read from /proc around each timed round: on a shared machine a steadier
+measure of the cost than throughput), and the load average.
 Run: .venv/bin/python bench/invoice_payments.py [--orders 300] [--rounds 6] [--concurrency 16]
 """
 
@@ -31,7 +33,15 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import admit, demo_token, fresh_pg_database, serving
+from bench.common import (
+    Served,
+    admit,
+    cpu_seconds,
+    demo_token,
+    fresh_pg_database,
+    postgres_backends,
+    serving,
+)
 
 REDIS_URL = os.environ.get("ADMIT_BENCH_REDIS", "redis://127.0.0.1:6379/0")
 ISSUER = {
@@ -81,7 +91,13 @@ async def _pay(
     return time.perf_counter() - started, failures
 
 
-async def _run(base: str, token: str, args: argparse.Namespace) -> dict:
+def _cpu(served: Served, database: str) -> tuple[float, float]:
+    """CPU seconds used so far by the server's workers and by the database's backends."""
+    return cpu_seconds(served.worker_pids()), cpu_seconds(postgres_backends(database))
+
+
+async def _run(served: Served, database: str, token: str, args: argparse.Namespace) -> dict:
+    base = served.base
     headers = {"Authorization": f"Token {token}"}
     limits = httpx.Limits(max_connections=args.concurrency * 2)
     async with httpx.AsyncClient(base_url=base, headers=headers, limits=limits, timeout=60) as c:
@@ -102,10 +118,18 @@ async def _run(base: str, token: str, args: argparse.Namespace) -> dict:
             codes = await _place(c, event, item, args.orders)
             r = await c.patch(f"{event}settings/", json={"invoice_generate": mode})
             r.raise_for_status()
+            cpu_before = _cpu(served, database)
             seconds, failures = await _pay(c, event, codes, args.concurrency)
+            cpu_after = _cpu(served, database)
+            server_ms, pg_ms = (
+                round(1000 * (after - before) / len(codes), 2)
+                for before, after in zip(cpu_before, cpu_after, strict=True)
+            )
             rate = round(len(codes) / seconds, 1)
-            rounds.append({"invoice_generate": mode, "payments_per_s": rate, "failed": failures})
-            print(f"round {index + 1}: {mode:5} {rate}/s", file=sys.stderr)
+            rounds.append({"invoice_generate": mode, "payments_per_s": rate, "failed": failures,
+                           "server_cpu_ms": server_ms, "postgres_cpu_ms": pg_ms})  # fmt: skip
+            print(f"round {index + 1}: {mode:5} {rate}/s, CPU per payment: server {server_ms} "
+                  f"ms, PostgreSQL {pg_ms} ms", file=sys.stderr)  # fmt: skip
         invoices = (await c.get(f"{event}invoices/")).json()["count"]
     plain = statistics.median(
         r["payments_per_s"] for r in rounds if r["invoice_generate"] == "False"
@@ -113,11 +137,23 @@ async def _run(base: str, token: str, args: argparse.Namespace) -> dict:
     invoiced = statistics.median(
         r["payments_per_s"] for r in rounds if r["invoice_generate"] == "paid"
     )
+
+    def cpu(mode: str) -> float:
+        return statistics.median(
+            r["server_cpu_ms"] + r["postgres_cpu_ms"]
+            for r in rounds
+            if r["invoice_generate"] == mode
+        )
+
     return {
         "rounds": rounds,
         "median_without_invoice": plain,
         "median_with_invoice": invoiced,
         "invoicing_cost_pct": round(100 * (1 - invoiced / plain), 1),
+        # CPU (server and database) per payment: steadier than throughput on a shared machine.
+        "cpu_ms_without_invoice": round(cpu("False"), 2),
+        "cpu_ms_with_invoice": round(cpu("paid"), 2),
+        "invoicing_cpu_cost_pct": round(100 * (1 - cpu("False") / cpu("paid")), 1),
         "invoices_issued": invoices,
         "expected_invoices": args.rounds * args.orders,
     }
@@ -144,7 +180,8 @@ def main() -> None:
     before = [round(x, 2) for x in os.getloadavg()]
     log_path = Path(data_dir) / "server.log"
     with log_path.open("w") as log, serving(env, args.workers, log=log) as served:
-        report = asyncio.run(_run(served.base, token, args))
+        database = url.rsplit("/", 1)[1]
+        report = asyncio.run(_run(served, database, token, args))
     report.update(
         benchmark="invoice_payments",
         orders_per_round=args.orders,
