@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import uuid
+import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -118,8 +119,30 @@ async def _truncate(app) -> None:
             await raw.execute(script)
 
 
+# Transactions of the test database open for longer than a test lasts: something an earlier
+# test started was never ended. Such a transaction holds back every kept page's bound (its
+# xact_start), so later kept-page tests in the same process fail far from the cause.
+_LINGERING = text(
+    "SELECT pid, state, xact_start, application_name, left(query, 300) AS query "
+    "FROM pg_stat_activity WHERE datname = current_database() "
+    "AND backend_type = 'client backend' AND pid <> pg_backend_pid() "
+    "AND xact_start < now() - interval '10 seconds'"
+)
+
+
+async def _warn_of_lingering_transactions(app, test: str) -> None:
+    if app.state.db.is_sqlite:
+        return
+    async with app.state.db.engine.connect() as conn:
+        rows = (await conn.execute(_LINGERING)).all()
+    if rows:
+        found = "; ".join(f"{r.pid} {r.state} since {r.xact_start}: {r.query!r}" for r in rows)
+        warnings.warn(f"before {test}: transactions left open: {found}", stacklevel=1)
+
+
 @pytest.fixture
-async def clean_app(app):
+async def clean_app(app, request: pytest.FixtureRequest):
+    await _warn_of_lingering_transactions(app, request.node.nodeid)
     await _truncate(app)
     return app
 
