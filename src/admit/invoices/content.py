@@ -87,6 +87,49 @@ FEE_NAMES = {
 }
 
 
+def line_of(
+    row: Mapping[str, Any], event: Event, locale: str, names_shown: bool, location_shown: bool
+) -> LineData:
+    """The line of a position (``kind`` 0) or a fee (``kind`` 1) given as a row of the
+    order's lines, in the invoice's language: the keys :func:`admit.invoices.service.read`
+    selects, which ``invoices/loaded.py`` fills from memory."""
+    rule = text(row["rule_name"], locale) if row["rule_name"] is not None else ""
+    money = {
+        "gross_value": row["gross"],
+        "tax_value": row["tax_value"],
+        "tax_rate": row["tax_rate"],
+        "tax_name": rule,
+        "tax_code": row["tax_code"],
+    }
+    if row["kind"] == 1:
+        description = row["fee_description"] or FEE_NAMES.get(row["fee_type"], "Fee")
+        return LineData(
+            description=description,
+            fee_type=row["fee_type"],
+            fee_internal_type=row["fee_internal_type"] or None,
+            **money,
+        )
+    description = text(row["item_name"], locale)
+    if row["variation_id"] is not None:
+        description = f"{description} – {text(row['variation_name'], locale)}"
+    if row["subevent_id"] is not None:
+        description = f"{description}\n{text(row['subevent_name'], locale)}"
+        dated = (row["date_from"], row["date_to"], row["location"])
+    else:
+        dated = (event.date_from, event.date_to, event.location)
+    return LineData(
+        description=description,
+        item_id=row["item_id"],
+        variation_id=row["variation_id"],
+        subevent_id=row["subevent_id"],
+        event_date_from=dated[0],
+        event_date_to=dated[1],
+        event_location=(text(dated[2], locale) or None) if location_shown else None,
+        attendee_name=(row["attendee_name"] or None) if names_shown else None,
+        **money,
+    )
+
+
 def recipient(address: Mapping[str, Any] | None) -> dict[str, Any]:
     """The ``invoice_to*`` fields from an order's invoice address (empty without one)."""
     a = address or {}

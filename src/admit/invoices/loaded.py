@@ -27,7 +27,7 @@ from sqlalchemy import bindparam, inspect, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.invoices import content
-from admit.invoices.content import LineData, text
+from admit.invoices.content import LineData
 from admit.invoices.settings_keys import setting
 from admit.models import Event, Item, ItemVariation, Order, SubEvent, TaxRule
 
@@ -120,53 +120,50 @@ async def lines(session: AsyncSession, event: Event, order: Order) -> list[LineD
     positions = sorted((p for p in order.positions if not p.canceled), key=lambda p: p.positionid)
     subevent_ids = {p.subevent_id for p in positions if p.subevent_id is not None}
     names = await cache.get(session, event, subevent_ids)
-    locale = content.invoice_locale(event, order.locale)
-    names_shown = bool(setting(event, "invoice_attendee_name"))
-    location_shown = bool(setting(event, "invoice_event_location"))
-
-    def rule_name(rule_id: int | None) -> str:
-        return text(names.rules.get(rule_id), locale) if rule_id is not None else ""
-
-    found: list[LineData] = []
+    rows: list[dict[str, Any]] = []
     for position in positions:
-        description = text(names.items.get(position.item_id), locale)
-        if position.variation_id is not None:
-            variation = text(names.variations.get(position.variation_id), locale)
-            description = f"{description} – {variation}"
-        if position.subevent_id is not None:
-            name, *dated = names.subevents[position.subevent_id]
-            description = f"{description}\n{text(name, locale)}"
-        else:
-            dated = [event.date_from, event.date_to, event.location]
-        found.append(
-            LineData(
-                description=description,
-                gross_value=position.price,
-                tax_value=position.tax_value,
-                tax_rate=position.tax_rate,
-                tax_name=rule_name(position.tax_rule_id),
-                tax_code=position.tax_code,
-                item_id=position.item_id,
-                variation_id=position.variation_id,
-                subevent_id=position.subevent_id,
-                event_date_from=dated[0],
-                event_date_to=dated[1],
-                event_location=(text(dated[2], locale) or None) if location_shown else None,
-                attendee_name=(position.attendee_name_cached or None) if names_shown else None,
-            )
+        dated = names.subevents.get(position.subevent_id or 0, (None,) * 4)
+        rows.append(
+            {
+                "kind": 0,
+                **_money(position, position.price, names),
+                "item_id": position.item_id,
+                "item_name": names.items.get(position.item_id),
+                "variation_id": position.variation_id,
+                "variation_name": names.variations.get(position.variation_id or 0),
+                "subevent_id": position.subevent_id,
+                "subevent_name": dated[0],
+                "date_from": dated[1],
+                "date_to": dated[2],
+                "location": dated[3],
+                "attendee_name": position.attendee_name_cached,
+            }
         )
     live_fees = (f for f in order.fees if not f.canceled)
     for fee in sorted(live_fees, key=lambda f: (f.id is None, f.id or 0)):
-        found.append(
-            LineData(
-                description=fee.description or content.FEE_NAMES.get(fee.fee_type, "Fee"),
-                gross_value=fee.value,
-                tax_value=fee.tax_value,
-                tax_rate=fee.tax_rate,
-                tax_name=rule_name(fee.tax_rule_id),
-                tax_code=fee.tax_code,
-                fee_type=fee.fee_type,
-                fee_internal_type=fee.internal_type or None,
-            )
+        rows.append(
+            {
+                "kind": 1,
+                **_money(fee, fee.value, names),
+                "fee_type": fee.fee_type,
+                "fee_description": fee.description,
+                "fee_internal_type": fee.internal_type,
+            }
         )
+    locale = content.invoice_locale(event, order.locale)
+    names_shown = bool(setting(event, "invoice_attendee_name"))
+    location_shown = bool(setting(event, "invoice_event_location"))
+    found = (content.line_of(row, event, locale, names_shown, location_shown) for row in rows)
     return [line for line in found if content.keep_line(event, line)]
+
+
+def _money(line: Any, gross: Any, names: Names) -> dict[str, Any]:
+    """A position's or a fee's amounts and tax, as the order's lines query selects them."""
+    rule = line.tax_rule_id
+    return {
+        "gross": gross,
+        "tax_value": line.tax_value,
+        "tax_rate": line.tax_rate,
+        "tax_code": line.tax_code,
+        "rule_name": names.rules.get(rule) if rule is not None else None,
+    }

@@ -176,49 +176,8 @@ async def read(session: AsyncSession, event: Event, order: Order) -> OrderConten
     params = {"r_order": order.id, "r_organizer": event.organizer_id}
     for row in await in_transaction.fetch(session, _read_query(), params):
         invoiced, organizer = bool(row["invoiced"]), row["organizer"] or ""
-        if row["kind"] == 2:
-            continue
-        rule = text(row["rule_name"], locale) if row["rule_name"] is not None else ""
-        if row["kind"] == 1:
-            lines.append(
-                LineData(
-                    description=row["fee_description"]
-                    or content.FEE_NAMES.get(row["fee_type"], "Fee"),
-                    gross_value=row["gross"],
-                    tax_value=row["tax_value"],
-                    tax_rate=row["tax_rate"],
-                    tax_name=rule,
-                    tax_code=row["tax_code"],
-                    fee_type=row["fee_type"],
-                    fee_internal_type=row["fee_internal_type"] or None,
-                )
-            )
-            continue
-        description = text(row["item_name"], locale)
-        if row["variation_id"] is not None:
-            description = f"{description} – {text(row['variation_name'], locale)}"
-        if row["subevent_id"] is not None:
-            description = f"{description}\n{text(row['subevent_name'], locale)}"
-            dated = (row["date_from"], row["date_to"], row["location"])
-        else:
-            dated = (event.date_from, event.date_to, event.location)
-        lines.append(
-            LineData(
-                description=description,
-                gross_value=row["gross"],
-                tax_value=row["tax_value"],
-                tax_rate=row["tax_rate"],
-                tax_name=rule,
-                tax_code=row["tax_code"],
-                item_id=row["item_id"],
-                variation_id=row["variation_id"],
-                subevent_id=row["subevent_id"],
-                event_date_from=dated[0],
-                event_date_to=dated[1],
-                event_location=(text(dated[2], locale) or None) if location_shown else None,
-                attendee_name=(row["attendee_name"] or None) if names_shown else None,
-            )
-        )
+        if row["kind"] != 2:
+            lines.append(content.line_of(row, event, locale, names_shown, location_shown))
     kept = [line for line in lines if content.keep_line(event, line)]
     return OrderContent(kept, invoiced, organizer)
 
