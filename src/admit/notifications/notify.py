@@ -165,11 +165,18 @@ async def notify_all(
 
 
 def notification_insert(
-    action: str, *, organizer_id: int, event_id: int | None = None, **payload: Any
+    session: AsyncSession,
+    action: str,
+    *,
+    organizer_id: int,
+    event_id: int | None = None,
+    **payload: Any,
 ) -> Insert:
     """The INSERT of one notification as a statement, for hot paths that fold it into one of
-    their own (a data-modifying CTE on PostgreSQL) to save a round trip."""
-    return insert(Notification).values(**_row(action, organizer_id, event_id, payload))
+    their own (a data-modifying CTE on PostgreSQL) to save a round trip; ``session`` names who
+    acts, as :func:`notify` records it."""
+    row = _row(action, organizer_id, event_id, payload, actor_of(session))
+    return insert(Notification).values(**row)
 
 
 async def notify_each(
