@@ -46,7 +46,6 @@ OBJECT_WORDS = {
     "service.event.item.": _MADE,
     "service.event.quota.": _MADE,
     "service.voucher.": _MADE,
-    "service.event.voucher.": _MADE,
     "service.giftcards.transaction.": {"manual": "Value booked by hand"},
     "service.giftcards.": {"created": "Created", "modified": "Changed"},
     "service.customer.": {"created": "Created", "changed": "Changed",
