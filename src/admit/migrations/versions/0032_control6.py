@@ -1,6 +1,7 @@
 """The order (and ticket) a queued mail is about (``outgoing_mails.order_id`` and
 ``position_id``), so an order's page in the back office lists the mails it was sent. Mails
-queued before have neither; a deleted (test mode) order leaves its mails with NULL.
+queued before have neither; a deleted (test mode) order leaves its mails with NULL. And the
+organizer's customers by the date they joined (the back office's list, newest first).
 
 Revision ID: 0032_control6
 Revises: 0031_invoices2
@@ -36,9 +37,13 @@ def upgrade() -> None:
             ["id"],
             ondelete="SET NULL",
         )
+    op.create_index(
+        "ix_customers_organizer_joined", "customers", ["organizer_id", "date_joined", "id"]
+    )
 
 
 def downgrade() -> None:
+    op.drop_index("ix_customers_organizer_joined", table_name="customers")
     with op.batch_alter_table("outgoing_mails", schema=None) as batch_op:
         batch_op.drop_constraint(
             batch_op.f("fk_outgoing_mails_position_id_order_positions"), type_="foreignkey"
