@@ -29,7 +29,7 @@ benefit_discount_matching_percent benefit_only_apply_to_cheapest_n_matches
 benefit_same_products benefit_limit_products condition_apply_to_addons
 benefit_apply_to_addons mail_subject mail_template mail_additional_recipients
 mail_additional_recipients_cc mail_additional_recipients_bcc schedule_rrule schedule_rrule_time
-locale export_identifier x-_format x-paid_only x-date_from""".split()
+locale export_identifier x-_format x-paid_only x-date_from is_active""".split()
 # Letters, past 64 bits, negative, overflowing floats, digits int() refuses or reads as other
 # numbers (superscript, Arabic-Indic), past int()'s 4,300 digits, NUL, empty.
 JUNK = ("ZZZ", "99999999999999999999", "-1", "1e999", "NaN", "²", "١٢", "9" * 5000, "a\x00b", "")
@@ -42,7 +42,7 @@ BAD_IDS = ("ZZZ", "99999999999999999999")
 
 def _junk_ids(path: str, bad: str) -> str:
     keys = ("id", "cid", "local_id", "id1", "id2", "call", "member", "invite", "token", "code",
-            "identifier")  # fmt: skip
+            "identifier", "customer")  # fmt: skip
     return path.format(organizer="acme", event="summit", **dict.fromkeys(keys, bad))
 
 

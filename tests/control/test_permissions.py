@@ -107,6 +107,10 @@ async def _prepare(api, factory: Factory, route: APIRoute, shop: Shop) -> None:
         made = await _post(api, shop.token, "/api/v1/organizers/acme/giftcards/",
                            {"value": "20.00", "currency": "EUR"})  # fmt: skip
         shop.made = {"id": str(made["id"])}
+    if route.path.startswith("/control/organizer/{organizer}/customers/{customer}"):
+        kim = {"email": "kim@example.org", "name_parts": {"full_name": "Kim"}}
+        made = await _post(api, shop.token, "/api/v1/organizers/acme/customers/", kim)
+        shop.made = {"customer": made["identifier"]}
     area = _area(route.path)
     if area in OBJECTS:
         api_path, body = OBJECTS[area]
@@ -209,6 +213,8 @@ FORMS = {
     "/tokens/new": {"name": "scanner"},
     "/giftcards/new": {"value": "10.00", "currency": "EUR"},
     "/transact": {"value": "-5.00", "text": "Coffee"},
+    "/giftcards/{id}/edit": {"expires": "2040-01-01T00:00", "conditions": "Weekdays only"},
+    "/customers/{customer}/": {"name": "Kim Lee", "email": "kim@example.org", "is_active": "1"},
     "/webhooks/new": {"target_url": HOOK["target_url"], "all_events": "1",
                       "action_types": HOOK["action_types"][0]},
     "/webhooks/{id}/": {"target_url": HOOK["target_url"], "all_events": "1", "enabled": "1",
@@ -257,6 +263,7 @@ PLACEHOLDERS = {
     "member": "1",
     "invite": "1",
     "token": "1",
+    "customer": "NOSUCH",
 }
 
 

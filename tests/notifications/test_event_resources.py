@@ -1,11 +1,11 @@
-"""Events, items, dates and vouchers record their ``service.event.*``, ``service.subevent.*``
-and ``service.voucher.*`` types."""
+"""Events, items, quotas, dates and vouchers record their ``service.event.*``,
+``service.subevent.*`` and ``service.voucher.*`` types."""
 
 from __future__ import annotations
 
 from sqlalchemy import select
 
-from admit.models import Event
+from admit.models import Event, Notification
 from tests.factories import World, auth
 from tests.notifications.helpers import Outbox, ok
 from tests.vouchers import helpers as vh
@@ -107,6 +107,34 @@ async def test_item_life_cycle(client, world: World, factory):
 
     await ok(await client.delete(f"{items}{pk}/", headers=auth(world.admin)), 204)
     await out.expect(("service.event.item.deleted", ev, {"item": pk}), organizer_id=org)
+
+
+async def test_quota_life_cycle(client, world: World, factory):
+    """Admit's own quota types, with who made each change."""
+    out = Outbox(factory)
+    ev, org = world.event.id, world.org.id
+    quotas = f"{E}/quotas/"
+    made = await ok(
+        await client.post(quotas, json={"name": "Hall", "size": 10}, headers=auth(world.admin)),
+        201,
+    )
+    pk = made["id"]
+    await out.expect(("service.event.quota.added", ev, {"quota": pk}), organizer_id=org)
+    await ok(await client.patch(f"{quotas}{pk}/", json={"size": 20}, headers=auth(world.admin)))
+    await out.expect(("service.event.quota.changed", ev, {"quota": pk}), organizer_id=org)
+    refused = await client.patch(f"{quotas}{pk}/", json={"size": -1}, headers=auth(world.admin))
+    assert refused.status_code == 400
+    await ok(await client.delete(f"{quotas}{pk}/", headers=auth(world.admin)), 204)
+    await out.expect(("service.event.quota.deleted", ev, {"quota": pk}), organizer_id=org)
+    async with factory.sessionmaker() as session:
+        kinds = set(
+            await session.scalars(
+                select(Notification.actor_kind).where(
+                    Notification.action.startswith("service.event.quota.")
+                )
+            )
+        )
+    assert kinds == {"token"}
 
 
 async def test_subevent_life_cycle(client, world: World, factory):

@@ -72,6 +72,7 @@ async def test_waitinglist_life_cycle(client, world: World, factory):
     await ok(
         await client.patch(f"{vh.QUOTAS}{quota.id}/", json={"size": 1}, headers=auth(world.admin))
     )
+    await out.expect(("service.event.quota.changed", ev, {"quota": quota.id}), organizer_id=org)
     r = await client.post(f"{vh.ENTRIES}{entry['id']}/send_voucher/", headers=auth(world.admin))
     await ok(r, 204)
     entry = await ok(await client.get(f"{vh.ENTRIES}{entry['id']}/", headers=auth(world.admin)))

@@ -172,6 +172,8 @@ async def test_attendees_products_and_check_in_state(client, clean_app, world, f
     assert mail.to == ["guest@example.org"] and mail.subject == "For Guest 2"
     [record] = await records(clean_app)
     assert (record.order_id, record.position_id) == (placed.id, positions[1].id)
+    # the outbox names the order and ticket too: the order's back-office page lists it
+    assert (mail.order_id, mail.position_id) == (placed.id, positions[1].id)
 
 
 async def test_both_mails_order_and_other_attendees(client, clean_app, world, factory):

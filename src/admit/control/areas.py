@@ -149,7 +149,7 @@ async def quota_extra(ctx: EventContext, obj: dict[str, Any]) -> dict[str, Any]:
 
 
 QUOTAS = Area("quotas", "Quotas", "quota", resource("quotas"), quota_fields, [],
-              list_page=False, extra=quota_extra)  # fmt: skip
+              list_page=False, extra=quota_extra, history_key="quota")  # fmt: skip
 
 
 # -- categories, tax rules, questions, check-in lists --------------------------------------

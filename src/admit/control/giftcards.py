@@ -1,8 +1,9 @@
-"""The organizer's gift cards and customers. Gift cards: the list (found by their code, the
-API's ``secret`` filter), a new card, a card's page with its transactions and a form that
-adds or takes value (the API's ``transact``: atomic, refused when the credit is short).
-Customers: the list, found by e-mail or identifier (the API's exact filters). Every read and
-write is the API's own handler, under its permissions."""
+"""The organizer's gift cards: the list (found by their code, the API's ``secret`` filter), a
+new card, a card's page with its transactions, its history of changes, a form that adds or
+takes value (the API's ``transact``: atomic, refused when the credit is short, so two
+bookings at once never take the card below zero) and one changing its expiry and conditions
+(the API's PATCH; a card's currency, code and test mode stay as issued). Every read and write
+is the API's own handler, under its permissions."""
 
 from __future__ import annotations
 
@@ -14,11 +15,11 @@ from starlette.responses import Response
 
 from admit.control.access import control_page
 from admit.control.api_call import Errors, answer, run, with_body
-from admit.control.editing import found, listed, no_such, resource
-from admit.control.fields import Field, defaults, to_body, typed
+from admit.control.editing import found, listed, no_such
+from admit.control.fields import Field, defaults, to_body, to_form, typed
+from admit.control.history import organizer_history
 from admit.control.nav import organizer_nav
 from admit.control.render import render
-from admit.customers import routes as customer_routes
 from admit.giftcards import routes as card_routes
 from admit.kit.http.context import OrganizerAccess, OrgContext
 from admit.kit.http.errors import APIError, FieldErrors
@@ -30,7 +31,6 @@ router = APIRouter(include_in_schema=False)
 PATH = "/control/organizer/{organizer}/giftcards"
 READ, WRITE = card_routes.READ, card_routes.WRITE
 CARDS = card_routes.cards
-CUSTOMERS: Resource[Any] = resource("customers")
 
 CARD_FIELDS = [
     Field("value", "Value", "decimal", required=True, help="E.g. 50.00."),
@@ -40,6 +40,7 @@ CARD_FIELDS = [
     Field("conditions", "Conditions", "textarea"),
     Field("testmode", "A test card (only for test mode orders)", "bool"),
 ]
+EDIT_FIELDS = [CARD_FIELDS[3], CARD_FIELDS[4]]
 TRANSACT_FIELDS = [
     Field("value", "Amount", "decimal", required=True,
           help="Positive adds value, negative takes it, e.g. -10.00."),
@@ -114,17 +115,25 @@ async def giftcard_create(page: Page, ctx: OrgContext, pairs: Pairs) -> Response
 
 
 async def _card(page: Page, ctx: OrgContext, id: str, errors: Errors | None = None,
-                values: dict[str, Any] | None = None, status: int = 200) -> Response:  # fmt: skip
+                values: dict[str, Any] | None = None, status: int = 200,
+                failed: str = "") -> Response:  # fmt: skip
+    """The card's page; ``failed`` names the form (``transact`` or ``edit``) that ``errors``
+    and ``values`` (what was typed) belong to."""
     card = await found(ctx, CARDS, id)
     if card is None:
         return no_such(page, "card")
     query = urlencode({"page": page.request.query_params.get("page", "")}) if (
         page.request.query_params.get("page")) else ""  # fmt: skip
     history = answer(await card_routes.transactions(id, with_body(ctx, None, "GET", query)))
+    edit_values = values if failed == "edit" else to_form(EDIT_FIELDS, card)
     return render(page, "giftcard.html", status, nav=await organizer_nav(page, ctx, "giftcards"),
                   card=card, history=history["results"], next=history.get("next"),
                   previous=history.get("previous"), base=base(ctx), fields=TRANSACT_FIELDS,
-                  values=values or {}, errors=errors or {},
+                  values=(values if failed == "transact" else None) or {},
+                  errors=(errors if failed == "transact" else None) or {},
+                  edit_fields=EDIT_FIELDS, edit_values=edit_values or {},
+                  edit_errors=(errors if failed == "edit" else None) or {},
+                  changes=await organizer_history(ctx, "giftcard", card["id"]),
                   may_write=ctx.has_organizer_permission(WRITE))  # fmt: skip
 
 
@@ -144,22 +153,21 @@ async def giftcard_transact(page: Page, ctx: OrgContext, pairs: Pairs, id: str) 
 
     _, errors = await run(page, ctx, work)
     if errors:
-        return await _card(page, ctx, id, errors, typed(TRANSACT_FIELDS, pairs), 400)
+        return await _card(page, ctx, id, errors, typed(TRANSACT_FIELDS, pairs), 400, "transact")
     page.web.flash("The card's value was changed.")
     return page.redirect(f"{base(ctx)}{id}/")
 
 
-# -- customers -----------------------------------------------------------------------------
+@router.post(PATH + "/{id}/edit")
+@control_page(OrganizerAccess(WRITE), form=True)
+async def giftcard_update(page: Page, ctx: OrgContext, pairs: Pairs, id: str) -> Response:
+    body = to_body(EDIT_FIELDS, pairs)
 
+    async def work() -> Any:
+        return await CARDS.handle_update(with_body(ctx, body, "PATCH"), id, partial=True)
 
-@router.get("/control/organizer/{organizer}/customers/")
-@control_page(OrganizerAccess(customer_routes.READ))
-async def customers(page: Page, ctx: OrgContext) -> Response:
-    asked = dict(page.request.query_params)
-    search = asked.get("search", "").strip()
-    key = "email" if "@" in search else "identifier"
-    body, errors = await _listed(ctx, CUSTOMERS, asked, {key: search})
-    return render(page, "customers.html", nav=await organizer_nav(page, ctx, "customers"),
-                  rows=body["results"], count=body["count"], next=_keep(asked, body.get("next")),
-                  previous=_keep(asked, body.get("previous")),
-                  asked=asked, errors=errors)  # fmt: skip
+    _, errors = await run(page, ctx, work)
+    if errors:
+        return await _card(page, ctx, id, errors, typed(EDIT_FIELDS, pairs), 400, "edit")
+    page.web.flash("The card was saved.")
+    return page.redirect(f"{base(ctx)}{id}/")

@@ -1,10 +1,10 @@
-"""The history of changes of an order (and of a product or a voucher), from the notifications
-outbox (every API and back-office change of them records its type there, in the change's
-transaction) with who did it: the user, API token, device or OAuth application's user the
-request acted for
-(``notifications.actor_kind`` / ``actor_id``). Rows are kept as long as the outbox keeps them
-(``notifications.retention``); orders placed through the PostgreSQL order lane have their
-"placed" rows without a name (its SQL function writes them)."""
+"""The history of changes of an order (and of a product, quota, voucher, gift card or
+customer), from the notifications outbox (every API and back-office change of them records
+its type there, in the change's transaction) with who did it: the user, API token, device or
+OAuth application's user the request acted for (``notifications.actor_kind`` / ``actor_id``).
+Rows are kept as long as the outbox keeps them (``notifications.retention``); orders placed
+through the PostgreSQL order lane have their "placed" rows without a name (its SQL function
+writes them)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 
 from sqlalchemy import select
 
-from admit.kit.http.context import EventContext
+from admit.kit.http.context import EventContext, OrgContext
 from admit.models import Device, Notification, TeamAPIToken, User
 
 LIMIT = 200
@@ -41,10 +41,16 @@ WORDS = {
     "refund.failed": "Refund failed",
     "deleted": "Deleted",
 }
+_MADE = {"added": "Created", "changed": "Changed", "deleted": "Deleted"}
 OBJECT_WORDS = {
-    "service.event.item.": {"added": "Created", "changed": "Changed", "deleted": "Deleted"},
-    "service.event.voucher.": {"added": "Created", "changed": "Changed", "deleted": "Deleted"},
-}
+    "service.event.item.": _MADE,
+    "service.event.quota.": _MADE,
+    "service.voucher.": _MADE,
+    "service.giftcards.transaction.": {"manual": "Value booked by hand"},
+    "service.giftcards.": {"created": "Created", "modified": "Changed"},
+    "service.customer.": {"created": "Created", "changed": "Changed",
+                          "anonymized": "Personal data deleted"},
+}  # fmt: skip
 KINDS = {"user": "user", "oauth": "user (OAuth application)", "token": "API token",
          "device": "device"}  # fmt: skip
 
@@ -61,7 +67,7 @@ def describe(action: str) -> str:
     return short.replace(".", " ").replace("_", " ").capitalize()
 
 
-async def _names(ctx: EventContext, actors: set[tuple[str, int]]) -> dict[tuple[str, int], str]:
+async def _names(ctx: OrgContext, actors: set[tuple[str, int]]) -> dict[tuple[str, int], str]:
     """Display names of the actors, each kind in one statement (those of other organizers
     are never shown: tokens and devices are looked up within this organizer)."""
     ids: dict[str, set[int]] = {}
@@ -99,12 +105,26 @@ async def object_history(ctx: EventContext, key: str, pk: int) -> list[dict[str,
     return await history(ctx, Notification.payload[key].as_integer() == pk)
 
 
-async def history(ctx: EventContext, about: Any) -> list[dict[str, Any]]:
+async def organizer_history(ctx: OrgContext, key: str, value: int | str) -> list[dict[str, Any]]:
+    """The recorded changes of the organizer's object whose notifications carry ``key`` (a
+    gift card's ``giftcard`` id, a customer's ``customer`` identifier), oldest first."""
+    field = Notification.payload[key]
+    about = (field.as_integer() if isinstance(value, int) else field.as_string()) == value
+    return await history(ctx, about, event=False)
+
+
+async def history(ctx: OrgContext, about: Any, *, event: bool = True) -> list[dict[str, Any]]:
+    """``event``: the rows of the context's event; else the organizer's rows of no event."""
+    scope = (
+        Notification.event_id == ctx.event.id  # type: ignore[attr-defined]
+        if event
+        else (Notification.organizer_id == ctx.organizer_id) & Notification.event_id.is_(None)
+    )
     rows = (
         await ctx.session.execute(
             select(Notification.created, Notification.action, Notification.actor_kind,
                    Notification.actor_id)
-            .where(Notification.event_id == ctx.event.id, about)
+            .where(scope, about)
             .order_by(Notification.created, Notification.id)
             .limit(LIMIT)
         )

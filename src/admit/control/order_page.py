@@ -1,9 +1,9 @@
-"""``…/orders/{code}/``: one order with its tickets, answers, fees, payments and refunds, and
-its actions as forms (mark paid, cancel, extend, resend the link, approve, deny, reactivate,
-new ticket codes). Every action goes through the API's own code
-(``orders.action_routes.perform``, ``orders.change_routes.resend``), so its rules, locks,
-notifications and mails are the API's; a refusal is shown next to the field (or at the
-action) with what was typed, and nothing of it is kept."""
+"""``…/orders/{code}/``: one order with its tickets, answers, fees, payments and refunds, its
+history and the mails sent about it, and its actions as forms (mark paid, cancel, extend,
+resend the link, approve, deny, reactivate, new ticket codes). Every action goes through the
+API's own code (``orders.action_routes.perform``, ``orders.change_routes.resend``), so its
+rules, locks, notifications and mails are the API's; a refusal is shown next to the field (or
+at the action) with what was typed, and nothing of it is kept."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from admit.control.nav import ORDERS_READ, ORDERS_WRITE, event_nav
 from admit.control.render import render, text_of
 from admit.kit.http.context import EventAccess, EventContext
 from admit.kit.http.errors import APIError, FieldErrors
-from admit.models import Item, ItemVariation, Question
+from admit.models import Item, ItemVariation, OutgoingMail, Question
 from admit.orders.action_routes import perform
 from admit.orders.change_routes import resend
 from admit.orders.routes import load_order
@@ -64,6 +64,29 @@ async def _names(ctx: EventContext) -> dict[str, dict[int, str]]:
     }
 
 
+MAILS_SHOWN = 100
+MAIL_CLASSES = {"queued": "status-n", "sent": "status-p", "failed": "status-c"}
+
+
+async def order_mails(ctx: EventContext, order: Any) -> list[dict[str, Any]]:
+    """The mails queued about the order (``outgoing_mails.order_id``), newest first, with
+    the ticket a mail was about; older mails of the outbox, queued before it named orders,
+    are not found."""
+    tickets = {p.id: p.positionid for p in order.positions}
+    rows = await ctx.session.execute(
+        select(OutgoingMail.created, OutgoingMail.to, OutgoingMail.subject, OutgoingMail.status,
+               OutgoingMail.sent, OutgoingMail.error, OutgoingMail.position_id)
+        .where(OutgoingMail.order_id == order.id, OutgoingMail.event_id == ctx.event.id)
+        .order_by(OutgoingMail.created.desc(), OutgoingMail.id.desc())
+        .limit(MAILS_SHOWN)
+    )  # fmt: skip
+    return [
+        {"created": created, "to": to, "subject": subject, "status": status, "sent": sent,
+         "error": (error or "")[:200], "ticket": tickets.get(position)}
+        for created, to, subject, status, sent, error, position in rows
+    ]  # fmt: skip
+
+
 def _body(name: str, pairs: Pairs) -> dict[str, Any]:
     """The API action's JSON body from the form's fields."""
     if name == "mark_canceled":
@@ -97,6 +120,8 @@ async def detail_page(
         order=order,
         names=await _names(ctx),
         history=await order_history(ctx, order.code),
+        mails=await order_mails(ctx, order),
+        mail_classes=MAIL_CLASSES,
         may_write=ctx.has_event_permission(ctx.event.id, ORDERS_WRITE),
         failed=failed,
         errors=errors or {},

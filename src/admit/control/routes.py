@@ -9,6 +9,7 @@ from admit.control import (
     areas,
     catalog,
     checkin,
+    customers,
     dashboard,
     devices,
     events,
@@ -42,6 +43,7 @@ CONTROL_ROUTERS = (
     webhooks.router,
     teams.router,
     giftcards.router,
+    customers.router,
     static_router,
 )
 

@@ -265,7 +265,7 @@ async def transact(
     )
     # The card's issuer is told, also when an accepting organizer booked it: it is their card.
     notice = notification_insert(
-        GIFTCARD_TRANSACTION_MANUAL, organizer_id=row.issuer_id, giftcard=card_id
+        session, GIFTCARD_TRANSACTION_MANUAL, organizer_id=row.issuer_id, giftcard=card_id
     )
     if session.get_bind().dialect.name == "postgresql":
         # One round trip for both rows: the notification as a data-modifying CTE.

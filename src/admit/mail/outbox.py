@@ -52,11 +52,14 @@ async def queue_mail(
     attachments: Sequence[dict[str, Any]] | None = None,
     organizer_id: int | None = None,
     event_id: int | None = None,
+    order_id: int | None = None,
+    position_id: int | None = None,
 ) -> OutgoingMail:
     """Stores the mail and its delivery job in the session's transaction.
 
     ``attachments`` are files already in the file store: ``{"key", "filename",
-    "content_type"}``; they must stay there until the mail was sent."""
+    "content_type"}``; they must stay there until the mail was sent. ``order_id`` (and
+    ``position_id``) name the order a mail is about: its page in the back office lists it."""
     mail = OutgoingMail(
         to=list(to),
         cc=list(cc or ()),
@@ -67,6 +70,8 @@ async def queue_mail(
         attachments=_attachments(attachments),
         organizer_id=organizer_id,
         event_id=event_id,
+        order_id=order_id,
+        position_id=position_id,
         status="queued",
         attempts=0,
         message_id=make_msgid(domain=message_id_domain()),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from sqlalchemy import Boolean, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy import Boolean, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from admit.db import TABLE_OPTIONS, Base, JSONType, UTCDateTime, utcnow
@@ -13,7 +13,12 @@ from admit.db import TABLE_OPTIONS, Base, JSONType, UTCDateTime, utcnow
 
 class Customer(Base):
     __tablename__ = "customers"
-    __table_args__ = (UniqueConstraint("organizer_id", "identifier"), TABLE_OPTIONS)
+    __table_args__ = (
+        UniqueConstraint("organizer_id", "identifier"),
+        # The newest first (the back office's list, the API's default order), read in order.
+        Index("ix_customers_organizer_joined", "organizer_id", "date_joined", "id"),
+        TABLE_OPTIONS,
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     organizer_id: Mapped[int] = mapped_column(ForeignKey("organizers.id", ondelete="CASCADE"))

@@ -23,6 +23,14 @@ class OutgoingMail(Base):
     event_id: Mapped[int | None] = mapped_column(
         ForeignKey("events.id", ondelete="CASCADE"), nullable=True, index=True
     )
+    # The order (and ticket) a mail is about, so the order's page lists the mails it was sent;
+    # kept (as NULL) when a test mode order is deleted, the mail may still be on its way.
+    order_id: Mapped[int | None] = mapped_column(
+        ForeignKey("orders.id", ondelete="SET NULL"), nullable=True, index=True
+    )
+    position_id: Mapped[int | None] = mapped_column(
+        ForeignKey("order_positions.id", ondelete="SET NULL"), nullable=True
+    )
     to: Mapped[list[str]] = mapped_column(JSONType)
     cc: Mapped[list[str]] = mapped_column(JSONType, default=list)
     bcc: Mapped[list[str]] = mapped_column(JSONType, default=list)

@@ -9,7 +9,8 @@ It carries the id of what the type is about and nothing else:
 
 - order types: ``code``;
 - waiting list types: ``waitinglistentry`` (``voucher_assigned`` also ``voucher``);
-- item types: ``item``; subevent types: ``subevent``; voucher types: ``voucher``;
+- item types: ``item``; quota types: ``quota``; subevent types: ``subevent``; voucher
+  types: ``voucher``;
 - gift card types: ``giftcard``; customer types: ``customer`` (its ``identifier``, what the
   API addresses customers by);
 - event types: nothing, the event is the row's ``event_id``.
@@ -40,6 +41,8 @@ Which operation records which type (the producers, see ``PRODUCERS`` in
   flips; DELETE -> ``deleted``;
 - items: create -> ``item.added``; PUT / PATCH -> ``item.changed``; DELETE ->
   ``item.deleted``; a write to a variation, add-on or bundle -> ``item.changed`` of its item;
+- quotas (Admit's own types): create -> ``quota.added``; PUT / PATCH -> ``quota.changed``;
+  DELETE -> ``quota.deleted``; payload ``quota``;
 - vouchers: create and ``batch_create`` (one per voucher) -> ``added``; PUT / PATCH ->
   ``changed``; DELETE -> ``deleted``;
 - gift cards: create (also issued for a paid order) -> ``created``; PUT / PATCH ->
@@ -165,11 +168,18 @@ async def notify_all(
 
 
 def notification_insert(
-    action: str, *, organizer_id: int, event_id: int | None = None, **payload: Any
+    session: AsyncSession,
+    action: str,
+    *,
+    organizer_id: int,
+    event_id: int | None = None,
+    **payload: Any,
 ) -> Insert:
     """The INSERT of one notification as a statement, for hot paths that fold it into one of
-    their own (a data-modifying CTE on PostgreSQL) to save a round trip."""
-    return insert(Notification).values(**_row(action, organizer_id, event_id, payload))
+    their own (a data-modifying CTE on PostgreSQL) to save a round trip; ``session`` names who
+    acts, as :func:`notify` records it."""
+    row = _row(action, organizer_id, event_id, payload, actor_of(session))
+    return insert(Notification).values(**row)
 
 
 async def notify_each(

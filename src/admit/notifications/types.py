@@ -60,6 +60,13 @@ SUBEVENT_ACTIONS = (
     "service.subevent.changed",
     "service.subevent.deleted",
 )
+# Admit's own (the spec lets installed plugins add types): a quota's changes, so its history
+# in the back office has rows like a product's. Delivered only to webhooks that name them.
+QUOTA_ACTIONS = (
+    "service.event.quota.added",
+    "service.event.quota.changed",
+    "service.event.quota.deleted",
+)
 CUSTOMER_ACTIONS = (
     "service.customer.created",
     "service.customer.changed",
@@ -77,6 +84,7 @@ ACTION_TYPES: tuple[str, ...] = (
     *VOUCHER_ACTIONS,
     *SUBEVENT_ACTIONS,
     *CUSTOMER_ACTIONS,
+    *QUOTA_ACTIONS,
 )
 PREFIXES: tuple[str, ...] = (ORDER_CHANGED_PREFIX, ITEM_PREFIX, GIFTCARD_TRANSACTION_PREFIX)
 

@@ -39,6 +39,7 @@ async def mail_order(ctx: EventContext, order: Order, template: str) -> None:
         html=html,
         organizer_id=ctx.organizer_id,
         event_id=ctx.event.id,
+        order_id=order.id,
     )
 
 

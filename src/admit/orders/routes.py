@@ -155,7 +155,7 @@ async def create(ctx: Annotated[EventContext, Depends(EventAccess(WRITE))]) -> R
     placed = await flush_guard(create_order(session, ctx.event, data))
     order = placed.new.order
     if data.send_email and order["email"]:
-        await _queue_placed_mail(session, ctx, placed.code, order["secret"], order["email"])
+        await _queue_placed_mail(session, ctx, placed, order["secret"], order["email"])
     return JSONResponse(await _created_body(ctx, placed), status_code=201)
 
 
@@ -203,8 +203,9 @@ def _as_preview(body: dict[str, Any]) -> dict[str, Any]:
 
 
 async def _queue_placed_mail(
-    session: AsyncSession, ctx: EventContext, code: str, secret: str, email: str
+    session: AsyncSession, ctx: EventContext, placed: Placed, secret: str, email: str
 ) -> None:
+    code = placed.code
     link = f"{url_base(ctx, ctx.event.slug)}order/{code}/{secret}/"
     subject, text, html = render_mail("order_placed", code=code, link=link)
     await queue_mail(
@@ -215,6 +216,7 @@ async def _queue_placed_mail(
         html=html,
         organizer_id=ctx.organizer_id,
         event_id=ctx.event.id,
+        order_id=placed.written.order_id,
     )
 
 

@@ -34,12 +34,15 @@ from admit.kit.resources.filtering import (
 from admit.kit.resources.pagination import paginate
 from admit.kit.stamps.catalog import ModifiedSinceList
 from admit.models import Item, ItemVariation, Quota, quota_items
+from admit.notifications.notify import notify_in_event
+from admit.notifications.types import QUOTA_ACTIONS
 from admit.quotas import service
 from admit.quotas.cloning import copy_quotas
 from admit.quotas.rows import QUOTA_ROWS
 from admit.quotas.schemas import AvailabilityOut, QuotaIn, QuotaOut
 
 WRITE = "event.items:write"
+QUOTA_ADDED, QUOTA_CHANGED, QUOTA_DELETED = QUOTA_ACTIONS
 router = api_router()
 
 FILTERS = FilterSet(
@@ -133,6 +136,24 @@ class QuotaResource(ModifiedSinceList, Resource[Quota]):
     def apply(self, ctx: OrgContext, obj: Quota, data: BaseModel, supplied: set[str]) -> None:
         assert isinstance(data, QuotaIn)
         service.apply_quota(obj, data, ctx.extra["resolved"])
+
+    # Each write records its type (the quota's history names who made it).
+    async def perform_create(self, ctx: OrgContext, data: BaseModel, supplied: set[str]) -> Quota:
+        quota = await super().perform_create(ctx, data, supplied)
+        await notify_in_event(ctx, QUOTA_ADDED, quota=quota.id)
+        return quota
+
+    async def perform_update(
+        self, ctx: OrgContext, obj: Quota, data: BaseModel, supplied: set[str]
+    ) -> None:
+        await super().perform_update(ctx, obj, data, supplied)
+        await notify_in_event(ctx, QUOTA_CHANGED, quota=obj.id)
+
+    async def perform_delete(self, ctx: OrgContext, obj: Quota) -> Response:
+        quota_id = obj.id
+        response = await super().perform_delete(ctx, obj)
+        await notify_in_event(ctx, QUOTA_DELETED, quota=quota_id)
+        return response
 
 
 quotas = QuotaResource()

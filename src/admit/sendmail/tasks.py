@@ -260,6 +260,8 @@ async def _mail(
         html=html,
         organizer_id=event.organizer_id,
         event_id=event.id,
+        order_id=order.id,
+        position_id=position.id if position is not None else None,
     )
     return mail.id
 

@@ -222,6 +222,7 @@ async def send_buyer_mail(job: JobContext) -> str | None:
             attachments=attachments,
             organizer_id=event.organizer_id,
             event_id=event.id,
+            order_id=order.id,
         )
         mail_id = mail.id
         await commit_and_notify(session)

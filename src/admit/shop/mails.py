@@ -66,4 +66,5 @@ async def order_mail(
         html=html,
         organizer_id=event.organizer_id,
         event_id=event.id,
+        order_id=order.id,
     )
