@@ -281,8 +281,9 @@ def _url_and_form(route: APIRoute, shop: Shop) -> tuple[str, dict[str, str]]:
     identifier, export_form = EXPORTERS[_level(route.path)]
     if route.path.endswith("/exports/{identifier}/run"):
         form.update(export_form)
+    position = str(shop.orders[0]["positions"][0]["id"])  # a ticket of the paid order
     url = route.path.format(organizer="acme", event="summit", code=code, identifier=identifier,
-                            **{**PLACEHOLDERS, **shop.made})  # fmt: skip
+                            **{**PLACEHOLDERS, "position": position, **shop.made})  # fmt: skip
     return url, form
 
 
