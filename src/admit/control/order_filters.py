@@ -47,8 +47,12 @@ def provider_choices(asked: str = "") -> list[tuple[str, str]]:
     return choices
 
 
-async def product_choices(ctx: EventContext) -> list[tuple[str, str]]:
-    """Products of the event, each followed by its variations (``item`` or ``item-variation``)."""
+async def product_choices(
+    ctx: EventContext, *, bare_with_variations: bool = True
+) -> list[tuple[str, str]]:
+    """Products of the event, each followed by its variations (``item`` or ``item-variation``);
+    without ``bare_with_variations`` a product that has variations is only offered as them
+    (what a ticket can become)."""
     items = (
         await ctx.session.execute(
             select(Item.id, Item.name)
@@ -66,7 +70,8 @@ async def product_choices(ctx: EventContext) -> list[tuple[str, str]]:
         variations.setdefault(item_id, []).append((vid, value))
     out: list[tuple[str, str]] = []
     for item_id, name in items:
-        out.append((str(item_id), text_of(name)))
+        if bare_with_variations or not variations.get(item_id):
+            out.append((str(item_id), text_of(name)))
         out += [(f"{item_id}-{vid}", f"{text_of(name)} – {text_of(value)}")
                 for vid, value in variations.get(item_id, [])]  # fmt: skip
     return out
