@@ -16,8 +16,9 @@ async def _two_tickets(api, shop) -> dict:
 
 
 async def _order(api, shop, code: str) -> dict:
-    response = await api.get(f"{E}/orders/{code}/", headers={"Authorization": f"Token {shop.token}"},
-                             params={"include_canceled_positions": "true"})  # fmt: skip
+    headers = {"Authorization": f"Token {shop.token}"}
+    params = {"include_canceled_positions": "true"}
+    response = await api.get(f"{E}/orders/{code}/", headers=headers, params=params)
     assert response.status_code == 200
     return response.json()
 
