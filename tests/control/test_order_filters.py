@@ -124,3 +124,21 @@ async def test_filters_are_the_apis(web, api, factory, people, shop):
     assert codes and all(c in page.text for c in codes) and _count(page.text) == len(codes)
     async with factory.sessionmaker() as session:
         assert await session.scalar(select(Order.id).where(Order.code == codes[0]))
+
+
+async def test_a_joined_filter_counts_up_to_a_cap(web, factory, people, shop, monkeypatch):
+    """A filter on positions or payments counts at most ``COUNT_CAP`` orders; the pager
+    still goes on while rows follow."""
+    monkeypatch.setattr("admit.control.orders.COUNT_CAP", 2)
+    monkeypatch.setattr("admit.control.orders.PAGE_SIZE", 1)
+    await sign_in(web, factory, people["reader"])
+    url = shop.base + "orders/"
+    plain = await web.get(url)
+    assert "3 orders, page 1 of 3" in plain.text  # no joined filter: counted exactly
+    capped = await web.get(url, params={"product": str(shop.item)})
+    assert "More than 2 orders, page 1" in capped.text and 'rel="next"' in capped.text
+    last = await web.get(url, params={"product": str(shop.item), "page": "3"})
+    assert "More than 2 orders, page 3" in last.text and 'rel="next"' not in last.text
+    assert 'rel="prev"' in last.text
+    few = await web.get(url, params={"provider": "banktransfer", "status": "p"})
+    assert "1 order<" in few.text

@@ -25,13 +25,19 @@ from admit.web.page import Page
 router = APIRouter(include_in_schema=False)
 EVENT = "/control/event/{organizer}/{event}"
 PAGE_SIZE = 50
+# Filters that look at other tables (positions, payments): their exact count would read every
+# matching order, so it is counted up to this many ("more than 1,000"); the page itself is
+# read newest first through the orders' date index and stops after its rows.
+JOINED = ("search", "item", "variation", "payment_provider")
+COUNT_CAP = 1000
 
 
 async def order_rows(
     ctx: EventContext, filters: dict[str, str], number: int
-) -> tuple[int, list[dict[str, Any]]]:
-    """The orders the API's filters ``filters`` match, newest first: their count and the rows
-    of page ``number``."""
+) -> tuple[int, bool, list[dict[str, Any]]]:
+    """The orders the API's filters ``filters`` match, newest first: their count (at most
+    ``COUNT_CAP + 1`` with a ``JOINED`` filter), whether a page follows, and the rows of page
+    ``number``."""
     query = select(
         Order.id,
         Order.code,
@@ -43,14 +49,16 @@ async def order_rows(
         Order.require_approval,
     ).where(Order.event_id == ctx.event.id)
     query = ORDER_FILTERS.apply(query, filters)
-    count = await ctx.session.scalar(select(func.count()).select_from(query.subquery()))
+    counted = query.limit(COUNT_CAP + 1) if any(k in filters for k in JOINED) else query
+    count = await ctx.session.scalar(select(func.count()).select_from(counted.subquery()))
     rows = (
         await ctx.session.execute(
             query.order_by(Order.datetime.desc(), Order.id.desc())
-            .limit(PAGE_SIZE)
+            .limit(PAGE_SIZE + 1)
             .offset((number - 1) * PAGE_SIZE)
         )
     ).all()
+    more, rows = len(rows) > PAGE_SIZE, rows[:PAGE_SIZE]
     ids = [row.id for row in rows]
     tickets: dict[int, tuple[int, str | None]] = {}
     if ids:
@@ -64,7 +72,7 @@ async def order_rows(
             .group_by(OrderPosition.order_id)
         ):
             tickets[order_id] = (n, name)
-    return int(count or 0), [
+    return int(count or 0), more, [
         {**row._asdict(), "tickets": tickets.get(row.id, (0, None))[0],
          "attendee": tickets.get(row.id, (0, None))[1]}
         for row in rows
@@ -80,24 +88,34 @@ async def order_list(page: Page, ctx: EventContext) -> Response:
         errors.setdefault("product", ["Choose one of the listed products."])
     nav = await event_nav(page, ctx, "orders")
     choices = {"products": products, "providers": order_filters.provider_choices(asked["provider"])}
-    empty = {"rows": [], "count": 0, "number": 1, "pages": 1, "links": {}, "filtered": True}
+    empty = {
+        "rows": [],
+        "count": 0,
+        "number": 1,
+        "pages": 1,
+        "links": {},
+        "filtered": True,
+        "cap": None,
+    }
     if errors:
         return render(page, "orders.html", 400, nav=nav, asked=asked, errors=errors, **choices,
                       **empty)  # fmt: skip
     number = order_filters.page_number(asked["page"]) or 1
     try:
-        count, rows = await order_rows(ctx, filters, number)
+        count, more, rows = await order_rows(ctx, filters, number)
     except FieldErrors as exc:  # the API's filter refused a value: shown above the list
         errs = {k: list(v) for k, v in dict(exc.errors).items()}  # type: ignore[call-overload]
         return render(page, "orders.html", 400, nav=nav, asked=asked, errors=errs, **choices,
                       **empty)  # fmt: skip
-    pages = max(1, -(-count // PAGE_SIZE))
+    capped = count > COUNT_CAP and any(k in filters for k in JOINED)
+    pages = 0 if capped else max(1, -(-count // PAGE_SIZE))  # 0: not counted to the end
     keep = order_filters.kept(asked)
     links = {}
     if number > 1:
         links["previous"] = "?" + urlencode({**keep, "page": number - 1})
-    if number < pages:
+    if more:
         links["next"] = "?" + urlencode({**keep, "page": number + 1})
     return render(page, "orders.html", nav=nav, asked=asked, errors={}, rows=rows, count=count,
+                  cap=COUNT_CAP if capped else None,
                   number=number, pages=pages, links=links, filtered=bool(keep),
                   **choices)  # fmt: skip
