@@ -86,6 +86,7 @@ async def test_back_office_walk(live_server, tmp_path: Path) -> None:
 
         driver.find_element(By.ID, "search").send_keys("Grace")
         driver.find_element(By.CSS_SELECTOR, "form.filters button").click()
+        wait.until(ec.url_contains("search=Grace"))  # not the link of the page searched from
         wait.until(ec.presence_of_element_located((By.LINK_TEXT, orders[1]["code"]))).click()
         wait.until(ec.presence_of_element_located((By.ID, "mark-paid")))
         assert "Grace Hopper" in driver.page_source

@@ -57,7 +57,9 @@ def _ticket(value: str) -> ColumnElement[bool]:
     return or_(*conditions)
 
 
-def _asked(page: Page, lists: dict[int, str]) -> tuple[dict[str, str], dict[str, str], dict]:
+def _asked(
+    page: Page, lists: dict[int, str]
+) -> tuple[dict[str, str], dict[str, str], dict[str, list[str]]]:
     """The form as typed, the API filters it means, and what is wrong with it by field."""
     params = page.request.query_params
     asked = {k: params.get(k, "").strip() for k in ("list", "result", "search", "page")}

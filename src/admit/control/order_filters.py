@@ -13,11 +13,10 @@ from __future__ import annotations
 import datetime as dt
 import re
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from sqlalchemy import select
 
-from admit.control.fields import whole_number
+from admit.control.fields import _zone, whole_number
 from admit.control.render import STATUS_LABELS, text_of
 from admit.kit.http.context import EventContext
 from admit.kit.resources.filtering import PK_MAX
@@ -75,13 +74,6 @@ async def product_choices(
         out += [(f"{item_id}-{vid}", f"{text_of(name)} – {text_of(value)}")
                 for vid, value in variations.get(item_id, [])]  # fmt: skip
     return out
-
-
-def _zone(name: str) -> dt.tzinfo:
-    try:
-        return ZoneInfo(name or "UTC")
-    except (ZoneInfoNotFoundError, ValueError):
-        return dt.UTC
 
 
 def _day(raw: str) -> dt.date | None:

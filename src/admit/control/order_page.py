@@ -3,7 +3,9 @@ its actions as forms (mark paid, cancel, extend, resend the link, approve, deny,
 new ticket codes). Every action goes through the API's own code
 (``orders.action_routes.perform``, ``orders.change_routes.resend``), so its rules, locks,
 notifications and mails are the API's; a refusal is shown next to the field (or at the
-action) with what was typed, and nothing of it is kept."""
+action) with what was typed, and nothing of it is kept. Each ticket links to its PDF
+(``order_tickets``), its scans (``checkin_history``) and its change form
+(``order_positions``)."""
 
 from __future__ import annotations
 
