@@ -86,6 +86,7 @@ async def test_back_office_walk(live_server, tmp_path: Path) -> None:
 
         driver.find_element(By.ID, "search").send_keys("Grace")
         driver.find_element(By.CSS_SELECTOR, "form.filters button").click()
+        wait.until(ec.url_contains("search=Grace"))  # not the link of the page searched from
         wait.until(ec.presence_of_element_located((By.LINK_TEXT, orders[1]["code"]))).click()
         wait.until(ec.presence_of_element_located((By.ID, "mark-paid")))
         assert "Grace Hopper" in driver.page_source
@@ -104,15 +105,35 @@ async def test_back_office_walk(live_server, tmp_path: Path) -> None:
         assert "Checked in: Grace Hopper" in driver.page_source
         check("checkin")
 
+        driver.find_element(By.ID, "checkin-history").click()
+        wait.until(ec.presence_of_element_located((By.ID, "result")))
+        assert "Grace Hopper" in driver.page_source and "1 scan" in driver.page_source
+        check("checkin-history")
+
         driver.find_element(By.CSS_SELECTOR, 'nav.menu a[href$="/orders/"]').click()
         wait.until(ec.presence_of_element_located((By.ID, "search")))
-        driver.find_element(By.LINK_TEXT, orders[2]["code"]).click()
+        alan_code = orders[2]["code"]
+        driver.find_element(By.LINK_TEXT, alan_code).click()
         wait.until(ec.presence_of_element_located((By.ID, "extend-expires")))
         # a refused action: the error stands by its field, the typed value kept
         driver.execute_script("document.getElementById('extend-expires').value = '2001-01-01'")
         driver.find_element(By.CSS_SELECTOR, 'form[action$="/extend"] button').click()
         wait.until(ec.presence_of_element_located((By.ID, "extend-expires-error")))
         check("order-error")
+
+        # a ticket's own form, refused by the API's order change: the message by its field
+        driver.find_element(By.CSS_SELECTOR, 'a[href*="/positions/"]').click()
+        wait.until(ec.presence_of_element_located((By.ID, "price"))).clear()
+        driver.find_element(By.ID, "price").send_keys("lots")
+        driver.find_element(By.ID, "change-position").click()
+        wait.until(ec.presence_of_element_located((By.ID, "price-error")))
+        check("ticket-error")
+
+        driver.get(f"{base}/control/event/acme/summit/orders/?status=n&provider=banktransfer"
+                   "&placed_from=2000-01-01&product=")  # fmt: skip
+        wait.until(ec.presence_of_element_located((By.ID, "placed_until")))
+        assert "1 order<" in driver.page_source and alan_code in driver.page_source
+        check("orders-filtered")
 
         driver.get(f"{base}/control/event/acme/summit/?refresh=2")
         wait.until(ec.presence_of_element_located((By.ID, "chart-sales")))
@@ -127,4 +148,4 @@ async def test_back_office_walk(live_server, tmp_path: Path) -> None:
     finally:
         driver.quit()
     walk.assert_accessible()
-    assert len(walk.found) == 2 * 7
+    assert len(walk.found) == 2 * 10

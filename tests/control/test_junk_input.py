@@ -29,20 +29,24 @@ benefit_discount_matching_percent benefit_only_apply_to_cheapest_n_matches
 benefit_same_products benefit_limit_products condition_apply_to_addons
 benefit_apply_to_addons mail_subject mail_template mail_additional_recipients
 mail_additional_recipients_cc mail_additional_recipients_bcc schedule_rrule schedule_rrule_time
-locale export_identifier x-_format x-paid_only x-date_from is_active""".split()
+locale export_identifier x-_format x-paid_only x-date_from is_active product attendee_name
+attendee_email""".split()
 # Letters, past 64 bits, negative, overflowing floats, digits int() refuses or reads as other
 # numbers (superscript, Arabic-Indic), past int()'s 4,300 digits, NUL, empty.
 JUNK = ("ZZZ", "99999999999999999999", "-1", "1e999", "NaN", "²", "١٢", "9" * 5000, "a\x00b", "")
 QUERIES = (
     "?page=99999999999999999999&ordering=zzz&search=%25%27&status=zzz&cursor=zzz",
     "?page=%C2%B2&refresh=%C2%B2&testmode=zzz&tag=%00&search=" + "9" * 5000,
+    "?product=%C2%B2-1&provider=%00&placed_from=99999-01-01&placed_until=%C2%B2&list=1e999"
+    "&result=%00&search=%00",
+    "?product=1-99999999999999999999&provider=x&placed_from=2030-02-30&list=-1&search=-1",
 )
 BAD_IDS = ("ZZZ", "99999999999999999999")
 
 
 def _junk_ids(path: str, bad: str) -> str:
     keys = ("id", "cid", "local_id", "id1", "id2", "call", "member", "invite", "token", "code",
-            "identifier", "customer")  # fmt: skip
+            "identifier", "customer", "position")  # fmt: skip
     return path.format(organizer="acme", event="summit", **dict.fromkeys(keys, bad))
 
 

@@ -87,6 +87,13 @@ async def _prepare(api, factory: Factory, route: APIRoute, shop: Shop) -> None:
         canceled = await api.post(f"{E}/orders/{code}/mark_canceled/", headers=headers)
         assert canceled.status_code == 200, canceled.text
         shop.orders.append(shop.orders[2])
+    if route.path.endswith("/positions/{position}/cancel"):  # not the order's last ticket
+        code = shop.orders[2]["code"]
+        body = {"create_positions": [{"item": shop.item, "attendee_name": "Sec Ond"}]}
+        added = await api.post(f"{E}/orders/{code}/change/", json=body,
+                               headers={"Authorization": f"Token {shop.token}"})  # fmt: skip
+        assert added.status_code == 200, added.text
+        shop.made = {"position": str(shop.orders[2]["positions"][0]["id"])}
     if "/refunds/{local_id}/" in route.path:
         code = shop.orders[0]["code"]
         headers = {"Authorization": f"Token {shop.token}"}
@@ -277,6 +284,8 @@ def _url_and_form(route: APIRoute, shop: Shop) -> tuple[str, dict[str, str]]:
             code = shop.orders[index]["code"]
     if route.path.endswith("/extend"):
         form["expires"] = (dt.date.today() + dt.timedelta(days=30)).isoformat()
+    if route.path.endswith("/positions/{position}/change"):
+        form.update(product=str(shop.item), price="20.00", attendee_name="Ada King")
     if route.path.endswith("/checkin/redeem"):
         form.update(secret=shop.orders[0]["positions"][0]["secret"], list=str(shop.checkin_list))
     for end, values in FORMS.items():
@@ -288,8 +297,9 @@ def _url_and_form(route: APIRoute, shop: Shop) -> tuple[str, dict[str, str]]:
     identifier, export_form = EXPORTERS[_level(route.path)]
     if route.path.endswith("/exports/{identifier}/run"):
         form.update(export_form)
+    position = str(shop.orders[0]["positions"][0]["id"])  # a ticket of the paid order
     url = route.path.format(organizer="acme", event="summit", code=code, identifier=identifier,
-                            **{**PLACEHOLDERS, **shop.made})  # fmt: skip
+                            **{**PLACEHOLDERS, "position": position, **shop.made})  # fmt: skip
     return url, form
 
 

@@ -163,6 +163,7 @@ async def event_nav(page: Page, ctx: EventContext, active: str) -> Nav:
         "date_from": event.date_from,
         "date_to": event.date_to,
         "currency": event.currency,
+        "timezone": event.timezone,
         "mode": mode_of(event.live, event.testmode),
         "url": event_url(ctx.organizer_slug, event.slug),
     }

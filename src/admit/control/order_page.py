@@ -3,7 +3,9 @@ history and the mails sent about it, and its actions as forms (mark paid, cancel
 resend the link, approve, deny, reactivate, new ticket codes). Every action goes through the
 API's own code (``orders.action_routes.perform``, ``orders.change_routes.resend``), so its
 rules, locks, notifications and mails are the API's; a refusal is shown next to the field (or
-at the action) with what was typed, and nothing of it is kept."""
+at the action) with what was typed, and nothing of it is kept. Each ticket links to its PDF
+(``order_tickets``), its scans (``checkin_history``) and its change form
+(``order_positions``)."""
 
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ from admit.models import Item, ItemVariation, OutgoingMail, Question
 from admit.orders.action_routes import perform
 from admit.orders.change_routes import resend
 from admit.orders.routes import load_order
+from admit.tickets.downloads import order_refusal
 from admit.web.forms import Pairs, first
 from admit.web.page import Page
 
@@ -45,10 +48,15 @@ ACTIONS: dict[str, tuple[str, str]] = {
 }
 
 
-async def _names(ctx: EventContext) -> dict[str, dict[int, str]]:
-    """Product, variation and question texts of the event (one statement each)."""
+async def _names(ctx: EventContext) -> dict[str, dict[int, Any]]:
+    """Product, variation and question texts of the event (one statement each), and whether
+    a product makes tickets (``None``: all but add-ons do)."""
     eid = ctx.event.id
-    items = await ctx.session.execute(select(Item.id, Item.name).where(Item.event_id == eid))
+    items = (
+        await ctx.session.execute(
+            select(Item.id, Item.name, Item.generate_tickets).where(Item.event_id == eid)
+        )
+    ).all()
     variations = await ctx.session.execute(
         select(ItemVariation.id, ItemVariation.value)
         .join(Item, Item.id == ItemVariation.item_id)
@@ -58,7 +66,8 @@ async def _names(ctx: EventContext) -> dict[str, dict[int, str]]:
         select(Question.id, Question.question).where(Question.event_id == eid)
     )
     return {
-        "items": {i: text_of(n) for i, n in items},
+        "items": {i: text_of(n) for i, n, _ in items},
+        "makes_tickets": {i: g for i, _, g in items},
         "variations": {i: text_of(n) for i, n in variations},
         "questions": {i: text_of(n) for i, n in questions},
     }
@@ -87,6 +96,20 @@ async def order_mails(ctx: EventContext, order: Any) -> list[dict[str, Any]]:
     ]  # fmt: skip
 
 
+def downloads(order: Any, makes_tickets: dict[int, Any]) -> list[int]:
+    """The positions whose ticket the API's download route gives (none if the order gives
+    none): the same rules as ``tickets.downloads``, read from what the page loaded."""
+    if order_refusal(order):
+        return []
+    return [
+        p.id
+        for p in order.positions
+        if not p.canceled
+        and (makes_tickets.get(p.item_id) if makes_tickets.get(p.item_id) is not None
+             else p.addon_to_id is None)
+    ]  # fmt: skip
+
+
 def _body(name: str, pairs: Pairs) -> dict[str, Any]:
     """The API action's JSON body from the form's fields."""
     if name == "mark_canceled":
@@ -112,13 +135,15 @@ async def detail_page(
     except APIError:
         return render(page, "forbidden.html", 404, nav=await event_nav(page, ctx, "orders"),
                       detail="There is no order with this code in this event.")  # fmt: skip
+    names = await _names(ctx)
     return render(
         page,
         "order.html",
         status,
         nav=await event_nav(page, ctx, "orders"),
         order=order,
-        names=await _names(ctx),
+        names=names,
+        downloads=downloads(order, names["makes_tickets"]),
         history=await order_history(ctx, order.code),
         mails=await order_mails(ctx, order),
         mail_classes=MAIL_CLASSES,

@@ -1,5 +1,6 @@
 """``…/orders/``: the event's orders, searched and filtered with the API's own order filters
-(``orders.filters``: code, e-mail, attendee name and more), 50 a page, read as plain columns
+(``orders.filters``: code, e-mail, attendee or invoice name; status, product or variation,
+payment method, days placed: ``order_filters``), 50 a page, read as plain columns
 in three statements (the page, its count, its tickets) whatever the number of orders."""
 
 from __future__ import annotations
@@ -11,10 +12,10 @@ from fastapi import APIRouter
 from sqlalchemy import func, select
 from starlette.responses import Response
 
+from admit.control import order_filters
 from admit.control.access import control_page
-from admit.control.fields import whole_number
 from admit.control.nav import ORDERS_READ, event_nav
-from admit.control.render import STATUS_LABELS, render
+from admit.control.render import render
 from admit.kit.http.context import EventAccess, EventContext
 from admit.kit.http.errors import FieldErrors
 from admit.models import Order, OrderPosition
@@ -24,37 +25,19 @@ from admit.web.page import Page
 router = APIRouter(include_in_schema=False)
 EVENT = "/control/event/{organizer}/{event}"
 PAGE_SIZE = 50
-MAX_SEARCH = 200
-
-
-def _page_number(raw: str | None) -> int | None:
-    if raw in (None, ""):
-        return 1
-    return whole_number(raw, 100_000) or None
-
-
-def _asked(page: Page) -> tuple[dict[str, str], dict[str, list[str]]]:
-    """The list's parameters as typed, and what is wrong with them (shown by the fields)."""
-    params = page.request.query_params
-    asked = {
-        "search": params.get("search", "").strip(),
-        "status": params.get("status", ""),
-        "page": params.get("page", ""),
-    }
-    errors: dict[str, list[str]] = {}
-    if len(asked["search"]) > MAX_SEARCH:
-        errors["search"] = [f"Search for at most {MAX_SEARCH} characters."]
-    if asked["status"] not in ("", *STATUS_LABELS):
-        errors["status"] = ["Choose one of the listed states."]
-    if _page_number(asked["page"]) is None:
-        errors["page"] = ["There is no such page."]
-    return asked, errors
+# Filters that look at other tables (positions, payments): their exact count would read every
+# matching order, so it is counted up to this many ("more than 1,000"); the page itself is
+# read newest first through the orders' date index and stops after its rows.
+JOINED = ("search", "item", "variation", "payment_provider")
+COUNT_CAP = 1000
 
 
 async def order_rows(
-    ctx: EventContext, search: str, status: str, number: int
-) -> tuple[int, list[dict[str, Any]]]:
-    """The orders matching, newest first: their count and the rows of page ``number``."""
+    ctx: EventContext, filters: dict[str, str], number: int
+) -> tuple[int, bool, list[dict[str, Any]]]:
+    """The orders the API's filters ``filters`` match, newest first: their count (at most
+    ``COUNT_CAP + 1`` with a ``JOINED`` filter), whether a page follows, and the rows of page
+    ``number``."""
     query = select(
         Order.id,
         Order.code,
@@ -65,16 +48,17 @@ async def order_rows(
         Order.testmode,
         Order.require_approval,
     ).where(Order.event_id == ctx.event.id)
-    filters = {k: v for k, v in (("search", search), ("status", status)) if v}
     query = ORDER_FILTERS.apply(query, filters)
-    count = await ctx.session.scalar(select(func.count()).select_from(query.subquery()))
+    counted = query.limit(COUNT_CAP + 1) if any(k in filters for k in JOINED) else query
+    count = await ctx.session.scalar(select(func.count()).select_from(counted.subquery()))
     rows = (
         await ctx.session.execute(
             query.order_by(Order.datetime.desc(), Order.id.desc())
-            .limit(PAGE_SIZE)
+            .limit(PAGE_SIZE + 1)
             .offset((number - 1) * PAGE_SIZE)
         )
     ).all()
+    more, rows = len(rows) > PAGE_SIZE, rows[:PAGE_SIZE]
     ids = [row.id for row in rows]
     tickets: dict[int, tuple[int, str | None]] = {}
     if ids:
@@ -88,7 +72,7 @@ async def order_rows(
             .group_by(OrderPosition.order_id)
         ):
             tickets[order_id] = (n, name)
-    return int(count or 0), [
+    return int(count or 0), more, [
         {**row._asdict(), "tickets": tickets.get(row.id, (0, None))[0],
          "attendee": tickets.get(row.id, (0, None))[1]}
         for row in rows
@@ -98,24 +82,40 @@ async def order_rows(
 @router.get(EVENT + "/orders/")
 @control_page(EventAccess(ORDERS_READ))
 async def order_list(page: Page, ctx: EventContext) -> Response:
-    asked, errors = _asked(page)
+    asked, filters, errors = order_filters.read(page.request.query_params, ctx.event.timezone)
+    products = await order_filters.product_choices(ctx)
+    if asked["product"] and asked["product"] not in dict(products):
+        errors.setdefault("product", ["Choose one of the listed products."])
     nav = await event_nav(page, ctx, "orders")
+    choices = {"products": products, "providers": order_filters.provider_choices(asked["provider"])}
+    empty = {
+        "rows": [],
+        "count": 0,
+        "number": 1,
+        "pages": 1,
+        "links": {},
+        "filtered": True,
+        "cap": None,
+    }
     if errors:
-        return render(page, "orders.html", 400, nav=nav, asked=asked, errors=errors, rows=[],
-                      count=0, number=1, pages=1, links={})  # fmt: skip
-    number = _page_number(asked["page"]) or 1
+        return render(page, "orders.html", 400, nav=nav, asked=asked, errors=errors, **choices,
+                      **empty)  # fmt: skip
+    number = order_filters.page_number(asked["page"]) or 1
     try:
-        count, rows = await order_rows(ctx, asked["search"], asked["status"], number)
-    except FieldErrors as exc:  # the API's filter refused a value: shown by its field
+        count, more, rows = await order_rows(ctx, filters, number)
+    except FieldErrors as exc:  # the API's filter refused a value: shown above the list
         errs = {k: list(v) for k, v in dict(exc.errors).items()}  # type: ignore[call-overload]
-        return render(page, "orders.html", 400, nav=nav, asked=asked, errors=errs, rows=[],
-                      count=0, number=1, pages=1, links={})  # fmt: skip
-    pages = max(1, -(-count // PAGE_SIZE))
-    keep = {k: v for k, v in (("search", asked["search"]), ("status", asked["status"])) if v}
+        return render(page, "orders.html", 400, nav=nav, asked=asked, errors=errs, **choices,
+                      **empty)  # fmt: skip
+    capped = count > COUNT_CAP and any(k in filters for k in JOINED)
+    pages = 0 if capped else max(1, -(-count // PAGE_SIZE))  # 0: not counted to the end
+    keep = order_filters.kept(asked)
     links = {}
     if number > 1:
         links["previous"] = "?" + urlencode({**keep, "page": number - 1})
-    if number < pages:
+    if more:
         links["next"] = "?" + urlencode({**keep, "page": number + 1})
     return render(page, "orders.html", nav=nav, asked=asked, errors={}, rows=rows, count=count,
-                  number=number, pages=pages, links=links)  # fmt: skip
+                  cap=COUNT_CAP if capped else None,
+                  number=number, pages=pages, links=links, filtered=bool(keep),
+                  **choices)  # fmt: skip
