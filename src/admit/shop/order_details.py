@@ -85,7 +85,11 @@ async def refusal(session: AsyncSession, event: Event, order: Order) -> str | No
         ids = [p.id for p in order.positions]
         used = await session.scalar(
             select(Checkin.id)
-            .where(Checkin.position_id.in_(ids), Checkin.successful.is_(True))
+            .where(
+                Checkin.position_id.in_(ids),
+                Checkin.successful.is_(True),
+                Checkin.type == "entry",
+            )
             .limit(1)
         )
         if ids and used is not None:
