@@ -188,6 +188,39 @@ GERMAN: dict[str, str] = {
     "The shop cannot take more files right now; please try again later.": (
         "Der Shop kann gerade keine weiteren Dateien annehmen; bitte versuchen Sie es später."
     ),
+    # the order page's forms (details and answers, gift card)
+    "Attendee details and answers": "Teilnehmerdaten und Antworten",
+    "You can change these details until": "Sie können diese Angaben ändern bis",
+    "Please contact the organizer for changes.": (
+        "Für Änderungen wenden Sie sich bitte an den Veranstalter."
+    ),
+    "Save changes": "Änderungen speichern",
+    "Your changes have been saved.": "Ihre Änderungen wurden gespeichert.",
+    "Your changes were not saved: please check the marked fields.": (
+        "Ihre Änderungen wurden nicht gespeichert: bitte prüfen Sie die markierten Felder."
+    ),
+    "This order can no longer be changed.": "Diese Bestellung kann nicht mehr geändert werden.",
+    "A ticket of this order has been used for entry: it can no longer be changed here.": (
+        "Ein Ticket dieser Bestellung wurde schon zum Einlass genutzt: sie kann hier nicht "
+        "mehr geändert werden."
+    ),
+    "Pay with a gift card": "Mit einem Geschenkgutschein bezahlen",
+    "Pay with gift card": "Mit Geschenkgutschein bezahlen",
+    "The card pays what it holds; any rest stays to be paid as shown above.": (
+        "Der Gutschein zahlt sein Guthaben; ein Rest bleibt wie oben angegeben zu zahlen."
+    ),
+    "Your gift card paid %s: your order is paid.": (
+        "Ihr Geschenkgutschein hat %s gezahlt: Ihre Bestellung ist bezahlt."
+    ),
+    "Your gift card paid %s; %s remain to be paid.": (
+        "Ihr Geschenkgutschein hat %s gezahlt; %s sind noch zu zahlen."
+    ),
+    "This gift card has no credit left.": "Dieser Geschenkgutschein hat kein Guthaben mehr.",
+    "This gift card has expired.": "Dieser Geschenkgutschein ist abgelaufen.",
+    "Enter the code of your gift card.": "Bitte geben Sie den Code Ihres Geschenkgutscheins ein.",
+    "This gift card does not exist or is not accepted by this organizer.": (
+        "Diesen Geschenkgutschein gibt es nicht, oder dieser Veranstalter nimmt ihn nicht an."
+    ),
 }
 
 CATALOGUES = {"de": GERMAN}

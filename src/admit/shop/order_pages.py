@@ -1,5 +1,6 @@
 """The order page ``/{organizer}/{event}/order/{code}/{secret}/`` (the link every order mail
-carries): status, positions, how to pay, ticket PDFs, and cancelling where the event allows.
+carries): status, positions, how to pay, ticket PDFs, and where the event allows: cancelling,
+changing attendee details and answers, paying with a gift card (``order_forms.py``).
 A wrong secret is the same 404 page as a missing order."""
 
 from __future__ import annotations
@@ -13,10 +14,11 @@ from admit.jobs.storage import StoredFileMissing
 from admit.kit.http.context import Session, public_base_url
 from admit.kit.http.errors import APIError
 from admit.kit.resources.i18n import localized
+from admit.models import Event, Order
 from admit.orders import buyer_mails
 from admit.shop import buyer_mails as _mail_hooks  # noqa: F401  (registers the order hooks)
-from admit.shop import catalog, file_answers, order_invoices, orders
-from admit.shop.render import base_context
+from admit.shop import catalog, file_answers, order_details, order_giftcard, order_invoices, orders
+from admit.shop.render import base_context, language
 from admit.shop.render import page as render_page
 from admit.shop.settings import SUCCESS_TEXT
 from admit.uploads.service import read_upload
@@ -36,11 +38,34 @@ async def order_page(
     order = await orders.find(session, found, code, secret) if found else None
     if found is None or order is None:
         return web.not_found()
+    return await show(web, found, organizer, order)
+
+
+async def show(
+    web: Page,
+    found: Event,
+    organizer: str,
+    order: Order,
+    status: int = 200,
+    *,
+    errors: list[str] | None = None,
+    kept: dict[str, list[str]] | None = None,
+    field_errors: dict[str, str] | None = None,
+) -> Response:
+    """The order page; after a refused form, with its sentences (by field) and input kept."""
+    session = web.session
     view = await orders.view(session, found, order)
-    here = f"/{organizer}/{event}/order/{order.code}/{order.secret}/"
+    here = f"/{organizer}/{found.slug}/order/{order.code}/{order.secret}/"
+    lang = language(web, found)
+    details = await order_details.form(session, found, order, lang)
+    offered = order_giftcard.offered(found, order)
+    errors = list(errors or [])
+    if not offered and (field_errors or {}).get(order_giftcard.FIELD):
+        errors.append(field_errors[order_giftcard.FIELD])  # no form to show it at
     return render_page(
         web,
         "order.html",
+        status,
         **base_context(found, organizer),
         view=view,
         order=order,
@@ -48,6 +73,13 @@ async def order_page(
         invoicing=await order_invoices.listed(session, found, order),
         files=await file_answers.order_files(session, order),
         success_text=localized(value(found, SUCCESS_TEXT), order.locale),
+        errors=errors,
+        field_errors=field_errors or {},
+        kept=kept if kept is not None else order_details.current(details),
+        details=details if details.anything else None,
+        details_refused=await order_details.refusal(session, found, order),
+        details_until=order_details.deadline(found),
+        gift_card=offered,
     )
 
 

@@ -10,6 +10,7 @@ from starlette.routing import Route
 
 from admit.shop.addon_pages import router as addon_router
 from admit.shop.checkout_pages import router as checkout_router
+from admit.shop.order_forms import router as order_forms_router
 from admit.shop.order_invoices import router as invoice_router
 from admit.shop.order_pages import router as order_router
 from admit.shop.pages import Refused, refused_page
@@ -35,6 +36,7 @@ def mount_shop(app: FastAPI) -> None:
     for router in (
         static_router,
         order_router,
+        order_forms_router,
         invoice_router,
         waiting_router,
         checkout_router,

@@ -33,8 +33,11 @@ BATCH = 100  # entries looked at per event and run
 INTERVAL_SECONDS = 60
 
 
-async def assign_all(session: AsyncSession, now: dt.datetime | None = None) -> int:
-    """One run over every event with automatic assignment; returns the vouchers sent."""
+async def assign_all(
+    session: AsyncSession, now: dt.datetime | None = None, base_url: str | None = None
+) -> int:
+    """One run over every event with automatic assignment; returns the vouchers sent (each
+    mail's shop link starts with ``base_url``, the configured ``ADMIT_BASE_URL``)."""
     now = now or utcnow()
     event_ids = list(
         await session.scalars(
@@ -47,7 +50,7 @@ async def assign_all(session: AsyncSession, now: dt.datetime | None = None) -> i
     sent = 0
     for event_id in event_ids:
         try:
-            sent += await assign_event(session, event_id, now)
+            sent += await assign_event(session, event_id, now, base_url)
             await commit(session)
         except Exception:
             await session.rollback()
@@ -55,7 +58,9 @@ async def assign_all(session: AsyncSession, now: dt.datetime | None = None) -> i
     return sent
 
 
-async def assign_event(session: AsyncSession, event_id: int, now: dt.datetime) -> int:
+async def assign_event(
+    session: AsyncSession, event_id: int, now: dt.datetime, base_url: str | None = None
+) -> int:
     """Sends vouchers to the waiting entries of one event, highest ``priority`` first, then
     the oldest (the reference's order), while their products have room; a product found
     without room is skipped for the rest of the run."""
@@ -79,7 +84,7 @@ async def assign_event(session: AsyncSession, event_id: int, now: dt.datetime) -
             continue
         try:
             async with session.begin_nested():
-                await assign_voucher(session, event, entry, now)
+                await assign_voucher(session, event, entry, now, base_url)
             sent += 1
         except NotAvailable:
             full.add(key)
@@ -88,4 +93,7 @@ async def assign_event(session: AsyncSession, event_id: int, now: dt.datetime) -
 
 @periodic
 def _periodic_tasks(settings: Settings, store: FileStore) -> list[PeriodicTask]:
-    return [PeriodicTask("waitinglist.assign", INTERVAL_SECONDS, assign_all)]
+    async def run(session: AsyncSession, now: dt.datetime) -> int:
+        return await assign_all(session, now, settings.base_url)
+
+    return [PeriodicTask("waitinglist.assign", INTERVAL_SECONDS, run)]

@@ -17,7 +17,7 @@ from starlette.responses import Response
 
 from admit.db import utcnow
 from admit.kit.http.body import read_object
-from admit.kit.http.context import EventAccess, EventContext, OrgContext
+from admit.kit.http.context import EventAccess, EventContext, OrgContext, public_base_url
 from admit.kit.http.errors import APIError
 from admit.kit.http.responses import JSONResponse, no_content
 from admit.kit.http.routing import api_router
@@ -168,7 +168,7 @@ async def send_voucher(
     id: str, ctx: Annotated[EventContext, Depends(EventAccess(WRITE))]
 ) -> Response:
     """Assigns a single-use, quota-blocking voucher and mails it; 400 when impossible."""
-    await service.send_voucher(ctx.session, ctx.event, parse_pk(id))
+    await service.send_voucher(ctx.session, ctx.event, parse_pk(id), public_base_url(ctx.request))
     return no_content()
 
 

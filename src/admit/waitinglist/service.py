@@ -19,8 +19,6 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from admit.db import utcnow
 from admit.kit.http.errors import APIError, FieldErrors
 from admit.kit.resources.filtering import PK_MAX
-from admit.mail.outbox import queue_mail
-from admit.mail.render import render_mail
 from admit.models import (
     Event,
     Item,
@@ -37,6 +35,7 @@ from admit.models.waitinglist import DEFAULT_VOUCHER_HOURS
 from admit.notifications.notify import notify
 from admit.quotas import availability
 from admit.vouchers import blocking, codes
+from admit.waitinglist.mail import queue_voucher_mail
 from admit.waitinglist.schemas import WaitingListEntryIn
 
 VOUCHER_TAG = "waiting-list"
@@ -230,10 +229,15 @@ async def lock_entry(session: AsyncSession, entry_id: int, event_id: int) -> Wai
 
 
 async def assign_voucher(
-    session: AsyncSession, event: Event, entry: WaitingListEntry, now: dt.datetime | None = None
+    session: AsyncSession,
+    event: Event,
+    entry: WaitingListEntry,
+    now: dt.datetime | None = None,
+    base_url: str | None = None,
 ) -> Voucher:
     """Creates a single-use voucher blocking one unit of the entry's product, assigns it,
-    queues the e-mail and records the notification. ``entry`` must be locked.
+    queues the e-mail (its shop link starts with ``base_url``) and records the notification.
+    ``entry`` must be locked.
 
     Raises :class:`NotAvailable` when no unit is free (the quotas stay locked until the
     transaction ends)."""
@@ -275,7 +279,7 @@ async def assign_voucher(
     session.add(voucher)
     await session.flush()
     entry.voucher_id = voucher.id
-    await _queue_mail(session, event, entry, voucher)
+    await queue_voucher_mail(session, event, entry, voucher, base_url)
     await notify_entry(session, entry, NOTIFICATION, event.organizer_id, voucher=voucher.id)
     await session.flush()  # the entry's voucher: later queries of this session count it
     return voucher
@@ -300,33 +304,15 @@ async def notify_entry(
     )
 
 
-async def _queue_mail(
-    session: AsyncSession, event: Event, entry: WaitingListEntry, voucher: Voucher
+async def send_voucher(
+    session: AsyncSession, event: Event, entry_id: int, base_url: str | None = None
 ) -> None:
-    names = event.name or {}
-    title = names.get(entry.locale) or names.get("en") or next(iter(names.values()), event.slug)
-    until = voucher.valid_until.strftime("%Y-%m-%d %H:%M UTC") if voucher.valid_until else ""
-    subject, text, html = render_mail(
-        "waitinglist_voucher", name=entry.name_cached, event=title, code=voucher.code, until=until
-    )
-    await queue_mail(
-        session,
-        to=[entry.email],
-        subject=subject,
-        body=text,
-        html=html,
-        organizer_id=event.organizer_id,
-        event_id=event.id,
-    )
-
-
-async def send_voucher(session: AsyncSession, event: Event, entry_id: int) -> None:
     """The ``send_voucher`` action: 400 with details when already sent or unavailable."""
     entry = await lock_entry(session, entry_id, event.id)
     if entry.voucher_id is not None:
         raise FieldErrors.general(ALREADY_SENT)
     try:
-        await assign_voucher(session, event, entry)
+        await assign_voucher(session, event, entry, base_url=base_url)
     except NotAvailable:
         raise FieldErrors.general(UNAVAILABLE) from None
 
