@@ -3,9 +3,11 @@ the API's own money routes."""
 
 from __future__ import annotations
 
-from sqlalchemy import select
+from decimal import Decimal
 
-from admit.models import Notification, Order
+from sqlalchemy import func, select
+
+from admit.models import GiftCard, GiftCardTransaction, Notification, Order, OrderRefund
 from tests.control.conftest import E
 from tests.control.test_pages import _as
 from tests.oauth.helpers import csrf
@@ -70,3 +72,35 @@ async def test_refund_part_then_mark_done(web, api, people, factory, shop):
         order = (await session.scalars(select(Order).where(Order.code == code))).one()
         # the API's rule: a paid order left short by a refund is pending again (15 of 20)
         assert order.status == "n"
+
+
+async def test_refund_onto_a_new_gift_card(web, api, people, factory, shop):
+    """The money goes onto a new card of the organizer, at once: the card holds it (its
+    transaction names the order), the refund is done and names the card, and the card can pay."""
+    await _as(web, people["boss"])
+    code = shop.orders[0]["code"]  # paid, 20.00
+    url = f"{shop.base}orders/{code}/"
+    token = csrf((await web.get(url)).text)
+    refused = await web.post(url + "refund", data={"csrf_token": token, "payment": "1",
+                                                   "amount": "lots", "to": "giftcard"})  # fmt: skip
+    assert refused.status_code == 400 and 'id="refund-amount-error"' in refused.text
+    assert 'value="giftcard" checked' in refused.text  # the choice kept
+    async with factory.sessionmaker() as session:
+        assert await session.scalar(select(func.count()).select_from(GiftCard)) == 0
+    done = await web.post(url + "refund", data={"csrf_token": token, "payment": "1",
+                                                "amount": "7.50", "to": "giftcard"})  # fmt: skip
+    assert done.status_code == 303, done.text[done.text.find("<main") :][:2000]
+    headers = {"Authorization": f"Token {shop.token}"}
+    [refund] = (await api.get(f"{E}/orders/{code}/refunds/", headers=headers)).json()["results"]
+    assert (refund["amount"], refund["state"], refund["provider"]) == ("7.50", "done", "giftcard")
+    async with factory.sessionmaker() as session:
+        card = (await session.scalars(select(GiftCard))).one()
+        [booked] = (await session.scalars(select(GiftCardTransaction))).all()
+        order = (await session.scalars(select(Order).where(Order.code == code))).one()
+        info = (await session.scalars(select(OrderRefund.info))).one()
+    assert card.value == Decimal("7.50") and card.currency == "EUR"
+    assert booked.value == Decimal("7.50") and booked.order_id == order.id
+    assert info["gift_card"] == {"id": card.id, "secret": card.secret}
+    assert order.status == "n"  # short of its total: pending again, as any refund leaves it
+    page = (await web.get(url)).text
+    assert card.secret in page and "Refund done" in page

@@ -1,8 +1,9 @@
-"""Refunds from the order's page: refund (all or part of) a confirmed payment, then mark a
-refund done or cancel it, through the API's own routes (``orders.money_routes``:
-``refund_payment``, ``refund_done``, ``cancel_refund``), so the amount is checked against
-what is refundable, a gift card payment goes straight back to its card, the order is
-canceled when asked, and the notifications are the API's."""
+"""Refunds from the order's page: refund (all or part of) a confirmed payment, the way it was
+paid or onto a new gift card, then mark a refund done or cancel it, through the API's own code
+(``orders.money_routes``: ``refund_payment``, ``refund_to_new_gift_card``, ``refund_done``,
+``cancel_refund``), so the amount is checked against what is refundable, a gift card payment
+goes straight back to its card, the order is canceled when asked, and the notifications are
+the API's."""
 
 from __future__ import annotations
 
@@ -18,7 +19,9 @@ from admit.control.nav import ORDERS_WRITE
 from admit.control.order_page import ORDER, detail_page
 from admit.kit.http.context import EventAccess, EventContext
 from admit.kit.http.errors import FieldErrors
+from admit.kit.resources.crud import validate_input
 from admit.orders import money_routes
+from admit.orders.money_schemas import PaymentRefundIn
 from admit.web.forms import Pairs, first
 from admit.web.page import Page
 
@@ -43,12 +46,18 @@ async def order_refund(page: Page, ctx: EventContext, pairs: Pairs, code: str) -
     amount = first(pairs, "amount").strip()
     body = {"amount": amount or None, "mark_canceled": bool(first(pairs, "mark_canceled"))}
 
+    to_card = first(pairs, "to") == "giftcard"
+
     async def work() -> Any:
         if not payment:
             raise FieldErrors.single("payment", "Choose the payment to refund.")
+        if to_card:  # the API's body model checks the amount as the API would
+            data = validate_input(PaymentRefundIn, body)
+            return await money_routes.refund_to_new_gift_card(ctx, code, payment, data)
         return await money_routes.refund_payment(code, payment, with_body(ctx, body))
 
-    return await _done(page, ctx, code, pairs, "refund", work, "The refund was created.")
+    message = "A new gift card holds the refund." if to_card else "The refund was created."
+    return await _done(page, ctx, code, pairs, "refund", work, message)
 
 
 @router.post(ORDER + "/refunds/{local_id}/done")

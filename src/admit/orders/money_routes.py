@@ -207,6 +207,22 @@ async def refund_payment(code: str, local_id: str, ctx: Writer) -> Response:
     return JSONResponse(_refund_out(order, refund))
 
 
+async def refund_to_new_gift_card(
+    ctx: EventContext, code: str, local_id: str, data: PaymentRefundIn
+) -> OrderRefund:
+    """Not a route (the reference's API has no such refund): the back office's refund of a
+    payment onto a new gift card (:func:`admit.orders.refunds.refund_to_new_card`), with the
+    order locked and its notifications as every refund here."""
+    parse_pk(local_id)
+
+    async def work(order: Order) -> tuple[OrderRefund, list[str]]:
+        payment = payments.find(order.payments, local_id)
+        return await refunds.refund_to_new_card(ctx.session, ctx.event, order, payment, data)
+
+    _, refund = await _change(ctx, code, work)
+    return refund
+
+
 # -- refunds ----------------------------------------------------------------------------------
 
 

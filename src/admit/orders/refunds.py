@@ -21,8 +21,10 @@ from decimal import Decimal
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.db import utcnow
+from admit.giftcards import service as cards
 from admit.kit.http.errors import FieldErrors
-from admit.models import Order, OrderPayment, OrderRefund
+from admit.models import Event, GiftCard, Order, OrderPayment, OrderRefund
+from admit.notifications.notify import notify_each
 from admit.orders import actions, payments
 from admit.orders.create import PAYMENT_TERM_DAYS
 from admit.orders.money_schemas import PaymentRefundIn, RefundIn
@@ -117,6 +119,62 @@ def _after_refund(
     return []
 
 
+def _amount(order: Order, payment: OrderPayment, asked: Decimal | None) -> Decimal:
+    """What a refund of ``payment`` returns: the amount asked, or all that is refundable."""
+    if payment.state != "confirmed":
+        raise bad("Only confirmed payments can be refunded.")
+    refundable = payment_refundable(order, payment)
+    if refundable <= 0:
+        raise bad("Nothing is left to refund on this payment.")
+    amount = asked if asked is not None else refundable
+    if amount > refundable:
+        raise FieldErrors.single(
+            "amount", f"Invalid refund amount, only {refundable:.2f} are available to refund."
+        )
+    return amount
+
+
+async def refund_to_new_card(
+    session: AsyncSession,
+    event: Event,
+    order: Order,
+    payment: OrderPayment,
+    data: PaymentRefundIn,
+) -> tuple[OrderRefund, list[str]]:
+    """The back office's "refund to a new gift card": the money of (part of) a confirmed
+    payment goes onto a new card of the organizer, in the event's currency and the order's
+    mode, instead of back the way it came; the buyer spends it later. Done at once: the
+    refund (provider ``giftcard``, ``info.gift_card`` naming the card) and the card's
+    crediting transaction are written together. Returns the refund and the notification
+    types of the order."""
+    amount = _amount(order, payment, data.amount)
+    organizer_id = event.organizer_id
+    card = GiftCard(
+        issuer_id=organizer_id,
+        secret=await cards.new_secret(session, organizer_id),
+        currency=event.currency,
+        testmode=order.testmode,
+        value=amount,
+    )
+    session.add(card)
+    await session.flush()
+    cards.record(session, card.id, amount, organizer_id, order_id=order.id, payment_id=payment.id,
+                 info={"order": order.code, "refund_of_payment": payment.local_id})  # fmt: skip
+    await notify_each(session, cards.CREATED, [{"giftcard": card.id}], organizer_id=organizer_id)
+    refund = _new(
+        order,
+        state="created",
+        source="admin",
+        amount=amount,
+        payment_id=payment.id,
+        provider=GIFTCARD,
+        info={"gift_card": {"id": card.id, "secret": card.secret}},
+    )
+    session.add(refund)
+    _finish(order, refund)
+    return refund, [CREATED, DONE, *_after_refund(session, order, data.mark_canceled, True)]
+
+
 async def refund_payment(
     session: AsyncSession,
     organizer_id: int,
@@ -127,16 +185,7 @@ async def refund_payment(
     """``…/payments/{id}/refund/``: a refund of (part of) a confirmed payment. A gift card
     payment goes back to its card at once (``done``); any other is ``created``, to be marked
     done when the money was sent. Returns the refund and the notification types."""
-    if payment.state != "confirmed":
-        raise bad("Only confirmed payments can be refunded.")
-    refundable = payment_refundable(order, payment)
-    if refundable <= 0:
-        raise bad("Nothing is left to refund on this payment.")
-    amount = data.amount if data.amount is not None else refundable
-    if amount > refundable:
-        raise FieldErrors.single(
-            "amount", f"Invalid refund amount, only {refundable:.2f} are available to refund."
-        )
+    amount = _amount(order, payment, data.amount)
     refund = _new(
         order,
         state="created",
