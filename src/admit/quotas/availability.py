@@ -250,8 +250,11 @@ async def reserve(
     *,
     now: dt.datetime | None = None,
     ignore_quota: bool = False,
+    locked: bool = True,
 ) -> dict[ProductKey, list[Quota]]:
-    """Locks and checks every quota the wanted products count against.
+    """Locks and checks every quota the wanted products count against (``locked=False``:
+    checks only, for a caller whose units are held already and who only asks whether the
+    quotas still sell).
 
     Raises :class:`NoQuota` for a product without a quota and :class:`QuotaExceeded` when a
     quota would be oversold; the caller turns them into its own error shape. With
@@ -259,9 +262,9 @@ async def reserve(
     Quotas with ``close_when_sold_out`` that this sale sells out are closed.
     """
     by_key: dict[ProductKey, list[Quota]] = {}
-    single = len(wanted) == 1
+    single = len(wanted) == 1 or not locked
     for key in wanted:
-        quotas = await quotas_for(session, event_id, key, locked=single)
+        quotas = await quotas_for(session, event_id, key, locked=single and locked)
         if not quotas and not ignore_quota:
             raise NoQuota(key)
         by_key[key] = quotas
@@ -284,6 +287,6 @@ async def reserve(
             continue
         if demand[quota_id] > state.available_number:
             raise QuotaExceeded(quota, state.available_number)
-        if quota.close_when_sold_out and state.available_number == demand[quota_id]:
+        if locked and quota.close_when_sold_out and state.available_number == demand[quota_id]:
             quota.closed = True
     return by_key

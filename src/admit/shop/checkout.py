@@ -35,7 +35,7 @@ from admit.kit.http.errors import FieldErrors, validation_error
 from admit.kit.resources.i18n import localized
 from admit.models import CartPosition, Event, Order, Question, Voucher, question_items
 from admit.notifications.notify import notify_all
-from admit.orders.create import create_order
+from admit.orders.create import Held, create_order
 from admit.orders.pricing import load_tax_rules
 from admit.orders.rows import PAID, PAYMENT_CONFIRMED
 from admit.orders.schemas import EMAIL_RE, OrderIn, PositionIn
@@ -95,30 +95,45 @@ def order_url(base: str, organizer: str, event: str, order: Order) -> str:
     return f"{base.rstrip('/')}/{organizer}/{event}/order/{order.code}/{order.secret}/"
 
 
-async def _take_cart(session: AsyncSession, event: Event, cart_id: str) -> list[CartPosition]:
-    """Locks the cart's rows and marks them taken over (see the module's docstring)."""
-    ids = (
-        (
-            await session.execute(
-                update(CartPosition)
-                .where(CartPosition.event_id == event.id, CartPosition.cart_id == cart_id)
-                .values(expires=TAKEN_OVER)
-                .returning(CartPosition.id)
-                .execution_options(synchronize_session=False)
-            )
+async def _take_cart(
+    session: AsyncSession, event: Event, cart_id: str
+) -> tuple[list[CartPosition], dt.datetime | None]:
+    """Locks the cart's rows and marks them taken over (see the module's docstring); with
+    the earliest time they held their units until."""
+    held = (
+        await session.execute(
+            select(CartPosition.id, CartPosition.expires)
+            .where(CartPosition.event_id == event.id, CartPosition.cart_id == cart_id)
+            .with_for_update()
         )
-        .scalars()
-        .all()
+    ).all()
+    if not held:
+        return [], None
+    ids = [row[0] for row in held]
+    await session.execute(
+        update(CartPosition)
+        .where(CartPosition.id.in_(ids))
+        .values(expires=TAKEN_OVER)
+        .execution_options(synchronize_session=False)
     )
-    if not ids:
-        return []
     rows = await session.scalars(
         select(CartPosition)
         .where(CartPosition.id.in_(ids))
         .order_by(CartPosition.addon_to_id.is_not(None), CartPosition.id)
         .execution_options(populate_existing=True)
     )
-    return list(rows)
+    return list(rows), min(_aware(row[1]) for row in held)
+
+
+def _aware(value: dt.datetime) -> dt.datetime:
+    return value if value.tzinfo is not None else value.replace(tzinfo=dt.UTC)  # SQLite
+
+
+def _held(rows: list[CartPosition], until: dt.datetime | None, now: dt.datetime) -> Held | None:
+    """The units the cart's rows still hold (None when one ran out: its unit went back)."""
+    if until is None or until <= now:
+        return None
+    return Held(dict(Counter((r.item_id, r.variation_id, r.subevent_id) for r in rows)), until)
 
 
 async def required_questions(
@@ -280,7 +295,7 @@ async def checkout(
     provider = providers.get(data.payment_provider) if data.payment_provider else None
     if data.payment_provider and (provider is None or not provider.enabled(event)):
         raise FieldErrors.single("payment_provider", "This payment method is not offered.")
-    rows = await _take_cart(session, event, data.cart_id)
+    rows, until = await _take_cart(session, event, data.cart_id)
     if not rows:
         raise FieldErrors.single("cart_id", EMPTY)
     try:
@@ -301,7 +316,7 @@ async def checkout(
         )
     except ValidationError as exc:
         raise validation_error(exc) from None
-    placed = await create_order(session, event, order_in)
+    placed = await create_order(session, event, order_in, held=_held(rows, until, now))
     details = {d.id: d for d in data.positions}
     for row, position_id in zip(rows, placed.written.position_ids, strict=False):
         if (mine := details.get(row.id)) is not None and mine.files:
@@ -316,9 +331,7 @@ async def checkout(
     assert provider is not None
     if (refusal := provider.refusal(event, total)) is not None:
         raise FieldErrors.single("payment_provider", refusal)
-    for row in rows:
-        if row.addon_to_id is None:
-            await carts.delete_position(session, row)
+    await carts.delete_taken_over(session, [row.id for row in rows])
     order = await _locked_order(session, placed.written.order_id)
     payment = next(p for p in order.payments if p.local_id == 1)
     if provider.identifier == "free":
