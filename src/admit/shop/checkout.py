@@ -89,6 +89,7 @@ class Placed:
     order: Order
     paid: bool
     redirect_url: str | None
+    view: orders.OrderView  # what the order page shows, as the mail was written from it
 
 
 def order_url(base: str, organizer: str, event: str, order: Order) -> str:
@@ -351,7 +352,7 @@ async def checkout(
     view = await orders.view(session, event, order)
     lines = [orders.line_text(p, event.currency) for p in view.positions]
     await mails.order_mail(session, event, order, link, view.instructions, lines)
-    return Placed(order, order.status == "p", started.redirect_url)
+    return Placed(order, order.status == "p", started.redirect_url, view)
 
 
 async def _locked_order(session: AsyncSession, order_id: int) -> Order:
