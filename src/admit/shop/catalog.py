@@ -18,6 +18,7 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import selectinload
 
+from admit.db import write_intent
 from admit.kit.resources.i18n import localized
 from admit.models import (
     Event,
@@ -220,6 +221,57 @@ def tax_note(rule: TaxRule | None) -> str:
     return f"{word} {rule.rate.normalize():f}% {localized(rule.name, 'en') or 'tax'}"
 
 
+# Per worker: the catalog rows the product list reads, by event, with the catalog stamp they
+# were read under (``kit/stamps/catalog.py``: every write of products, variations,
+# categories, tax rules and quotas moves it in its own transaction). The event row, read
+# anew by every request, carries the stamp: rows kept under an equal stamp are the rows the
+# database holds, so they are used as read. Only read-only requests (GET) keep and use them,
+# detached from their session (``expunge``): no rollback can expire them, no write request
+# can attach a shared object to its transaction.
+_KEPT: dict[int, tuple[Any, tuple[list[Item], dict[int, ItemCategory], dict[int, TaxRule]]]] = {}
+_KEPT_EVENTS = 256
+
+
+async def _catalog_rows(
+    session: AsyncSession, event: Event
+) -> tuple[list[Item], dict[int, ItemCategory], dict[int, TaxRule]]:
+    stamp = getattr(event, "catalog_modified", None) if not write_intent.get() else None
+    if stamp is not None:  # (with the event's birth: an id a deleted event had is not it)
+        stamp = (stamp, event.created)
+    kept = _KEPT.get(event.id)
+    if stamp is not None and kept is not None and kept[0] == stamp:
+        return kept[1]
+    items = list(
+        (
+            await session.scalars(
+                select(Item)
+                .where(Item.event_id == event.id, Item.active.is_(True))
+                .options(selectinload(Item.variations))
+                .order_by(Item.position, Item.id)
+            )
+        ).all()
+    )
+    categories = {
+        c.id: c
+        for c in await session.scalars(
+            select(ItemCategory).where(ItemCategory.event_id == event.id)
+        )
+    }
+    rules = {
+        r.id: r for r in await session.scalars(select(TaxRule).where(TaxRule.event_id == event.id))
+    }
+    rows = (items, categories, rules)
+    if stamp is not None:
+        variations = [v for item in items for v in item.variations]
+        for row in (*items, *variations, *categories.values(), *rules.values()):
+            if row in session:  # (an item's variations go with it)
+                session.expunge(row)
+        if len(_KEPT) >= _KEPT_EVENTS:
+            _KEPT.pop(next(iter(_KEPT)))
+        _KEPT[event.id] = (stamp, rows)
+    return rows
+
+
 async def _states(
     session: AsyncSession,
     event: Event,
@@ -261,23 +313,7 @@ async def products(
     """The products a buyer (with ``voucher``, if any) may see, in the catalog's order; for a
     series, those of the date ``subevent`` (its prices, windows and quotas). With
     ``addon_categories``: only the add-on products of those categories."""
-    items = (
-        await session.scalars(
-            select(Item)
-            .where(Item.event_id == event.id, Item.active.is_(True))
-            .options(selectinload(Item.variations))
-            .order_by(Item.position, Item.id)
-        )
-    ).all()
-    categories = {
-        c.id: c
-        for c in await session.scalars(
-            select(ItemCategory).where(ItemCategory.event_id == event.id)
-        )
-    }
-    rules = {
-        r.id: r for r in await session.scalars(select(TaxRule).where(TaxRule.event_id == event.id))
-    }
+    items, categories, rules = await _catalog_rows(session, event)
     shown: list[tuple[Item, ItemVariation | None, str | None, Any]] = []
     max_items = int(setting(event, "max_items_per_order"))
     for item in items:
