@@ -7,12 +7,15 @@ A buyer is not trusted, so this module checks those first and then hands the ord
 ``orders.create.create_order`` (vouchers, quota, prices, taxes: one implementation).
 
 The cart's positions hold quota; the order must take it over without ever counting both.
-The cart's rows are first marked expired inside this transaction (one ``UPDATE``, which also
-locks them: a second checkout of the same cart waits and then finds it empty). Expired cart
-rows count neither against the quota nor as voucher usages, so the order's own quota check
-sees exactly the units the cart held; other transactions still see the rows unexpired until
-this one commits, and by then the order's positions count instead. The rows are deleted (and
-leave the sales ledger) after the order is written, under the quota lock the order took.
+The cart's rows are first locked and marked expired inside this transaction (a second
+checkout of the same cart waits and then finds it empty). Expired cart rows count neither
+against the quota nor as voucher usages, so the order's own quota check sees exactly the
+units the cart held; other transactions still see the rows unexpired until this one commits,
+and by then the order's positions count instead. When the rows still hold their units (not
+run out, and not about to), the order takes them over without the quota lock
+(``create.Held``): every sale of an on-sale would otherwise queue behind each checkout's
+dozens of statements. The rows are deleted after the order is written; they leave the sales
+ledger, with the order's units, in one upsert right before the commit (``ledger.defer``).
 """
 
 from __future__ import annotations
