@@ -320,6 +320,35 @@ def _created(row: dict[str, Any], position_id: int) -> JSONResponse:
 _ACCESS = EventAccess(WRITE)
 
 
+async def sell_plain(session: Any, event: Any, data: CartPositionIn, cart_id: str) -> Outcome:
+    """One plain position for a caller that checked its own rules first (the shop's cart),
+    through the same batched call: ("created", id), ("sold_out", quota name), ("busy",
+    None), or ("declined", None) when the caller is to take the general path (which it must
+    for anything but a position without voucher, add-ons, bundled positions, answers and
+    seat; on SQLite; inside a transaction that wrote already)."""
+    fast = session.info["fast"]
+    if not fast.native or session.new or session.dirty or session.deleted:
+        return ("declined", None)
+    row = {
+        "event_id": event.id,
+        "cart_id": cart_id,
+        "datetime": utcnow(),
+        "expires": data.expires,
+        "item_id": data.item,
+        "variation_id": data.variation,
+        "subevent_id": data.subevent,
+        "price": data.price,
+        "attendee_email": None,
+        "sales_channel": data.sales_channel,
+        "includes_tax": data.includes_tax is not False,
+        "attendee_name_parts": {},
+        "keyed": None,
+    }
+    pool = await fast.pool()
+    product = (pool, event.id, data.item, data.variation, data.subevent, event.has_subevents)
+    return await _sales.submit(product, row)
+
+
 async def create_cart(request: LaneRequest) -> JSONResponse | None:
     """The lane handler of ``POST …/cartpositions/``; None for anything but the plain case."""
     data = _plain(request)

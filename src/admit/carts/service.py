@@ -250,6 +250,24 @@ async def delete_position(session: AsyncSession, position: CartPosition) -> bool
     return bool(await _delete_counted(session, CartPosition.id == position.id))
 
 
+async def delete_taken_over(session: AsyncSession, ids: list[int]) -> None:
+    """Deletes cart rows an order took over (locked by its transaction); their units leave
+    the sales ledger right before the commit, with the order's own (``ledger.defer``)."""
+    removed: Counter[ledger.Key] = Counter()
+    # Add-ons first: rows removed by the foreign key cascade would not be counted.
+    for is_addon in (CartPosition.addon_to_id.is_not(None), CartPosition.addon_to_id.is_(None)):
+        rows = (
+            await session.execute(
+                delete(CartPosition)
+                .where(CartPosition.id.in_(ids), is_addon)
+                .returning(*_DELETED_KEYS)
+                .execution_options(synchronize_session=False)
+            )
+        ).all()
+        removed.update(ledger.key_of(*row) for row in rows)
+    ledger.defer(session, {k: (0, 0, -n) for k, n in removed.items()})
+
+
 async def purge_expired(session: AsyncSession, now: dt.datetime) -> int:
     """Deletes expired cart positions (every cart, not only API ones); returns how many.
 

@@ -22,6 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from admit.customers import membership_rules
 from admit.db import utcnow
 from admit.kit.http.errors import FieldErrors
+from admit.kit.http.transaction import before_commit
 from admit.models import Event, OrderPosition
 from admit.notifications.notify import notify_all
 from admit.orders import codes, customer_link, hooks, order_fields, validity
@@ -96,9 +97,22 @@ class Placed:
         return self.written.code
 
 
-async def create_order(session: AsyncSession, event: Event, data: OrderIn) -> Placed:
+@dataclass
+class Held:
+    """Units the caller's cart rows hold for this order (a shop checkout): ``units`` per
+    product, held until ``until`` (the earliest expiry), the rows taken over in this
+    transaction (``shop/checkout.py``)."""
+
+    units: dict[tuple[int, int | None, int | None], int]
+    until: dt.datetime
+
+
+async def create_order(
+    session: AsyncSession, event: Event, data: OrderIn, *, held: Held | None = None
+) -> Placed:
     """Validates, prices, reserves quota and writes the order with its notifications
-    (flushed, not committed)."""
+    (flushed, not committed). With ``held`` units that cover the order exactly, no quota is
+    locked: see :func:`_takes_over`."""
     now = utcnow()
     customer_id = await customer_link.resolve(session, event.organizer_id, data.customer)
     order_fields.check_create(data)
@@ -160,12 +174,71 @@ async def create_order(session: AsyncSession, event: Event, data: OrderIn) -> Pl
         event_id=event.id,
         code=written.code,
     )
+    if (
+        plain
+        and held is not None
+        and _takes_over(held, keys, data, now)
+        and await _check_quota_unlocked(session, event, keys, lines, now)
+    ):
+        ledger.defer(session, new.ledger_deltas())
+        before_commit(session, "held-units", _still_held(held.until))
+        return Placed(new, written)
     if plain:
         await _take_quota_and_seats(session, event, data, drafts, uses, keys, lines, now)
     # After the quota check (which would count the order twice otherwise), and last: from
     # here to the commit every sale of these products waits for this one.
     await ledger.apply(session, new.ledger_deltas())
     return Placed(new, written)
+
+
+# A cart's units are taken over without the quota lock only when they stay held this much
+# longer: far beyond what a request waits for a lock (``db.LOCK_TIMEOUT``) before its commit.
+HELD_MARGIN = dt.timedelta(minutes=2)
+COMMIT_MARGIN = dt.timedelta(seconds=30)
+TOO_SLOW = "Your reservation ran out while the order was being placed. Please try again."
+
+
+def _takes_over(held: Held, keys: list[Any], data: OrderIn, now: dt.datetime) -> bool:
+    """Whether the order only turns units its cart holds into positions, one for one.
+
+    Such an order changes no quota's count: its cart rows (locked, taken over in this
+    transaction) count as taken for every other transaction until this one commits, and
+    its positions count from then on. No quota lock is needed while the rows are still held
+    at the commit (checked right before it, :func:`_still_held`); a cart about to expire
+    takes the general path, which locks and counts."""
+    if data.force or held.until - now < HELD_MARGIN:
+        return False
+    wanted: dict[Any, int] = {}
+    for key in keys:
+        wanted[key] = wanted.get(key, 0) + 1
+    return wanted == dict(held.units)
+
+
+async def _check_quota_unlocked(
+    session: AsyncSession, event: Event, keys: list[Any], lines: list[Any], now: dt.datetime
+) -> bool:
+    """The quota check without the lock: not for the count (the held units settle that),
+    for what an organizer changed since the cart was filled (a quota closed or made
+    smaller than what is sold): such an order is refused as the general path refuses it.
+    False for a quota that closes when sold out: the general path closes it."""
+    demand: dict[Any, int] = {}
+    for key in keys:
+        demand[key] = demand.get(key, 0) + 1
+    try:
+        found = await reserve(session, event.id, demand, now=now, locked=False)
+    except (NoQuota, QuotaExceeded) as exc:
+        raise FieldErrors(
+            {"positions": await quota_errors(session, event.id, keys, lines, exc)}
+        ) from None
+    return not any(q.close_when_sold_out for quotas in found.values() for q in quotas)
+
+
+def _still_held(until: dt.datetime) -> Any:
+    async def check(_session: AsyncSession) -> None:
+        if utcnow() + COMMIT_MARGIN >= until:
+            raise FieldErrors.general(TOO_SLOW)
+
+    return check
 
 
 async def _untaken(

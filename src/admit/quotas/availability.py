@@ -219,6 +219,43 @@ async def quotas_for(
     return list((await session.execute(query, params, execution_options=options)).scalars())
 
 
+_EVENT_QUOTA_ITEMS = (
+    select(Quota, quota_items.c.item_id)
+    .join(quota_items, quota_items.c.quota_id == Quota.id)
+    .where(Quota.event_id == bindparam("event_id"))
+)
+_EVENT_QUOTA_VARIATIONS = (
+    select(quota_variations.c.quota_id, quota_variations.c.variation_id)
+    .join(Quota, Quota.id == quota_variations.c.quota_id)
+    .where(Quota.event_id == bindparam("event_id"))
+)
+
+
+async def quotas_by_key(
+    session: AsyncSession, event_id: int, keys: Iterable[ProductKey]
+) -> dict[ProductKey, list[Quota]]:
+    """What :func:`quotas_for` finds for each key (unlocked), in two statements for all of
+    them: a product list asks for every product of the event."""
+    keys = list(keys)
+    links = (await session.execute(_EVENT_QUOTA_ITEMS, {"event_id": event_id})).all()
+    variations: set[tuple[int, int]] = set()
+    if any(key[1] is not None for key in keys):
+        rows = await session.execute(_EVENT_QUOTA_VARIATIONS, {"event_id": event_id})
+        variations = {(quota_id, variation_id) for quota_id, variation_id in rows.all()}
+    found: dict[ProductKey, list[Quota]] = {}
+    for key in keys:
+        item_id, variation_id, subevent_id = key
+        quotas = {
+            quota.id: quota
+            for quota, linked in links
+            if linked == item_id
+            and (quota.subevent_id or 0) == (subevent_id or 0)
+            and (variation_id is None or (quota.id, variation_id) in variations)
+        }
+        found[key] = [quotas[i] for i in sorted(quotas)]
+    return found
+
+
 async def lock(session: AsyncSession, quota_ids: Iterable[int]) -> None:
     """Locks quota rows in id order until the transaction ends (409 if that takes too long).
 
@@ -250,8 +287,11 @@ async def reserve(
     *,
     now: dt.datetime | None = None,
     ignore_quota: bool = False,
+    locked: bool = True,
 ) -> dict[ProductKey, list[Quota]]:
-    """Locks and checks every quota the wanted products count against.
+    """Locks and checks every quota the wanted products count against (``locked=False``:
+    checks only, for a caller whose units are held already and who only asks whether the
+    quotas still sell).
 
     Raises :class:`NoQuota` for a product without a quota and :class:`QuotaExceeded` when a
     quota would be oversold; the caller turns them into its own error shape. With
@@ -259,9 +299,9 @@ async def reserve(
     Quotas with ``close_when_sold_out`` that this sale sells out are closed.
     """
     by_key: dict[ProductKey, list[Quota]] = {}
-    single = len(wanted) == 1
+    single = len(wanted) == 1 or not locked
     for key in wanted:
-        quotas = await quotas_for(session, event_id, key, locked=single)
+        quotas = await quotas_for(session, event_id, key, locked=single and locked)
         if not quotas and not ignore_quota:
             raise NoQuota(key)
         by_key[key] = quotas
@@ -284,6 +324,6 @@ async def reserve(
             continue
         if demand[quota_id] > state.available_number:
             raise QuotaExceeded(quota, state.available_number)
-        if quota.close_when_sold_out and state.available_number == demand[quota_id]:
+        if locked and quota.close_when_sold_out and state.available_number == demand[quota_id]:
             quota.closed = True
     return by_key

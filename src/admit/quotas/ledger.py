@@ -82,6 +82,18 @@ def upsert_statement(dialect: str) -> Any:
     return stmt
 
 
+def defer(session: AsyncSession, deltas: Mapping[Key, Totals]) -> None:
+    """Adds the deltas right before the commit instead of now (with the orders' own, one
+    upsert per key): a totals row is locked from its upsert to the commit, and every sale of
+    the product queues for it. Only for callers whose quota checks need not see these deltas
+    in this transaction (a checkout taking over the units its cart already holds)."""
+    pending: Counter[tuple] = session.info.setdefault("ledger_deferred", Counter())
+    for key, totals in deltas.items():
+        for column, n in zip(COLUMNS, totals, strict=True):
+            pending[(key, column)] += n
+    before_commit(session, "sales-ledger", _settle, hot_locks=True)
+
+
 async def carts_added(session: AsyncSession, keys: Iterable[Key]) -> None:
     await apply(session, {k: (0, 0, n) for k, n in Counter(keys).items()})
 
@@ -127,9 +139,12 @@ async def track_orders(
 async def _settle(session: AsyncSession) -> None:
     ids: set[int] = session.info.pop("ledger_orders", set())
     before: Counter[tuple] = session.info.pop("ledger_before", Counter())
+    deferred: Counter[tuple] = session.info.pop("ledger_deferred", Counter())
     await session.flush()
-    after = await _order_totals(session, ids)
+    after = await _order_totals(session, ids)  # read before any totals row is locked
     deltas: dict[Key, list[int]] = {}
+    for (key, column), n in deferred.items():
+        deltas.setdefault(key, [0, 0, 0])[COLUMNS.index(column)] += n
     for (key, status), n in (after - before).items():
         deltas.setdefault(key, [0, 0, 0])[0 if status == "n" else 1] += n
     for (key, status), n in (before - after).items():

@@ -253,7 +253,7 @@ async def checkout_order(
         position.answers, position.files = rest, mine
     placed = await checkout.checkout(session, found, wanted, utcnow(), public_base_url(request))
     url = checkout.order_url(public_base_url(request), organizer, event, placed.order)
-    body = (await orders.view(session, found, placed.order)).as_dict(url)
+    body = placed.view.as_dict(url)
     body["redirect_url"] = placed.redirect_url
     return JSONResponse(body, status_code=201)
 

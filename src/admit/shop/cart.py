@@ -20,6 +20,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from admit.carts import fastpath
 from admit.carts import service as carts
 from admit.carts.schemas import CartPositionIn
 from admit.catalog.taxes.rules import REVERSE_CHARGE_CODE, Buyer
@@ -28,6 +29,7 @@ from admit.kit.resources.filtering import parse_int
 from admit.kit.resources.i18n import localized
 from admit.models import CartPosition, Event, Item, Voucher
 from admit.orders.pricing import Line, TaxBlocked, load_discounts, load_tax_rules, price_lines
+from admit.quotas.availability import quota_busy, sold_out_message
 from admit.shop import addons, catalog, dates
 from admit.shop.cart_rows import cart_items, cart_positions
 from admit.shop.settings import setting
@@ -150,9 +152,31 @@ async def add(
         ).model_copy(update={"cart_id": cart_id})
         if item.bundles:  # the bundled products carry their share of the price
             data.price = max(price - addons.bundle_share(item), ZERO)
+        if len(planned) == 1 and want.count == 1 and await _sold_plain(session, event, data):
+            return cart_id
         for _ in range(want.count):
             await carts.create(session, event, data, now=now)
     return cart_id
+
+
+async def _sold_plain(session: AsyncSession, event: Event, data: CartPositionIn) -> bool:
+    """The one plain position of a rush (no voucher, add-ons or bundled products) in one
+    database call that takes the quota and commits on its own (``carts/fastpath.py``): a
+    transaction holding the quota lock over several round trips would queue every sale of
+    the product behind it. Nothing else was written in this request, so nothing is left to
+    roll back; False when the call leaves the position to the general path."""
+    if data.voucher or data.bundled or data.addons or data.seat or data.answers:
+        return False
+    if event.has_subevents != (data.subevent is not None) or (
+        not event.has_subevents and event.seating_plan is not None
+    ):
+        return False
+    kind, value = await fastpath.sell_plain(session, event, data, data.cart_id or "")
+    if kind == "sold_out":
+        raise FieldErrors.general(sold_out_message(value, 0))
+    if kind == "busy":
+        raise quota_busy()
+    return kind == "created"
 
 
 async def remove(session: AsyncSession, event: Event, cart_id: str, position_id: int) -> None:

@@ -18,6 +18,7 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import selectinload
 
+from admit.db import write_intent
 from admit.kit.resources.i18n import localized
 from admit.models import (
     Event,
@@ -220,21 +221,84 @@ def tax_note(rule: TaxRule | None) -> str:
     return f"{word} {rule.rate.normalize():f}% {localized(rule.name, 'en') or 'tax'}"
 
 
-async def _state(
-    session: AsyncSession, event: Event, key: tuple[int, int | None, int | None], now: dt.datetime
-) -> tuple[str, int | None]:
-    """available / sold_out / reserved (sold out only because of carts), and how many left."""
-    quotas = await availability.quotas_for(session, event.id, key)
-    if not quotas:
-        return "sold_out", 0
-    counted = await availability.count(session, quotas, now, informational=False)
-    lefts = [counted[q.id].available_number for q in quotas]
-    bounded = [n for n in lefts if n is not None]
-    left = min(bounded) if bounded else None
-    if all(counted[q.id].available for q in quotas):
-        return "available", left
-    held = any(counted[q.id].cart_positions for q in quotas if not counted[q.id].available)
-    return ("reserved" if held else "sold_out"), 0
+# Per worker: the catalog rows the product list reads, by event, with the catalog stamp they
+# were read under (``kit/stamps/catalog.py``: every write of products, variations,
+# categories, tax rules and quotas moves it in its own transaction). The event row, read
+# anew by every request, carries the stamp: rows kept under an equal stamp are the rows the
+# database holds, so they are used as read. Only read-only requests (GET) keep and use them,
+# detached from their session (``expunge``): no rollback can expire them, no write request
+# can attach a shared object to its transaction.
+_KEPT: dict[int, tuple[Any, tuple[list[Item], dict[int, ItemCategory], dict[int, TaxRule]]]] = {}
+_KEPT_EVENTS = 256
+
+
+async def _catalog_rows(
+    session: AsyncSession, event: Event
+) -> tuple[list[Item], dict[int, ItemCategory], dict[int, TaxRule]]:
+    stamp = getattr(event, "catalog_modified", None) if not write_intent.get() else None
+    if stamp is not None:  # (with the event's birth: an id a deleted event had is not it)
+        stamp = (stamp, event.created)
+    kept = _KEPT.get(event.id)
+    if stamp is not None and kept is not None and kept[0] == stamp:
+        return kept[1]
+    items = list(
+        (
+            await session.scalars(
+                select(Item)
+                .where(Item.event_id == event.id, Item.active.is_(True))
+                .options(selectinload(Item.variations))
+                .order_by(Item.position, Item.id)
+            )
+        ).all()
+    )
+    categories = {
+        c.id: c
+        for c in await session.scalars(
+            select(ItemCategory).where(ItemCategory.event_id == event.id)
+        )
+    }
+    rules = {
+        r.id: r for r in await session.scalars(select(TaxRule).where(TaxRule.event_id == event.id))
+    }
+    rows = (items, categories, rules)
+    if stamp is not None:
+        variations = [v for item in items for v in item.variations]
+        for row in (*items, *variations, *categories.values(), *rules.values()):
+            if row in session:  # (an item's variations go with it)
+                session.expunge(row)
+        if len(_KEPT) >= _KEPT_EVENTS:
+            _KEPT.pop(next(iter(_KEPT)))
+        _KEPT[event.id] = (stamp, rows)
+    return rows
+
+
+async def _states(
+    session: AsyncSession,
+    event: Event,
+    keys: list[tuple[int, int | None, int | None]],
+    now: dt.datetime,
+) -> dict[tuple[int, int | None, int | None], tuple[str, int | None]]:
+    """Per product: available / sold_out / reserved (sold out only because of carts), and
+    how many are left; every quota counted once, whatever the number of products."""
+    by_key = await availability.quotas_by_key(session, event.id, keys)
+    every = {q.id: q for quotas in by_key.values() for q in quotas}
+    counted = (
+        await availability.count(session, every.values(), now, informational=False) if every else {}
+    )
+    states: dict[tuple[int, int | None, int | None], tuple[str, int | None]] = {}
+    for key, quotas in by_key.items():
+        if not quotas:
+            states[key] = ("sold_out", 0)
+            continue
+        lefts = [counted[q.id].available_number for q in quotas]
+        bounded = [n for n in lefts if n is not None]
+        left = min(bounded) if bounded else None
+        if all(counted[q.id].available for q in quotas):
+            states[key] = ("available", left)
+            continue
+        held = any(counted[q.id].cart_positions for q in quotas if not counted[q.id].available)
+        states[key] = ("reserved" if held else "sold_out", 0)
+    return states
 
 
 async def products(
@@ -249,24 +313,8 @@ async def products(
     """The products a buyer (with ``voucher``, if any) may see, in the catalog's order; for a
     series, those of the date ``subevent`` (its prices, windows and quotas). With
     ``addon_categories``: only the add-on products of those categories."""
-    items = (
-        await session.scalars(
-            select(Item)
-            .where(Item.event_id == event.id, Item.active.is_(True))
-            .options(selectinload(Item.variations))
-            .order_by(Item.position, Item.id)
-        )
-    ).all()
-    categories = {
-        c.id: c
-        for c in await session.scalars(
-            select(ItemCategory).where(ItemCategory.event_id == event.id)
-        )
-    }
-    rules = {
-        r.id: r for r in await session.scalars(select(TaxRule).where(TaxRule.event_id == event.id))
-    }
-    found: list[Product] = []
+    items, categories, rules = await _catalog_rows(session, event)
+    shown: list[tuple[Item, ItemVariation | None, str | None, Any]] = []
     max_items = int(setting(event, "max_items_per_order"))
     for item in items:
         category = categories.get(item.category_id or 0)
@@ -293,36 +341,41 @@ async def products(
             if refusal == ENDED and item.available_until_mode == "hide":
                 continue
             key = (item.id, variation.id if variation else None, subevent.id if subevent else None)
-            state, left = await _state(session, event, key, now)
-            if refusal == NOT_YET:
-                state = "not_yet"
-            elif refusal == ENDED:
-                state = "ended"
-            name = localized(item.name, locale)
-            if variation is not None:
-                name = f"{name} – {localized(variation.value, locale)}"
-            description = localized(
-                variation.description if variation and variation.description else item.description,
-                locale,
+            shown.append((item, variation, refusal, key))
+    states = await _states(session, event, [key for *_, key in shown], now)
+    found: list[Product] = []
+    for item, variation, refusal, key in shown:
+        category = categories.get(item.category_id or 0)
+        state, left = states[key]
+        if refusal == NOT_YET:
+            state = "not_yet"
+        elif refusal == ENDED:
+            state = "ended"
+        name = localized(item.name, locale)
+        if variation is not None:
+            name = f"{name} – {localized(variation.value, locale)}"
+        description = localized(
+            variation.description if variation and variation.description else item.description,
+            locale,
+        )
+        show_left = item.show_quota_left
+        found.append(
+            Product(
+                item=item,
+                variation=variation,
+                name=name,
+                description=description,
+                price=voucher_price(voucher, item, variation, subevent),
+                original_price=(variation.original_price if variation else None)
+                or item.original_price,
+                tax_note=tax_note(rules.get(item.tax_rule_id or 0)),
+                state=state,
+                left=left if show_left else None,
+                min_per_order=item.min_per_order or 0,
+                max_per_order=min(item.max_per_order or max_items, max_items),
+                free_price=item.free_price,
+                category=localized(category.name, locale) if category else "",
+                picture=item.picture,
             )
-            show_left = item.show_quota_left
-            found.append(
-                Product(
-                    item=item,
-                    variation=variation,
-                    name=name,
-                    description=description,
-                    price=voucher_price(voucher, item, variation, subevent),
-                    original_price=(variation.original_price if variation else None)
-                    or item.original_price,
-                    tax_note=tax_note(rules.get(item.tax_rule_id or 0)),
-                    state=state,
-                    left=left if show_left else None,
-                    min_per_order=item.min_per_order or 0,
-                    max_per_order=min(item.max_per_order or max_items, max_items),
-                    free_price=item.free_price,
-                    category=localized(category.name, locale) if category else "",
-                    picture=item.picture,
-                )
-            )
+        )
     return found

@@ -7,12 +7,15 @@ A buyer is not trusted, so this module checks those first and then hands the ord
 ``orders.create.create_order`` (vouchers, quota, prices, taxes: one implementation).
 
 The cart's positions hold quota; the order must take it over without ever counting both.
-The cart's rows are first marked expired inside this transaction (one ``UPDATE``, which also
-locks them: a second checkout of the same cart waits and then finds it empty). Expired cart
-rows count neither against the quota nor as voucher usages, so the order's own quota check
-sees exactly the units the cart held; other transactions still see the rows unexpired until
-this one commits, and by then the order's positions count instead. The rows are deleted (and
-leave the sales ledger) after the order is written, under the quota lock the order took.
+The cart's rows are first locked and marked expired inside this transaction (a second
+checkout of the same cart waits and then finds it empty). Expired cart rows count neither
+against the quota nor as voucher usages, so the order's own quota check sees exactly the
+units the cart held; other transactions still see the rows unexpired until this one commits,
+and by then the order's positions count instead. When the rows still hold their units (not
+run out, and not about to), the order takes them over without the quota lock
+(``create.Held``): every sale of an on-sale would otherwise queue behind each checkout's
+dozens of statements. The rows are deleted after the order is written; they leave the sales
+ledger, with the order's units, in one upsert right before the commit (``ledger.defer``).
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from admit.kit.http.errors import FieldErrors, validation_error
 from admit.kit.resources.i18n import localized
 from admit.models import CartPosition, Event, Order, Question, Voucher, question_items
 from admit.notifications.notify import notify_all
-from admit.orders.create import create_order
+from admit.orders.create import Held, create_order
 from admit.orders.pricing import load_tax_rules
 from admit.orders.rows import PAID, PAYMENT_CONFIRMED
 from admit.orders.schemas import EMAIL_RE, OrderIn, PositionIn
@@ -89,36 +92,52 @@ class Placed:
     order: Order
     paid: bool
     redirect_url: str | None
+    view: orders.OrderView  # what the order page shows, as the mail was written from it
 
 
 def order_url(base: str, organizer: str, event: str, order: Order) -> str:
     return f"{base.rstrip('/')}/{organizer}/{event}/order/{order.code}/{order.secret}/"
 
 
-async def _take_cart(session: AsyncSession, event: Event, cart_id: str) -> list[CartPosition]:
-    """Locks the cart's rows and marks them taken over (see the module's docstring)."""
-    ids = (
-        (
-            await session.execute(
-                update(CartPosition)
-                .where(CartPosition.event_id == event.id, CartPosition.cart_id == cart_id)
-                .values(expires=TAKEN_OVER)
-                .returning(CartPosition.id)
-                .execution_options(synchronize_session=False)
-            )
+async def _take_cart(
+    session: AsyncSession, event: Event, cart_id: str
+) -> tuple[list[CartPosition], dt.datetime | None]:
+    """Locks the cart's rows and marks them taken over (see the module's docstring); with
+    the earliest time they held their units until."""
+    held = (
+        await session.execute(
+            select(CartPosition.id, CartPosition.expires)
+            .where(CartPosition.event_id == event.id, CartPosition.cart_id == cart_id)
+            .with_for_update()
         )
-        .scalars()
-        .all()
+    ).all()
+    if not held:
+        return [], None
+    ids = [row[0] for row in held]
+    await session.execute(
+        update(CartPosition)
+        .where(CartPosition.id.in_(ids))
+        .values(expires=TAKEN_OVER)
+        .execution_options(synchronize_session=False)
     )
-    if not ids:
-        return []
     rows = await session.scalars(
         select(CartPosition)
         .where(CartPosition.id.in_(ids))
         .order_by(CartPosition.addon_to_id.is_not(None), CartPosition.id)
         .execution_options(populate_existing=True)
     )
-    return list(rows)
+    return list(rows), min(_aware(row[1]) for row in held)
+
+
+def _aware(value: dt.datetime) -> dt.datetime:
+    return value if value.tzinfo is not None else value.replace(tzinfo=dt.UTC)  # SQLite
+
+
+def _held(rows: list[CartPosition], until: dt.datetime | None, now: dt.datetime) -> Held | None:
+    """The units the cart's rows still hold (None when one ran out: its unit went back)."""
+    if until is None or until <= now:
+        return None
+    return Held(dict(Counter((r.item_id, r.variation_id, r.subevent_id) for r in rows)), until)
 
 
 async def required_questions(
@@ -280,7 +299,7 @@ async def checkout(
     provider = providers.get(data.payment_provider) if data.payment_provider else None
     if data.payment_provider and (provider is None or not provider.enabled(event)):
         raise FieldErrors.single("payment_provider", "This payment method is not offered.")
-    rows = await _take_cart(session, event, data.cart_id)
+    rows, until = await _take_cart(session, event, data.cart_id)
     if not rows:
         raise FieldErrors.single("cart_id", EMPTY)
     try:
@@ -301,7 +320,7 @@ async def checkout(
         )
     except ValidationError as exc:
         raise validation_error(exc) from None
-    placed = await create_order(session, event, order_in)
+    placed = await create_order(session, event, order_in, held=_held(rows, until, now))
     details = {d.id: d for d in data.positions}
     for row, position_id in zip(rows, placed.written.position_ids, strict=False):
         if (mine := details.get(row.id)) is not None and mine.files:
@@ -316,9 +335,7 @@ async def checkout(
     assert provider is not None
     if (refusal := provider.refusal(event, total)) is not None:
         raise FieldErrors.single("payment_provider", refusal)
-    for row in rows:
-        if row.addon_to_id is None:
-            await carts.delete_position(session, row)
+    await carts.delete_taken_over(session, [row.id for row in rows])
     order = await _locked_order(session, placed.written.order_id)
     payment = next(p for p in order.payments if p.local_id == 1)
     if provider.identifier == "free":
@@ -338,7 +355,7 @@ async def checkout(
     view = await orders.view(session, event, order)
     lines = [orders.line_text(p, event.currency) for p in view.positions]
     await mails.order_mail(session, event, order, link, view.instructions, lines)
-    return Placed(order, order.status == "p", started.redirect_url)
+    return Placed(order, order.status == "p", started.redirect_url, view)
 
 
 async def _locked_order(session: AsyncSession, order_id: int) -> Order:
