@@ -21,6 +21,7 @@ from admit.control.api_call import Errors, run, with_body
 from admit.control.editing import found, list_page, no_such, resource
 from admit.control.export_forms import named_choices
 from admit.control.fields import Field, as_id, defaults, to_body, typed
+from admit.control.history import audit_history
 from admit.control.nav import organizer_nav
 from admit.control.render import render
 from admit.devices.cli import handshake
@@ -117,7 +118,8 @@ async def device_page(page: Page, ctx: OrgContext, id: str) -> Response:
     return render(page, "device.html", nav=await organizer_nav(page, ctx, "devices"),
                   device=device, base=base(ctx), pairable=pairable(device),
                   server=public_base_url(ctx.request).rstrip("/"),
-                  may_write=ctx.has_organizer_permission(WRITE))  # fmt: skip
+                  may_write=ctx.has_organizer_permission(WRITE),
+                  history=await audit_history(ctx, "device", device["id"]))  # fmt: skip
 
 
 @router.get(PATH + "/{id}/qr.svg")
