@@ -155,7 +155,8 @@ def _scopes(session: Session, rows: dict[tuple[type[Any], int], dict[str, Any]])
             missing.setdefault(kind, set()).add(pk)
     for kind, ids in missing.items():
         column = kind.event_id if AUDITED[kind].event_scoped else kind.organizer_id
-        found = dict(session.connection().execute(select(kind.id, column).where(kind.id.in_(ids))))
+        query = select(kind.id, column).where(kind.id.in_(ids))
+        found = {a: b for a, b in session.connection().execute(query)}
         for pk in ids:
             key = "event_id" if AUDITED[kind].event_scoped else "organizer_id"
             rows[(kind, pk)][key] = found.get(pk)
@@ -169,7 +170,7 @@ def _scopes(session: Session, rows: dict[tuple[type[Any], int], dict[str, Any]])
                 events.add(row["event_id"])
     if events:
         query = select(Event.id, Event.organizer_id).where(Event.id.in_(events))
-        organizers = dict(session.connection().execute(query))
+        organizers = {a: b for a, b in session.connection().execute(query)}
         for row in rows.values():
             if row["organizer_id"] is None and row["event_id"] in organizers:
                 row["organizer_id"] = organizers[row["event_id"]]
