@@ -13,7 +13,7 @@ from admit.models import AuditEntry
 from tests.control.conftest import E, _post, sign_in
 from tests.oauth.helpers import csrf
 
-O = "/api/v1/organizers/acme"
+ORG = "/api/v1/organizers/acme"
 AUTH = "Authorization"
 
 
@@ -95,11 +95,11 @@ async def test_event_settings_page_shows_the_events_changes(web, api, people, fa
 
 
 async def test_webhook_history_keeps_no_secret(web, api, people, factory, shop):
-    made = await _post(api, shop.token, f"{O}/webhooks/",
+    made = await _post(api, shop.token, f"{ORG}/webhooks/",
                        {"target_url": "https://example.org/hook", "all_events": True,
                         "action_types": ["service.event.order.placed"]})  # fmt: skip
     headers = {AUTH: f"Token {shop.token}"}
-    patched = await api.patch(f"{O}/webhooks/{made['id']}/", json={"enabled": False},
+    patched = await api.patch(f"{ORG}/webhooks/{made['id']}/", json={"enabled": False},
                               headers=headers)  # fmt: skip
     assert patched.status_code == 200, patched.text
     await sign_in(web, factory, people["boss"])
@@ -114,7 +114,7 @@ async def test_webhook_history_keeps_no_secret(web, api, people, factory, shop):
 
 
 async def test_team_changes_in_the_back_office_name_the_user(web, api, people, factory, shop):
-    made = await _post(api, shop.token, f"{O}/teams/", {"name": "Helpers"})
+    made = await _post(api, shop.token, f"{ORG}/teams/", {"name": "Helpers"})
     await sign_in(web, factory, people["boss"])
     url = f"/control/organizer/acme/teams/{made['id']}/"
     token = csrf((await web.get(url)).text)
