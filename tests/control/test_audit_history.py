@@ -73,10 +73,15 @@ async def test_a_question_option_is_a_change_of_its_question(web, api, people, f
     # the option's row is its question's change (no row of a type of its own)
     rows = [r for r in await _rows(factory) if r.object_type == "question"]
     assert [(r.action, r.fields) for r in rows if r.object_id == question["id"]] == [
-        ("added", []), ("changed", ["options"])
+        ("added", []),
+        ("changed", ["options"]),
     ]
-    assert {r.object_type for r in await _rows(factory)} <= {"event", "question", "team",
-                                                             "checkinlist"}
+    assert {r.object_type for r in await _rows(factory)} <= {
+        "event",
+        "question",
+        "team",
+        "checkinlist",
+    }
 
 
 async def test_event_settings_page_shows_the_events_changes(web, api, people, factory, shop):
