@@ -154,3 +154,23 @@ async def test_orders_write_no_audit_row_nor_statement(api, factory, shop):
     assert len(seen) == 1
     async with factory.sessionmaker() as session:
         assert await session.scalar(select(func.count()).select_from(AuditEntry)) == before + 1
+
+
+async def test_device_history_names_the_device_and_keeps_no_token(web, api, people, factory, shop):
+    made = await _post(api, shop.token, f"{ORG}/devices/", {"name": "Gate scanner",
+                                                           "all_events": True})  # fmt: skip
+    body = {"token": made["initialization_token"], "os_name": "Android"}
+    paired = await api.post("/api/v1/device/initialize", json=body)
+    assert paired.status_code == 200, paired.text
+    token = paired.json()["api_token"]
+    rolled = await api.post("/api/v1/device/roll", headers={AUTH: f"Device {token}"})
+    assert rolled.status_code == 200, rolled.text
+    await sign_in(web, factory, people["boss"])
+    url = f"/control/organizer/acme/devices/{made['device_id']}/"
+    history = _history((await web.get(url)).text)
+    assert "Created" in history and "API token" in history
+    assert "Changed: initialized, api token hash, os name" in history
+    assert "Changed: api token hash" in history and "device Gate scanner" in history
+    rows = [r for r in await _rows(factory) if r.object_type == "device"]
+    secrets = (token, rolled.json()["api_token"], made["initialization_token"])
+    assert all(s not in str(r.fields) for r in rows for s in secrets)

@@ -7,8 +7,9 @@ the names of the fields that changed, never their values (secrets, token hashes)
 Like the catalog stamp (``kit/stamps/catalog.py``) it hooks every flush, so no write path can
 forget it; a flush that touches no audited model (order creation, redeeming, carts) costs a
 type lookup per object and not one statement. Core statements bypass it; no configuration write
-uses them alone. A child (a question's option, a team's token) is recorded as a change of its
-owner, unless the owner is added or deleted in the same flush (that row says it all).
+uses them alone but the devices' own calls, which ``record`` their changes. A child (a
+question's option, a team's token) is recorded as a change of its owner, unless the owner is
+added or deleted in the same flush (that row says it all).
 Bookkeeping columns that the system itself moves (stamps, a webhook's delivery state) are not
 changes anyone made, and a flush changing only them writes no row."""
 
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import event, insert, inspect, select
+from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session, UOWTransaction
 from sqlalchemy.orm.util import identity_key
 
@@ -209,3 +211,23 @@ def _after_flush(session: Session, _flush: UOWTransaction) -> None:
         })  # fmt: skip
     if values:
         session.connection().execute(insert(_table), values)
+
+
+async def record(
+    session: AsyncSession,
+    object_type: str,
+    pk: int,
+    organizer_id: int,
+    fields: list[str],
+    *,
+    actor: tuple[str, int] | None = None,
+) -> None:
+    """A change a Core statement made (no flush sees it): a device pairing itself, reporting
+    its hardware, rolling its token or revoking itself. ``actor``: when the request's principal
+    is not who made it (a device pairing with its one-time token has none yet)."""
+    who = actor or session.info.get(ACTOR)
+    await session.execute(insert(_table).values(
+        organizer_id=organizer_id, event_id=None, object_type=object_type, object_id=pk,
+        action="changed", fields=fields, created=utcnow(),
+        actor_kind=who[0] if who else None, actor_id=who[1] if who else None,
+    ))  # fmt: skip

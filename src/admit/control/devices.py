@@ -28,7 +28,7 @@ from admit.devices.cli import handshake
 from admit.devices.routes import READ, WRITE
 from admit.kit.http.context import OrganizerAccess, OrgContext, public_base_url
 from admit.kit.resources.crud import Resource
-from admit.models import Gate
+from admit.models import Device, Gate
 from admit.web.forms import Pairs
 from admit.web.page import Page
 
@@ -119,7 +119,15 @@ async def device_page(page: Page, ctx: OrgContext, id: str) -> Response:
                   device=device, base=base(ctx), pairable=pairable(device),
                   server=public_base_url(ctx.request).rstrip("/"),
                   may_write=ctx.has_organizer_permission(WRITE),
-                  history=await audit_history(ctx, "device", device["id"]))  # fmt: skip
+                  history=await audit_history(ctx, "device", await _pk(ctx, device)))  # fmt: skip
+
+
+async def _pk(ctx: OrgContext, device: dict[str, Any]) -> int:
+    """The row's id (the audit log's), which the API's ``device_id`` (per organizer) is not."""
+    query = select(Device.id).where(
+        Device.organizer_id == ctx.organizer_id, Device.device_id == device["device_id"]
+    )
+    return (await ctx.session.scalars(query)).one()
 
 
 @router.get(PATH + "/{id}/qr.svg")
