@@ -176,3 +176,33 @@ async def test_device_history_names_the_device_and_keeps_no_token(web, api, peop
     rows = [r for r in await _rows(factory) if r.object_type == "device"]
     secrets = (token, rolled.json()["api_token"], made["initialization_token"])
     assert all(s not in str(r.fields) for r in rows for s in secrets)
+
+
+async def test_an_object_made_with_its_children_is_one_row(api, factory, shop):
+    body = {"question": {"en": "Diet?"}, "type": "C", "identifier": "DIET", "items": [],
+            "options": [{"answer": {"en": "Vegan"}, "identifier": "V"},
+                        {"answer": {"en": "Any"}, "identifier": "A"}]}  # fmt: skip
+    made = await _post(api, shop.token, f"{E}/questions/", body)
+    rows = [r for r in await _rows(factory) if r.object_type == "question"]
+    assert [(r.object_id, r.action) for r in rows] == [(made["id"], "added")]
+    assert rows[0].actor_kind == "token"
+
+
+async def test_a_change_in_the_transaction_that_added_the_object_is_no_row(factory, shop):
+    from admit.models import Event, TaxRule
+
+    async with factory.sessionmaker() as session:
+        summit = (await session.scalars(select(Event).where(Event.slug == "summit"))).one()
+        rule = TaxRule(event_id=summit.id, name={"en": "VAT"}, rate=19)
+        session.add(rule)
+        await session.flush()
+        rule.rate = 7
+        await session.flush()
+        await session.commit()
+        rule.name = {"en": "Reduced VAT"}
+        await session.commit()
+    rows = [r for r in await _rows(factory) if r.object_type == "taxrule"]
+    assert [(r.action, r.fields, r.actor_kind) for r in rows] == [
+        ("added", [], None),
+        ("changed", ["name"], None),
+    ]

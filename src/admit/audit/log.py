@@ -83,6 +83,7 @@ CHILDREN: dict[type[Any], Child] = {
 }
 _AUDITED_TYPES = frozenset(AUDITED) | frozenset(CHILDREN)
 _table = AuditEntry.__table__
+_ADDED = "admit.audit_added"  # session.info: (transaction, keys of the objects it added)
 
 
 def _changed(obj: Any, ignored: frozenset[str]) -> list[str]:
@@ -188,6 +189,18 @@ def _gone(session: Session) -> tuple[set[int], set[int]]:
 @event.listens_for(Session, "after_flush")
 def _after_flush(session: Session, _flush: UOWTransaction) -> None:
     rows = _entries(session)
+    if not rows:
+        return
+    # An object added earlier in this transaction (its children flushed after it, a second
+    # flush of the same request): its "added" row says it all.
+    transaction = session.get_transaction()
+    added = session.info.get(_ADDED)
+    if added is None or added[0] is not transaction:
+        added = (transaction, set())
+        session.info[_ADDED] = added
+    for key in [k for k, row in rows.items() if row["action"] == "changed" and k in added[1]]:
+        del rows[key]
+    added[1].update(k for k, row in rows.items() if row["action"] == "added")
     if not rows:
         return
     _scopes(session, rows)
