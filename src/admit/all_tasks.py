@@ -4,9 +4,11 @@ Each package registers its own job kinds (``jobs.queue.job_kind``) and periodic 
 (``jobs.scheduler.periodic``) when it is imported; the job engine imports none of them. Only the
 entries import this module: ``app.py`` (a server runs jobs and the scheduler when embedded) and
 the ``admit worker`` / ``admit scheduler`` commands. A new package with jobs or periodic tasks
-adds its line here, or its work is never run.
+adds its line here, or its work is never run. The audit log's flush listener is registered
+here too: whatever runs jobs or serves requests writes configuration, and must log it.
 """
 
+import admit.audit.log
 import admit.carts.tasks
 import admit.checkin.exits
 import admit.exports.tasks

@@ -160,6 +160,7 @@ CATEGORIES = Area(
            Field("description", "Description", "i18n"),
            Field("is_addon", "Add-on category (only sold with another product)", "bool")]),
     [("Name", lambda r: text_of(r["name"])), ("Add-ons", lambda r: _yes(r["is_addon"]))],
+    audit_type="category",
 )  # fmt: skip
 
 TAX_RULES = Area(
@@ -170,6 +171,7 @@ TAX_RULES = Area(
            Field("default", "Default for new products", "bool")]),
     [("Name", lambda r: text_of(r["name"])), ("Rate", lambda r: f"{r['rate']} %"),
      ("Included", lambda r: _yes(r["price_includes_tax"]))],
+    audit_type="taxrule",
 )  # fmt: skip
 
 QUESTION_TYPES = [("S", "Text (one line)"), ("T", "Text (several lines)"), ("N", "Number"),
@@ -199,6 +201,7 @@ QUESTIONS = Area(
      ("Required", lambda r: _yes(r["required"]))],
     children=[Child("options", "Options", resource("question-options"), OPTION_FIELDS,
                     lambda r: text_of(r.get("answer")))],
+    audit_type="question",
 )  # fmt: skip
 
 
@@ -217,7 +220,7 @@ CHECKIN_LISTS = Area(
     [("Name", lambda r: r["name"]),
      ("Products", lambda r: "all" if r["all_products"] else f"{len(r['limit_products'])} chosen"),
      ("Unpaid may enter", lambda r: _yes(r["include_pending"]))],
-    menu="checkin",
+    menu="checkin", audit_type="checkinlist",
 )  # fmt: skip
 
 
@@ -257,6 +260,7 @@ DISCOUNTS = Area(
      ("From", lambda r: f"{r['condition_min_count']} products"
       if r["condition_min_count"] else money(r["condition_min_value"])),
      ("Active", lambda r: _yes(r["active"]))],
+    audit_type="discount",
 )  # fmt: skip
 
 

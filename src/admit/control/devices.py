@@ -21,13 +21,14 @@ from admit.control.api_call import Errors, run, with_body
 from admit.control.editing import found, list_page, no_such, resource
 from admit.control.export_forms import named_choices
 from admit.control.fields import Field, as_id, defaults, to_body, typed
+from admit.control.history import audit_history
 from admit.control.nav import organizer_nav
 from admit.control.render import render
 from admit.devices.cli import handshake
 from admit.devices.routes import READ, WRITE
 from admit.kit.http.context import OrganizerAccess, OrgContext, public_base_url
 from admit.kit.resources.crud import Resource
-from admit.models import Gate
+from admit.models import Device, Gate
 from admit.web.forms import Pairs
 from admit.web.page import Page
 
@@ -117,7 +118,16 @@ async def device_page(page: Page, ctx: OrgContext, id: str) -> Response:
     return render(page, "device.html", nav=await organizer_nav(page, ctx, "devices"),
                   device=device, base=base(ctx), pairable=pairable(device),
                   server=public_base_url(ctx.request).rstrip("/"),
-                  may_write=ctx.has_organizer_permission(WRITE))  # fmt: skip
+                  may_write=ctx.has_organizer_permission(WRITE),
+                  history=await audit_history(ctx, "device", await _pk(ctx, device)))  # fmt: skip
+
+
+async def _pk(ctx: OrgContext, device: dict[str, Any]) -> int:
+    """The row's id (the audit log's), which the API's ``device_id`` (per organizer) is not."""
+    query = select(Device.id).where(
+        Device.organizer_id == ctx.organizer_id, Device.device_id == device["device_id"]
+    )
+    return (await ctx.session.scalars(query)).one()
 
 
 @router.get(PATH + "/{id}/qr.svg")

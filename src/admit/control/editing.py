@@ -21,7 +21,7 @@ from starlette.responses import Response
 from admit.control.access import control_page
 from admit.control.api_call import Errors, answer, run, with_body
 from admit.control.fields import Field, defaults, to_body, to_form, typed
-from admit.control.history import object_history
+from admit.control.history import audit_history, object_history
 from admit.control.nav import event_nav, event_url, organizer_nav
 from admit.control.render import render, text_of
 from admit.kit.http.context import EventAccess, EventContext, OrgContext
@@ -84,6 +84,8 @@ class Area:
     # The notifications' payload key naming this kind of object (``item``): its page shows
     # the object's history.
     history_key: str = ""
+    # Or the audit log's ``object_type`` of this kind of object (``audit/log.py``).
+    audit_type: str = ""
     # The API's create route, where it is not the resource's own (vouchers).
     creator: Callable[[EventContext], Awaitable[Response]] | None = None
     extra: Callable[[EventContext, dict[str, Any]], Awaitable[dict[str, Any]]] | None = None
@@ -199,6 +201,8 @@ def mount(router: APIRouter, area: Area) -> None:
             more["heading"] = text_of(named) or f"#{obj['id']}"
             if area.history_key:
                 more["history"] = await object_history(ctx, area.history_key, obj["id"])
+            elif area.audit_type:
+                more["history"] = await audit_history(ctx, area.audit_type, obj["id"])
         return render(page, "area_form.html", status, nav=await event_nav(page, ctx, area.menu
                       or area.key), area=area, base=area.base(ctx), obj=obj, fields=fields,
                       values=values, errors=errors, children=children, failed=failed,

@@ -19,6 +19,7 @@ from starlette.responses import Response
 from admit.control.access import control_page
 from admit.control.api_call import Errors, run, with_body
 from admit.control.fields import Field, to_body, to_form, typed
+from admit.control.history import audit_history
 from admit.control.nav import event_nav, event_url, organizer_nav
 from admit.control.render import render
 from admit.events import routes as event_routes
@@ -147,7 +148,8 @@ async def _settings_page(
     return render(page, "event_settings.html", status, nav=nav, event_fields=EVENT_FIELDS,
                   setting_fields=SETTING_FIELDS,
                   payment_fields=[f for f in _setting_fields(ctx) if f in PAYMENT_FIELDS],
-                  values=values, errors=errors)  # fmt: skip
+                  values=values, errors=errors,
+                  history=await audit_history(ctx, "event", ctx.event.id))  # fmt: skip
 
 
 @router.get(EVENT + "/settings/")

@@ -4,7 +4,9 @@ its type there, in the change's transaction) with who did it: the user, API toke
 OAuth application's user the request acted for (``notifications.actor_kind`` / ``actor_id``).
 Rows are kept as long as the outbox keeps them (``notifications.retention``); orders placed
 through the PostgreSQL order lane have their "placed" rows without a name (its SQL function
-writes them)."""
+writes them). The configuration objects (the event, its categories, questions, tax rules,
+check-in lists, discounts; the organizer's devices, teams, webhooks) have theirs in the audit
+log (``audit/log.py``) instead, with the names of the fields that changed."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from typing import Any
 from sqlalchemy import select
 
 from admit.kit.http.context import EventContext, OrgContext
-from admit.models import Device, Notification, TeamAPIToken, User
+from admit.models import AuditEntry, Device, Notification, TeamAPIToken, User
 
 LIMIT = 200
 PREFIX = "service.event.order."
@@ -116,6 +118,40 @@ async def organizer_history(ctx: OrgContext, key: str, value: int | str) -> list
     return await history(ctx, about, event=False)
 
 
+def _who(kind: str | None, pk: int | None, names: dict[tuple[str, int], str]) -> str:
+    if not kind:
+        return "—"
+    name = names.get(("user" if kind == "oauth" else kind, pk or 0))
+    return f"{KINDS.get(kind, kind)} {name}" if name else f"{KINDS.get(kind, kind)} #{pk}"
+
+
+def _audited(action: str, fields: list[str]) -> str:
+    if action != "changed" or not fields:
+        return _MADE.get(action, action)
+    return "Changed: " + ", ".join(f.replace("_", " ") for f in fields)
+
+
+async def audit_history(ctx: OrgContext, object_type: str, pk: int) -> list[dict[str, Any]]:
+    """The audit log's rows of one configuration object of the context's organizer (an
+    event's object: of the context's event), oldest first."""
+    about = (AuditEntry.object_type == object_type) & (AuditEntry.object_id == pk)
+    about &= AuditEntry.organizer_id == ctx.organizer_id
+    if isinstance(ctx, EventContext):
+        about &= AuditEntry.event_id == ctx.event.id
+    rows = (
+        await ctx.session.execute(
+            select(AuditEntry.created, AuditEntry.action, AuditEntry.fields,
+                   AuditEntry.actor_kind, AuditEntry.actor_id)
+            .where(about)
+            .order_by(AuditEntry.created, AuditEntry.id)
+            .limit(LIMIT)
+        )
+    ).all()  # fmt: skip
+    names = await _names(ctx, {(k, i) for *_, k, i in rows if k and i is not None})
+    return [{"when": created, "what": _audited(action, fields or []), "who": _who(k, i, names),
+             "action": action} for created, action, fields, k, i in rows]  # fmt: skip
+
+
 async def history(ctx: OrgContext, about: Any, *, event: bool = True) -> list[dict[str, Any]]:
     """``event``: the rows of the context's event; else the organizer's rows of no event."""
     scope = (
@@ -136,9 +172,6 @@ async def history(ctx: OrgContext, about: Any, *, event: bool = True) -> list[di
     names = await _names(ctx, actors)
     out = []
     for created, action, kind, pk in rows:
-        who = "—"
-        if kind:
-            name = names.get(("user" if kind == "oauth" else kind, pk))
-            who = f"{KINDS.get(kind, kind)} {name}" if name else f"{KINDS.get(kind, kind)} #{pk}"
-        out.append({"when": created, "what": describe(action), "who": who, "action": action})
+        out.append({"when": created, "what": describe(action), "who": _who(kind, pk, names),
+                    "action": action})  # fmt: skip
     return out

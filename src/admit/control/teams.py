@@ -16,6 +16,7 @@ from admit.control.api_call import Errors, run, with_body
 from admit.control.editing import found, list_page, listed, no_such, resource
 from admit.control.export_forms import named_choices
 from admit.control.fields import Field, defaults, to_body, to_form, typed
+from admit.control.history import audit_history
 from admit.control.nav import organizer_nav
 from admit.control.render import render
 from admit.kit.http.context import OrganizerAccess, OrgContext
@@ -69,6 +70,7 @@ async def _page(page: Page, ctx: OrgContext, obj: dict[str, Any] | None, values:
         params = {"team": str(obj["id"])}
         for key, res in (("members", MEMBERS), ("invites", INVITES), ("tokens", TOKENS)):
             more[key] = (await listed(ctx, res, "", params))["results"]
+        more["history"] = await audit_history(ctx, "team", obj["id"])
     return render(page, "team.html", status, nav=await organizer_nav(page, ctx, "teams"),
                   obj=obj, fields=await team_fields(ctx), values=values, errors=errors,
                   base=base(ctx), failed=failed, token=token, typed_text=typed_text,

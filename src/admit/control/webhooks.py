@@ -16,6 +16,7 @@ from admit.control.api_call import Errors, answer, run, with_body
 from admit.control.editing import found, list_page, no_such
 from admit.control.export_forms import named_choices
 from admit.control.fields import Field, defaults, to_body, to_form, typed
+from admit.control.history import audit_history
 from admit.control.nav import organizer_nav
 from admit.control.render import render
 from admit.kit.http.context import OrganizerAccess, OrgContext
@@ -57,13 +58,16 @@ async def _form(page: Page, ctx: OrgContext, obj: dict[str, Any] | None,
                 values: dict[str, Any], errors: Errors, status: int = 200,
                 secret: str = "") -> Response:  # fmt: skip
     calls: dict[str, Any] = {}
+    history = None
     if obj is not None:
+        history = await audit_history(ctx, "webhook", obj["id"])
         req = with_body(ctx, None, "GET", page.request.url.query)
         calls = answer(await webhook_routes.list_calls(req, str(obj["id"])))
     return render(page, "webhook.html", status, nav=await organizer_nav(page, ctx, "webhooks"),
                   obj=obj, fields=await webhook_fields(ctx), values=values, errors=errors,
                   base=base(ctx), secret=secret, calls=calls.get("results", []),
-                  calls_next=calls.get("next"), calls_previous=calls.get("previous"))  # fmt: skip
+                  calls_next=calls.get("next"), calls_previous=calls.get("previous"),
+                  history=history)  # fmt: skip
 
 
 @router.get(PATH + "/new")

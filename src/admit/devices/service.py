@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import selectinload
 
 from admit import __version__
+from admit.audit.log import record
 from admit.auth.credentials import generate_token, hash_token
 from admit.devices.schemas import DeviceIn, HardwareIn, InitializeIn
 from admit.kit.http.context import unauthenticated
@@ -190,12 +191,15 @@ async def initialize(
             Device.revoked.is_(False),
         )
         .values(initialized=now, api_token_hash=hash_token(token), **values)
-        .returning(Device.id)
+        .returning(Device.id, Device.organizer_id)
         .execution_options(synchronize_session=False)
     )
-    pk = result.scalar_one_or_none()
-    if pk is None:
+    row = result.first()
+    if row is None:
         raise FieldErrors.single("token", await _why_not_initializable(session, data.token))
+    pk = row[0]
+    await record(session, "device", pk, row[1], ["initialized", "api_token_hash", *values],
+                 actor=("device", pk))  # fmt: skip
     return await auth_response(session, pk, token)
 
 
@@ -221,11 +225,14 @@ async def report_hardware(
             update(Device)
             .where(Device.id == device_pk, Device.revoked.is_(False))
             .values(**values)
-            .returning(Device.id)
+            .returning(Device.organizer_id)
             .execution_options(synchronize_session=False)
         )
-        if result.scalar_one_or_none() is None:
+        organizer_id = result.scalar_one_or_none()
+        if organizer_id is None:
             raise unauthenticated("Device access has been revoked.")
+        await record(session, "device", device_pk, organizer_id, list(values),
+                     actor=("device", device_pk))  # fmt: skip
     return await auth_response(session, device_pk, token)
 
 
@@ -240,19 +247,27 @@ async def roll_token(session: AsyncSession, device_pk: int, old_token: str) -> d
             Device.revoked.is_(False),
         )
         .values(api_token_hash=hash_token(token))
-        .returning(Device.id)
+        .returning(Device.organizer_id)
         .execution_options(synchronize_session=False)
     )
-    if result.scalar_one_or_none() is None:
+    organizer_id = result.scalar_one_or_none()
+    if organizer_id is None:
         raise unauthenticated("Invalid token.")
+    await record(session, "device", device_pk, organizer_id, ["api_token_hash"],
+                 actor=("device", device_pk))  # fmt: skip
     return await auth_response(session, device_pk, token)
 
 
 async def revoke(session: AsyncSession, device_pk: int, token: str) -> dict[str, Any]:
-    await session.execute(
+    result = await session.execute(
         update(Device)
         .where(Device.id == device_pk)
         .values(revoked=True)
+        .returning(Device.organizer_id)
         .execution_options(synchronize_session=False)
     )
+    organizer_id = result.scalar_one_or_none()
+    if organizer_id is not None:
+        await record(session, "device", device_pk, organizer_id, ["revoked"],
+                     actor=("device", device_pk))  # fmt: skip
     return await auth_response(session, device_pk, token)

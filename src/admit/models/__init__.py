@@ -1,6 +1,7 @@
 """All SQLAlchemy models, imported here so metadata is complete wherever models are used."""
 
 from admit.models.accounts import LoginFailure, LoginSession, UserTOTP
+from admit.models.audit import AuditEntry
 from admit.models.catalog import (
     Item,
     ItemAddOn,
@@ -80,6 +81,7 @@ __all__ = [
     "ORDER_STAMP",
     "VOUCHER_STAMP",
     "Answer",
+    "AuditEntry",
     "AutoCheckinRule",
     "BlockedSecret",
     "CartPosition",
