@@ -92,17 +92,23 @@ class Served:
         return sorted(pids)
 
 
-def cpu_seconds(pids: list[int]) -> float:
-    """User and system CPU the processes have used so far (a process gone counts 0)."""
+def cpu_by_process(pids: list[int]) -> dict[int, float]:
+    """User and system CPU seconds each process has used so far (gone ones left out)."""
     ticks = os.sysconf("SC_CLK_TCK")
-    total = 0
+    used = {}
     for pid in pids:
         try:
             fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        total += int(fields[11]) + int(fields[12])  # utime, stime
-    return total / ticks
+        used[pid] = (int(fields[11]) + int(fields[12])) / ticks  # utime, stime
+    return used
+
+
+def cpu_used(before: dict[int, float], after: dict[int, float]) -> float:
+    """CPU seconds used between two readings by the processes alive at the second (one that
+    started in between counts from 0; one that ended in between is not counted)."""
+    return sum(now - before.get(pid, 0.0) for pid, now in after.items())
 
 
 def postgres_backends(database: str) -> list[int]:

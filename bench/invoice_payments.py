@@ -36,7 +36,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.common import (
     Served,
     admit,
-    cpu_seconds,
+    cpu_by_process,
+    cpu_used,
     demo_token,
     fresh_pg_database,
     postgres_backends,
@@ -91,9 +92,9 @@ async def _pay(
     return time.perf_counter() - started, failures
 
 
-def _cpu(served: Served, database: str) -> tuple[float, float]:
-    """CPU seconds used so far by the server's workers and by the database's backends."""
-    return cpu_seconds(served.worker_pids()), cpu_seconds(postgres_backends(database))
+def _cpu(served: Served, database: str) -> tuple[dict[int, float], dict[int, float]]:
+    """CPU seconds used so far by each of the server's workers and the database's backends."""
+    return cpu_by_process(served.worker_pids()), cpu_by_process(postgres_backends(database))
 
 
 async def _run(served: Served, database: str, token: str, args: argparse.Namespace) -> dict:
@@ -122,7 +123,7 @@ async def _run(served: Served, database: str, token: str, args: argparse.Namespa
             seconds, failures = await _pay(c, event, codes, args.concurrency)
             cpu_after = _cpu(served, database)
             server_ms, pg_ms = (
-                round(1000 * (after - before) / len(codes), 2)
+                round(1000 * cpu_used(before, after) / len(codes), 2)
                 for before, after in zip(cpu_before, cpu_after, strict=True)
             )
             rate = round(len(codes) / seconds, 1)

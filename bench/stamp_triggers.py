@@ -35,7 +35,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 
 from admit.checkin import fastpath
 from admit.models import ORDER_STAMP, CheckinList, Event, Organizer
-from bench.common import admit, demo_token, fresh_pg_database
+from bench.common import admit, cpu_by_process, cpu_used, demo_token, fresh_pg_database
 from bench.redeem import analyze, load_tickets
 
 _TRIGGERS = [name for name, table in ORDER_STAMP.triggers() if table == "checkins"]
@@ -67,16 +67,6 @@ async def _stream(
     return spent
 
 
-def _cpu_seconds(pids: list[int]) -> float:
-    """CPU time (user + system) the database backends used so far (same machine only)."""
-    ticks = os.sysconf("SC_CLK_TCK")
-    total = 0
-    for pid in pids:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        total += int(fields[11]) + int(fields[12])  # utime, stime
-    return total / ticks
-
-
 async def _round(
     conns: list[asyncpg.Connection],
     sql: str,
@@ -99,11 +89,11 @@ async def _round(
     else:
         streams = [tickets[n :: len(conns)] for n in range(len(conns))]
     pids = [conn.get_server_pid() for conn in conns]
-    cpu = _cpu_seconds(pids)
+    cpu = cpu_by_process(pids)
     spent = await asyncio.gather(
         *(_stream(conn, sql, ids, chunk, batch) for conn, chunk in zip(conns, streams, strict=True))
     )
-    return sum(spent) / len(tickets), (_cpu_seconds(pids) - cpu) / len(tickets)
+    return sum(spent) / len(tickets), cpu_used(cpu, cpu_by_process(pids)) / len(tickets)
 
 
 async def measure(
