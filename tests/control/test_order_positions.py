@@ -4,6 +4,9 @@ what was typed (nothing kept), the last ticket is never canceled alone."""
 
 from __future__ import annotations
 
+from sqlalchemy import update
+
+from admit.models import Event
 from tests.control.conftest import E, _post, sign_in
 from tests.oauth.helpers import csrf
 
@@ -110,3 +113,73 @@ async def test_a_reader_may_not_change_tickets(web, api, factory, people, shop):
     page = await web.get(f"{shop.base}orders/{order['code']}/")
     assert "/positions/" not in page.text
     assert (await web.get(f"{shop.base}orders/{order['code']}/positions/{pos}/")).status_code == 403
+
+
+async def test_add_a_ticket_to_an_order(web, api, factory, people, shop):
+    """A new ticket through the API's order change: priced as the product when no price is
+    typed, refused by its field when its quota has no room (the input kept, nothing added)."""
+    order = await _two_tickets(api, shop)
+    full = await _post(api, shop.token, f"{E}/items/", {"name": {"en": "Gala"},
+                                                         "default_price": "30.00"})  # fmt: skip
+    await _post(api, shop.token, f"{E}/quotas/", {"name": "Gala", "size": 0,
+                                                  "items": [full["id"]]})  # fmt: skip
+    await sign_in(web, factory, people["boss"])
+    code = order["code"]
+    detail = await web.get(f"{shop.base}orders/{code}/")
+    assert f'orders/{code}/positions/new"' in detail.text
+    url = f"{shop.base}orders/{code}/positions/new"
+    form = await web.get(url)
+    assert form.status_code == 200 and f'<option value="{full["id"]}">Gala</option>' in form.text
+    token = csrf(form.text)
+    refused = await web.post(url, data={"csrf_token": token, "product": str(full["id"]),
+                                        "attendee_name": "Kit Three"})  # fmt: skip
+    assert refused.status_code == 400 and 'value="Kit Three"' in refused.text
+    assert "quota" in refused.text.lower()
+    assert len((await _order(api, shop, code))["positions"]) == 2
+    junk = await web.post(url, data={"csrf_token": token, "product": str(shop.item),
+                                     "price": "lots"})  # fmt: skip
+    assert junk.status_code == 400 and 'id="price-error"' in junk.text
+    added = await web.post(url, data={"csrf_token": token, "product": str(shop.item),
+                                      "attendee_name": "Kit Three"})  # fmt: skip
+    assert added.status_code == 303, added.text[added.text.find("<main") :][:1500]
+    after = await _order(api, shop, code)
+    assert [p["attendee_name"] for p in after["positions"]] == ["Kit One", "Kit Two", "Kit Three"]
+    assert after["positions"][2]["price"] == "20.00" and after["total"] == "60.00"
+    page = await web.get(f"{shop.base}orders/{code}/")
+    assert "A ticket was added" in page.text
+
+
+async def test_move_a_ticket_to_another_date_of_a_series(web, api, factory, people, shop):
+    async with factory.sessionmaker() as session:
+        await session.execute(
+            update(Event).where(Event.slug == "summit").values(has_subevents=True)
+        )
+        await session.commit()
+    days = []
+    for day, name in ((1, "Day one"), (2, "Day two")):
+        date = {"name": {"en": name}, "date_from": f"2030-05-0{day}T10:00:00Z", "active": True}
+        sub = await _post(api, shop.token, f"{E}/subevents/", date)
+        quota = {"name": name, "size": 5, "subevent": sub["id"], "items": [shop.item]}
+        await _post(api, shop.token, f"{E}/quotas/", quota)
+        days.append(sub["id"])
+    body = {"email": "day@example.org", "positions": [{"item": shop.item, "subevent": days[0]}]}
+    order = await _post(api, shop.token, f"{E}/orders/", body)
+    await sign_in(web, factory, people["boss"])
+    code, pos = order["code"], order["positions"][0]["id"]
+    url = f"{shop.base}orders/{code}/positions/{pos}/"
+    form = await web.get(url)
+    assert f'<option value="{days[0]}" selected>Day one – 2030-05-01 10:00</option>' in form.text
+    token = csrf(form.text)
+    base = {"csrf_token": token, "product": str(shop.item), "price": order["positions"][0]["price"],
+            "attendee_name": "", "attendee_email": ""}  # fmt: skip
+    junk = await web.post(url + "change", data={**base, "subevent": "99999999"})
+    assert junk.status_code == 400 and 'id="subevent-error"' in junk.text
+    moved = await web.post(url + "change", data={**base, "subevent": str(days[1])})
+    assert moved.status_code == 303, moved.text[moved.text.find("<main") :][:1500]
+    assert (await _order(api, shop, code))["positions"][0]["subevent"] == days[1]
+    new = f"{shop.base}orders/{code}/positions/new"
+    added = await web.post(new, data={"csrf_token": token, "product": str(shop.item),
+                                      "subevent": str(days[0])})  # fmt: skip
+    assert added.status_code == 303, added.text[added.text.find("<main") :][:1500]
+    positions = (await _order(api, shop, code))["positions"]
+    assert [p["subevent"] for p in positions] == [days[1], days[0]]

@@ -286,6 +286,8 @@ def _url_and_form(route: APIRoute, shop: Shop) -> tuple[str, dict[str, str]]:
         form["expires"] = (dt.date.today() + dt.timedelta(days=30)).isoformat()
     if route.path.endswith("/positions/{position}/change"):
         form.update(product=str(shop.item), price="20.00", attendee_name="Ada King")
+    if route.path.endswith("/positions/new"):
+        form.update(product=str(shop.item), attendee_name="Ada Queen")
     if route.path.endswith("/checkin/redeem"):
         form.update(secret=shop.orders[0]["positions"][0]["secret"], list=str(shop.checkin_list))
     for end, values in FORMS.items():
