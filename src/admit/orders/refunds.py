@@ -134,6 +134,15 @@ def _amount(order: Order, payment: OrderPayment, asked: Decimal | None) -> Decim
     return amount
 
 
+def _of_payment(session: AsyncSession, order: Order, payment: OrderPayment, amount: Decimal,
+                provider: str, info: dict[str, object]) -> OrderRefund:  # fmt: skip
+    """A new refund of ``payment`` by an administrator (``created``; the caller completes it)."""
+    refund = _new(order, state="created", source="admin", amount=amount, payment_id=payment.id,
+                  provider=provider, info=info)  # fmt: skip
+    session.add(refund)
+    return refund
+
+
 async def refund_to_new_card(
     session: AsyncSession,
     event: Event,
@@ -161,16 +170,8 @@ async def refund_to_new_card(
     cards.record(session, card.id, amount, organizer_id, order_id=order.id, payment_id=payment.id,
                  info={"order": order.code, "refund_of_payment": payment.local_id})  # fmt: skip
     await notify_each(session, cards.CREATED, [{"giftcard": card.id}], organizer_id=organizer_id)
-    refund = _new(
-        order,
-        state="created",
-        source="admin",
-        amount=amount,
-        payment_id=payment.id,
-        provider=GIFTCARD,
-        info={"gift_card": {"id": card.id, "secret": card.secret}},
-    )
-    session.add(refund)
+    card_info = {"gift_card": {"id": card.id, "secret": card.secret}}
+    refund = _of_payment(session, order, payment, amount, GIFTCARD, card_info)
     _finish(order, refund)
     return refund, [CREATED, DONE, *_after_refund(session, order, data.mark_canceled, True)]
 
@@ -186,16 +187,7 @@ async def refund_payment(
     payment goes back to its card at once (``done``); any other is ``created``, to be marked
     done when the money was sent. Returns the refund and the notification types."""
     amount = _amount(order, payment, data.amount)
-    refund = _new(
-        order,
-        state="created",
-        source="admin",
-        amount=amount,
-        payment_id=payment.id,
-        provider=payment.provider,
-        info={},
-    )
-    session.add(refund)
+    refund = _of_payment(session, order, payment, amount, payment.provider, {})
     notices = [CREATED]
     if payment.provider == GIFTCARD and payments.card_of(payment) is not None:
         await _complete(session, organizer_id, order, refund)
