@@ -274,11 +274,30 @@ class QueryCounter:
 
 
 @pytest.fixture
-def page_cache(clean_app):
-    """The app's kept list pages (``kit/stamps/pagecache.py``); they are kept on PostgreSQL only."""
+async def page_cache(clean_app):
+    """The app's kept list pages (``kit/stamps/pagecache.py``); they are kept on PostgreSQL only.
+
+    A kept page holds from the oldest open transaction of the database on (its bound), so a
+    test that expects a page to be kept first waits until no other transaction of its
+    database is open: the work an earlier test left running (a job still drawing, a server
+    still answering) would otherwise hold the bound back. One still open after 20 s is named
+    in the failure."""
     if not clean_app.state.db.fast.native:
         pytest.skip("the fast lane and its kept pages run on PostgreSQL")
-    return clean_app.state.page_cache
+    for _ in range(200):
+        async with clean_app.state.db.engine.connect() as conn:
+            others = (await conn.execute(_OPEN)).all()
+        if not others:
+            return clean_app.state.page_cache
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"transactions of the test database stay open: {others}")
+
+
+_OPEN = text(
+    "SELECT pid, state, xact_start, left(query, 200) FROM pg_stat_activity "
+    "WHERE datname = current_database() AND backend_type = 'client backend' "
+    "AND pid <> pg_backend_pid() AND xact_start IS NOT NULL"
+)
 
 
 @pytest.fixture
