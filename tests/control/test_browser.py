@@ -122,7 +122,7 @@ async def test_back_office_walk(live_server, tmp_path: Path) -> None:
         check("order-error")
 
         # a ticket's own form, refused by the API's order change: the message by its field
-        driver.find_element(By.CSS_SELECTOR, 'a[href*="/positions/"]').click()
+        driver.find_element(By.CSS_SELECTOR, 'td.links a[href*="/positions/"]').click()
         wait.until(ec.presence_of_element_located((By.ID, "price"))).clear()
         driver.find_element(By.ID, "price").send_keys("lots")
         driver.find_element(By.ID, "change-position").click()
