@@ -125,6 +125,10 @@ class _Pending:
         )
     )
 
+    # What other callers add to the order's entry of the call (``lane_sql``: a shop
+    # checkout's ``cart``, its ``mail`` and ``job``).
+    extra: dict[str, Any] = field(default_factory=dict)
+
     @property
     def secrets(self) -> list[str]:
         return [p.row["secret"] for p in self.new.positions]
@@ -163,6 +167,7 @@ class _Pending:
             "payment": new.payment,
             "actions": new.actions,
             "guards": self.guards,
+            **self.extra,
         }
 
 
@@ -206,6 +211,19 @@ async def _write(key: _Key, batch: list[_Pending]) -> list[_Outcome]:
 
 
 _orders: Coalescer[_Key, _Pending, _Outcome] = Coalescer(_write)
+PendingOrder = _Pending
+
+
+# The shop's checkouts (``shop/checkout_lane.py``) batch apart: a batch of them takes no
+# quota lock (``lane_sql``), which one order of this lane in it would make it take.
+_checkouts: Coalescer[_Key, _Pending, _Outcome] = Coalescer(_write)
+
+
+async def submit(pool: Any, event: Any, pending: _Pending) -> _Outcome:
+    """Writes ``pending`` in the event's next batched call (of shop checkouts: those with a
+    ``cart``)."""
+    queue = _checkouts if "cart" in pending.extra else _orders
+    return await queue.submit((pool, event.id, event.organizer_id), pending)
 
 
 async def _place(ctx: EventContext, data: OrderIn) -> Response | None:
@@ -251,9 +269,7 @@ async def _place(ctx: EventContext, data: OrderIn) -> Response | None:
     if guards is None:
         return None
     pool = await session.info["fast"].pool()
-    kind, result = await _orders.submit(
-        (pool, event.id, event.organizer_id), _Pending(new, data, copy, guards)
-    )
+    kind, result = await submit(pool, event, _Pending(new, data, copy, guards))
     if kind == "stale":
         cache.forget(event.id, copy.stamp)
         return None
@@ -263,13 +279,13 @@ async def _place(ctx: EventContext, data: OrderIn) -> Response | None:
         raise _quota_errors(kind, result, new, lines)
     if kind != "done":
         return None
-    written = _written(new, result[0])
+    done = written(new, result[0])
     if data.customer:
         new.customer_identifier = data.customer
     body = await created_body(
         session,
         new,
-        written,
+        done,
         event_slug=event.slug,
         url_base=f"{base}/{ctx.organizer_slug}/{event.slug}/",
         api_base=event_api_base(base, ctx.organizer_slug, event.slug),
@@ -278,7 +294,7 @@ async def _place(ctx: EventContext, data: OrderIn) -> Response | None:
     return JSONResponse(body, status_code=201)
 
 
-def _written(new: NewOrder, row: Any) -> Written:
+def written(new: NewOrder, row: Any) -> Written:
     ids = {p.positionid: i for p, i in zip(new.write_order(), row["r_position_ids"], strict=True)}
     answers = iter(row["r_answer_ids"])
     new.order["code"] = row["r_code"]

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from sqlalchemy.engine import Dialect
 
 from admit.kit.lanes.plpgsql import embed, temp_function
-from admit.models import Answer, Order, OrderFee, OrderPayment, OrderPosition
+from admit.models import Answer, Job, Order, OrderFee, OrderPayment, OrderPosition, OutgoingMail
 from admit.orders import hooks
 from admit.orders.catalog import DISCOUNT_PRINT, NO_DISCOUNTS
 from admit.quotas import ledger
@@ -63,6 +63,7 @@ RESULT = (
     # done: the order's stamp as the database left it (``models/stamp_triggers.py`` moves it to
     # the transaction's start), which the answer shows
     ("last_modified", "timestamptz"),
+    ("job_id", "integer"),  # done with a mail: the job that delivers it
 )
 CALL = (
     "SELECT "
@@ -87,6 +88,10 @@ def _insert(model: type, source: str, returning: bool = True) -> str:
         f"SELECT {cols} FROM jsonb_populate_record(NULL::{table}, {source})"
     )
     return sql + (" RETURNING id" if returning else "")
+
+
+# A mail's delivery job names the mail (``mail/tasks.enqueue_delivery``).
+_JOB_ROW = "o->'job' || jsonb_build_object('input', jsonb_build_object('mail_id', v_id))"
 
 
 def _result(outcome: str) -> str:
@@ -137,7 +142,7 @@ def function_sql(dialect: Dialect) -> str:
             "subevent_id": "coalesce(p_key_subevent[k], 0)",
             "pending": "v_pending[k]",
             "paid": "v_paid[k]",
-            "carts": "0",
+            "carts": "v_carts[k]",
         },
     )
     guards = ", ".join(
@@ -175,9 +180,16 @@ SELECT coalesce(array_agg(DISTINCT (x & 4294967295)::integer), '{{}}')
     INTO v_all FROM unnest(v_pairs) AS x;
 -- Locked in id order and read once locked: what is left of each (NULL: unlimited).
 v_quota_ids := '{{}}'; v_quota_names := '{{}}'; v_quota_closed := '{{}}'; v_left := '{{}}';
+-- A batch of shop checkouts only takes over units their carts hold: it changes no quota's
+-- count, so it reads the quotas without the lock every sale takes (``create._takes_over``).
+v_all_carts := NOT EXISTS (
+    SELECT FROM jsonb_array_elements(p_orders) AS x WHERE x->'cart' IS NULL);
+IF NOT v_all_carts THEN
+    PERFORM FROM quotas WHERE id = ANY(v_all) ORDER BY id FOR UPDATE;
+END IF;
 FOR q IN SELECT id, name, size, closed, subevent_id,
         close_when_sold_out OR release_after_exit AS special
-        FROM quotas WHERE id = ANY(v_all) ORDER BY id FOR UPDATE LOOP
+        FROM quotas WHERE id = ANY(v_all) ORDER BY id LOOP
     v_declined := v_declined OR q.special;
     v_quota_ids := v_quota_ids || q.id;
     v_quota_names := v_quota_names || q.name::text;
@@ -191,6 +203,7 @@ FOR q IN SELECT id, name, size, closed, subevent_id,
     END IF;
 END LOOP;
 v_pending := array_fill(0, ARRAY[v_keys]);
+v_carts := array_fill(0, ARRAY[v_keys]);
 v_paid := array_fill(0, ARRAY[v_keys]);
 v_taken_secrets := ARRAY(
     SELECT secret FROM order_positions WHERE event_id = p_event_id AND secret = ANY(p_secrets));
@@ -243,14 +256,33 @@ FOR o IN SELECT value FROM jsonb_array_elements(p_orders) LOOP
         {_result("declined")}
         CONTINUE;
     END IF;
-    -- The quota check (skipped with force, as the general path skips it).
+    -- A shop checkout (``o->'cart'``): the order takes over the units its cart's rows hold,
+    -- exactly the rows the caller validated, all unexpired (else the general path, which
+    -- checks again); they leave, the order's units come, the quota's count stays.
+    v_cart := o->'cart' IS NOT NULL;
+    IF v_cart THEN
+        v_ids := ARRAY(SELECT x::integer FROM jsonb_array_elements_text(o->'cart'->'ids') AS x
+                       ORDER BY 1);
+        SELECT coalesce(array_agg(c.id ORDER BY c.id), '{{}}'),
+                coalesce(bool_and(c.expires > p_now), false)
+            INTO v_cart_ids, v_live
+            FROM (SELECT id, expires FROM cart_positions
+                  WHERE event_id = p_event_id AND cart_id = o->'cart'->>'id'
+                  ORDER BY id FOR UPDATE) AS c;
+        IF v_cart_ids IS DISTINCT FROM v_ids OR NOT v_live THEN
+            {_result("declined")}
+            CONTINUE;
+        END IF;
+    END IF;
+    -- The quota check (skipped with force, as the general path skips it, and for units a
+    -- cart held).
     v_dk := '{{}}';
     v_dn := '{{}}';
     FOR j IN 0 .. jsonb_array_length(o->'dk') - 1 LOOP
         v_dk := v_dk || (o->'dk'->>j)::integer;
         v_dn := v_dn || (o->'dn'->>j)::integer;
     END LOOP;
-    v_force := (o->>'force')::boolean;
+    v_force := (o->>'force')::boolean OR v_cart;
     r_outcome := NULL;
     IF NOT v_force THEN
         FOR j IN 1 .. cardinality(v_dk) LOOP
@@ -280,14 +312,25 @@ FOR o IN SELECT value FROM jsonb_array_elements(p_orders) LOOP
                 SELECT DISTINCT (x >> 32)::integer FROM unnest(v_pairs) AS x
                 WHERE (x & 4294967295) = v_quota_ids[qi] ORDER BY 1);
         END IF;
+        -- A cart's units on a quota closed or made smaller than what it counts since: the
+        -- general path refuses the order (with its message).
+        IF r_outcome IS NULL AND v_cart AND v_need[qi] > 0 AND (
+            v_quota_closed[qi] OR (v_left[qi] IS NOT NULL AND v_left[qi] < 0)
+        ) THEN
+            {_result("declined").replace(" RETURN NEXT;", "")}
+        END IF;
     END LOOP;
     IF r_outcome IS NOT NULL THEN
         RETURN NEXT;
         CONTINUE;
     END IF;
-    FOR qi IN 1 .. cardinality(v_quota_ids) LOOP
-        v_left[qi] := v_left[qi] - v_need[qi];
-    END LOOP;
+    IF NOT v_cart THEN
+        FOR qi IN 1 .. cardinality(v_quota_ids) LOOP
+            v_left[qi] := v_left[qi] - v_need[qi];
+        END LOOP;
+    ELSE
+        DELETE FROM cart_positions WHERE id = ANY(v_ids);
+    END IF;
     -- The rows (its secrets and code count as taken for the orders after it).
     FOR j IN 0 .. jsonb_array_length(o->'secrets') - 1 LOOP
         v_taken_secrets := v_taken_secrets || (o->'secrets'->>j);
@@ -322,7 +365,19 @@ FOR o IN SELECT value FROM jsonb_array_elements(p_orders) LOOP
     INSERT INTO notifications (organizer_id, event_id, action, payload, created)
     SELECT p_organizer_id, p_event_id, x.action, jsonb_build_object('code', v_code), p_now
     FROM jsonb_array_elements_text(o->'actions') WITH ORDINALITY AS x(action, n) ORDER BY x.n;
+    -- The buyer's mail with the job that delivers it (the sweep hands it to the broker).
+    r_job_id := NULL;
+    IF o->'mail' IS NOT NULL THEN
+        {_insert(OutgoingMail, "o->'mail' || jsonb_build_object('order_id', v_order)")}
+            INTO v_id;
+        {_insert(Job, _JOB_ROW)}
+            INTO r_job_id;
+        UPDATE outgoing_mails SET job_id = r_job_id WHERE id = v_id;
+    END IF;
     FOR j IN 1 .. cardinality(v_dk) LOOP
+        IF v_cart THEN
+            v_carts[v_dk[j]] := v_carts[v_dk[j]] - v_dn[j];
+        END IF;
         IF o->'order'->>'status' = 'p' THEN
             v_paid[v_dk[j]] := v_paid[v_dk[j]] + v_dn[j];
         ELSE
@@ -340,7 +395,7 @@ FOR o IN SELECT value FROM jsonb_array_elements(p_orders) LOOP
 END LOOP;
 -- The sales ledger, one upsert per product, in key order.
 FOR k IN 1 .. v_keys LOOP
-    IF v_pending[k] <> 0 OR v_paid[k] <> 0 THEN
+    IF v_pending[k] <> 0 OR v_paid[k] <> 0 OR v_carts[k] <> 0 THEN
         {ledger_sql};
     END IF;
 END LOOP;
@@ -373,6 +428,11 @@ v_t_paid bigint;
 v_t_carts bigint;
 v_t_stale bigint;
 v_pending integer[];
+v_carts integer[];
+v_cart boolean;
+v_all_carts boolean;
+v_cart_ids integer[];
+v_live boolean;
 v_paid integer[];
 v_customer integer;
 v_busy boolean;

@@ -32,6 +32,9 @@ def _limiter(request: Request) -> tuple[Any, Budget] | None:
     return limiter
 
 
+COUNTED = "admit.shop_address_counted"
+
+
 class PublicAccess(NoCredentials):
     """The access check of every public shop route: no credentials (the generated access
     tests know the kind), a budget per client address (429 with ``Retry-After`` past it)."""
@@ -44,10 +47,12 @@ class PublicAccess(NoCredentials):
 
 
 async def per_address(request: Request) -> None:
-    """Counts the request against its address's budget; 429 past it."""
+    """Counts the request against its address's budget; 429 past it. Once per request: a
+    fast-lane handler counts it first and may then leave it to the route (``COUNTED``)."""
     limiter = _limiter(request)
-    if limiter is None:
+    if limiter is None or request.scope.get(COUNTED):
         return
+    request.scope[COUNTED] = True
     store, budget = limiter
     verdict = await store.hit(
         "shop:" + client_address(request.scope, request.app.state.settings), budget

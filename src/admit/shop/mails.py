@@ -33,17 +33,14 @@ def render(context: dict[str, Any], name: str = "order") -> tuple[str, str, str]
     return subject, text, html
 
 
-async def order_mail(
-    session: AsyncSession,
-    event: Event,
-    order: Order,
-    link: str,
-    instructions: Any,
-    positions: list[str],
-) -> None:
+def context(
+    event: Event, order: Order, link: str, instructions: Any, positions: list[str]
+) -> dict[str, Any] | None:
+    """What the order mail is rendered from (None: the order has no address to write to);
+    the checkout's fast lane renders the same mail (``checkout_lane.py``)."""
     if not order.email:
-        return
-    context = {
+        return None
+    return {
         "code": order.code,
         "lang": (order.locale or "en").split("-")[0],
         "event": localized(event.name, order.locale),
@@ -57,7 +54,20 @@ async def order_mail(
         "positions": positions,
         "link": link,
     }
-    subject, text, html = render(context)
+
+
+async def order_mail(
+    session: AsyncSession,
+    event: Event,
+    order: Order,
+    link: str,
+    instructions: Any,
+    positions: list[str],
+) -> None:
+    found = context(event, order, link, instructions, positions)
+    if found is None:
+        return
+    subject, text, html = render(found)
     await queue_mail(
         session,
         to=[order.email],
