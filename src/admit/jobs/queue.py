@@ -155,6 +155,15 @@ def attach_dispatcher(db: Database, dispatch: Dispatch | None) -> None:
 _JOB_INSERT = insert(Job).returning(Job.id, Job.uuid)
 
 
+async def hand_over(db: Database, ids: list[int], *, soon: bool = False) -> None:
+    """Hands jobs to the broker that a fast lane's database call wrote (and committed)
+    outside any session, as :func:`kick_after_commit` does after a commit; written with
+    ``enqueued_at`` set, they are redelivered by the sweep if this never happens."""
+    dispatch = _dispatchers.get(_pool_key(db))  # type: ignore[arg-type]
+    if dispatch is not None and ids:
+        await dispatch(ids, soon=soon)
+
+
 def new_job_values(
     kind: str,
     input: dict[str, Any] | None = None,

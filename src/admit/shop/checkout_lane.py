@@ -30,7 +30,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from admit.db import utcnow
-from admit.jobs.queue import new_job_values
+from admit.jobs.queue import hand_over, new_job_values
 from admit.kit.http.context import public_base_url
 from admit.kit.http.errors import FieldErrors
 from admit.kit.http.responses import JSONResponse
@@ -47,7 +47,7 @@ from admit.orders.rows import build, complete
 from admit.orders.schemas import EMAIL_RE, OrderIn, PositionIn
 from admit.payments import providers
 from admit.quotas.availability import quota_busy
-from admit.shop import catalog, mails, orders
+from admit.shop import addons, catalog, dependencies, mails, orders
 from admit.shop.cart import valid_cart_id
 from admit.shop.cart_rows import cart_items
 from admit.shop.checkout import order_url, required_questions
@@ -69,11 +69,13 @@ _PAYMENT_COLUMNS = frozenset(OrderPayment.__table__.columns.keys())  # type: ign
 
 @dataclass
 class _Extras:
-    """What the shop reads of a catalog copy beyond the order lane's: the products with
-    add-on categories or bundles, and those the shop asks questions for."""
+    """What the shop reads of a catalog copy beyond the order lane's: the products a cart
+    cannot hold alone (bundles, add-on categories with a minimum: ``addons.count_problems``
+    without add-ons), and those whose questions a buyer who answers nothing
+    must answer (a required one shown without answers, ``dependencies.shown``)."""
 
     parts: frozenset[int]
-    asked: frozenset[int]
+    must_answer: frozenset[int]
 
 
 _extras: dict[tuple[int, dt.datetime], _Extras] = {}
@@ -89,13 +91,18 @@ async def _extras_of(session: Any, event: Event, copy: Catalog) -> _Extras | Non
         if stamp != copy.stamp:  # the catalog moved meanwhile: the general path this time
             return None
         found = _Extras(
-            frozenset(i.id for i in items.values() if i.addons or i.bundles),
-            frozenset(i for i, questions in asked.items() if questions),
+            frozenset(i.id for i in items.values() if i.bundles or addons.count_problems(i, [])),
+            frozenset(i for i, questions in asked.items() if _must_answer(questions)),
         )
         if len(_extras) > 256:
             _extras.clear()
         _extras[key] = found
     return found
+
+
+def _must_answer(questions: list[Any]) -> bool:
+    visible = dependencies.shown(questions, [])
+    return any(q.required and q.id in visible for q in questions)
 
 
 def _plain(raw: dict[str, Any]) -> CheckoutIn | None:
@@ -180,7 +187,7 @@ async def _checkout(
     order_in = _order_in(event, copy, extras, data, rows, now) if extras else None
     if order_in is None:
         return None
-    return await _place(event, copy, data, order_in, rows, now, base, pool)
+    return await _place(event, copy, data, order_in, rows, now, base, (http.app.state.db, pool))
 
 
 async def db_pool(session: Any) -> Any:
@@ -204,7 +211,7 @@ def _order_in(
     positions = []
     for row in rows:
         item = copy.items.get(row["item_id"])
-        if item is None or item.id in extras.parts or item.id in extras.asked:
+        if item is None or item.id in extras.parts or item.id in extras.must_answer:
             return None
         variation = next((v for v in item.variations if v.id == row["variation_id"]), None)
         if catalog.window_refusal(item, now, None, variation):
@@ -248,7 +255,7 @@ async def _place(
     rows: list[Any],
     now: dt.datetime,
     base: str,
-    pool: Any,
+    dbs: tuple[Any, Any],
 ) -> Response | None:
     """Checks, prices and builds the order as the order lane does, writes it with the cart's
     units and the mail in the batched call, and answers as the general path."""
@@ -296,6 +303,7 @@ async def _place(
     if mail is not None:
         extra.update(mail)
     pending = lane.PendingOrder(new, order_in, copy, guards, codes=[code], extra=extra)
+    db, pool = dbs  # the application's database (its job broker) and the native pool
     kind, result = await lane.submit(pool, order_event, pending)
     if kind == "stale":
         cache.forget(event.id, copy.stamp)
@@ -305,6 +313,8 @@ async def _place(
     if kind != "done":
         return None  # the cart changed, a code was taken, ...: the general path
     done = lane.written(new, result[0])
+    if result[0]["r_job_id"] is not None:
+        await hand_over(db, [result[0]["r_job_id"]], soon=True)
     for shown, position_id in zip(view_positions, done.position_ids, strict=True):
         shown["id"] = position_id
     view = orders.OrderView(
@@ -358,8 +368,8 @@ def _positions(copy: Catalog, new: Any, locale: str) -> list[dict[str, Any]]:
 def _mail(
     event: Event, order: Order, link: str, instructions: Any, shown: list[dict[str, Any]]
 ) -> dict[str, Any] | None:
-    """The outbox row and its delivery job (``shop/mails.py``'s mail, the job not handed to
-    the broker: the scheduler's sweep sends it)."""
+    """The outbox row and its delivery job (``shop/mails.py``'s mail; the job is handed to
+    the broker once the call returns)."""
     lines = [orders.line_text(p, event.currency) for p in shown]
     context = mails.context(event, order, link, instructions, lines)
     if context is None:
@@ -382,7 +392,5 @@ def _mail(
             "message_id": make_msgid(domain=message_id_domain()),
         },
     )
-    job = new_job_values(
-        SEND_KIND, {}, organizer_id=event.organizer_id, event_id=event.id, hand_over=False
-    )
+    job = new_job_values(SEND_KIND, {}, organizer_id=event.organizer_id, event_id=event.id)
     return {"mail": mail, "job": complete(Job.__table__, job)}  # type: ignore[arg-type]
