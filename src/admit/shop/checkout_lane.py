@@ -20,16 +20,12 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import Counter
-from dataclasses import dataclass
 from email.utils import make_msgid
 from typing import Any
 
 from pydantic import ValidationError
-from sqlalchemy import select
-from starlette.requests import Request
 from starlette.responses import Response
 
-from admit.db import utcnow
 from admit.jobs.queue import hand_over, new_job_values
 from admit.kit.http.context import public_base_url
 from admit.kit.http.errors import FieldErrors
@@ -47,11 +43,9 @@ from admit.orders.rows import build, complete
 from admit.orders.schemas import EMAIL_RE, OrderIn, PositionIn
 from admit.payments import providers
 from admit.quotas.availability import quota_busy
-from admit.shop import addons, catalog, dependencies, mails, orders
+from admit.shop import catalog, lane_shared, mails, orders
 from admit.shop.cart import valid_cart_id
-from admit.shop.cart_rows import cart_items
-from admit.shop.checkout import order_url, required_questions
-from admit.shop.limits import per_address
+from admit.shop.checkout import order_url
 from admit.shop.schemas import CheckoutIn
 from admit.shop.settings import TERMS_URL, setting
 from admit.tickets.secrets import generator as secret_generator
@@ -65,44 +59,6 @@ _CART = (
 )
 _ORDER_COLUMNS = frozenset(Order.__table__.columns.keys())  # type: ignore[attr-defined]
 _PAYMENT_COLUMNS = frozenset(OrderPayment.__table__.columns.keys())  # type: ignore[attr-defined]
-
-
-@dataclass
-class _Extras:
-    """What the shop reads of a catalog copy beyond the order lane's: the products a cart
-    cannot hold alone (bundles, add-on categories with a minimum: ``addons.count_problems``
-    without add-ons), and those whose questions a buyer who answers nothing
-    must answer (a required one shown without answers, ``dependencies.shown``)."""
-
-    parts: frozenset[int]
-    must_answer: frozenset[int]
-
-
-_extras: dict[tuple[int, dt.datetime], _Extras] = {}
-
-
-async def _extras_of(session: Any, event: Event, copy: Catalog) -> _Extras | None:
-    key = (event.id, copy.stamp)
-    found = _extras.get(key)
-    if found is None:
-        items = await cart_items(session, event, set(copy.items))
-        asked = await required_questions(session, event, set(copy.items))
-        stamp = await session.scalar(select(Event.catalog_modified).where(Event.id == event.id))
-        if stamp != copy.stamp:  # the catalog moved meanwhile: the general path this time
-            return None
-        found = _Extras(
-            frozenset(i.id for i in items.values() if i.bundles or addons.count_problems(i, [])),
-            frozenset(i for i, questions in asked.items() if _must_answer(questions)),
-        )
-        if len(_extras) > 256:
-            _extras.clear()
-        _extras[key] = found
-    return found
-
-
-def _must_answer(questions: list[Any]) -> bool:
-    visible = dependencies.shown(questions, [])
-    return any(q.required and q.id in visible for q in questions)
 
 
 def _plain(raw: dict[str, Any]) -> CheckoutIn | None:
@@ -132,45 +88,23 @@ def _plain(raw: dict[str, Any]) -> CheckoutIn | None:
 async def checkout(request: LaneRequest) -> Response | None:
     """The lane handler of ``POST …/public/…/checkout/``; None for what it leaves."""
     raw = request.json_object()
-    if raw is None or request.header(b"idempotency-key") is not None:
-        return None
-    data = _plain(raw)
+    data = _plain(raw) if raw is not None else None
     if data is None:
         return None
-    scope = request.scope
-    scope["path_params"] = request.params
-    http = Request(scope)
-    db = http.app.state.db
-    if not db.fast.native:
-        return None
-    await per_address(http)  # counted once: the general path knows (``limits.py``)
-    session = db.read_sessionmaker()
-    session.info["fast"] = db.fast
-    try:
-        return await _checkout(http, session, request.params, data)
-    finally:
-        await session.close()
+    return await lane_shared.serve(request, lambda shop: _checkout(shop, data))
 
 
-async def _checkout(
-    http: Request, session: Any, params: dict[str, str], data: CheckoutIn
-) -> Response | None:
-    event = await catalog.load_event(session, params["organizer"], params["event"])
-    if event is None:
-        return None
-    now = utcnow()
+async def _checkout(shop: lane_shared.Shop, data: CheckoutIn) -> Response | None:
+    event, now = shop.event, shop.now
     provider = providers.get(PROVIDER)
     if (
-        catalog.closed_reason(event, now) is not None
-        or provider is None
+        provider is None
         or not provider.enabled(event)
         or (setting(event, TERMS_URL) and not data.accept_terms)
-        or event.has_subevents
-        or event.seating_plan is not None
     ):
         return None
-    base = public_base_url(http)  # a Host links may not be built from: 400 before writing
-    pool = await db_pool(session)
+    base = public_base_url(shop.http)  # a Host links may not be built from: 400 before writing
+    pool = await shop.pool()
     rows = await pool.fetch(_CART, event.id, data.cart_id)
     if not rows or any(
         r["voucher_id"] or r["addon_to_id"] or r["is_bundled"] or r["seat_id"] or r["subevent_id"]
@@ -180,24 +114,17 @@ async def _checkout(
     # A cart running out soon goes the general path (which locks the quota, or refuses).
     if min(r["expires"] for r in rows) <= now + max(create.HELD_MARGIN, create.COMMIT_MARGIN):
         return None
-    copy = await cache.get(session, event)
-    if copy is None:
-        return None
-    extras = await _extras_of(session, event, copy)
-    order_in = _order_in(event, copy, extras, data, rows, now) if extras else None
+    order_in = _order_in(event, shop.copy, shop.extras, data, rows, now)
     if order_in is None:
         return None
-    return await _place(event, copy, data, order_in, rows, now, base, (http.app.state.db, pool))
-
-
-async def db_pool(session: Any) -> Any:
-    return await session.info["fast"].pool()
+    dbs = (shop.http.app.state.db, pool)
+    return await _place(event, shop.copy, data, order_in, rows, now, base, dbs)
 
 
 def _order_in(
     event: Event,
     copy: Catalog,
-    extras: _Extras,
+    extras: lane_shared.Extras,
     data: CheckoutIn,
     rows: list[Any],
     now: dt.datetime,
@@ -211,7 +138,7 @@ def _order_in(
     positions = []
     for row in rows:
         item = copy.items.get(row["item_id"])
-        if item is None or item.id in extras.parts or item.id in extras.must_answer:
+        if item is None or extras.plain(item.id) is None:
             return None
         variation = next((v for v in item.variations if v.id == row["variation_id"]), None)
         if catalog.window_refusal(item, now, None, variation):

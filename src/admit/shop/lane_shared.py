@@ -1,0 +1,128 @@
+"""What the shop's fast lanes (``cart_lane.py``, ``checkout_lane.py``) share: the request's
+session and event, and the worker's kept copy of the catalog with what the shop reads of it
+beyond the order lane's copy (``orders/catalog.py``).
+
+A lane handler declines (None) whatever is not its plain case before anything is written:
+the request then takes the shop's route, with every rule and message (``fastlane.py``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import select
+from starlette.requests import Request
+from starlette.responses import Response
+
+from admit.db import utcnow
+from admit.kit.lanes.fastlane import LaneRequest
+from admit.models import Event, Item
+from admit.orders.catalog import Catalog, cache
+from admit.shop import addons, catalog, dependencies
+from admit.shop.cart_rows import cart_items
+from admit.shop.checkout import required_questions
+from admit.shop.limits import per_address
+
+
+@dataclass
+class Extras:
+    """The catalog as the shop reads it, for one stamp of the copy: the products with their
+    add-on categories and bundles (``cart_rows.cart_items``), those a cart cannot hold alone
+    (bundles, add-on categories with a minimum: ``addons.count_problems`` without add-ons),
+    and those with a question a buyer who answers nothing must answer (a required one shown
+    without answers, ``dependencies.shown``)."""
+
+    items: dict[int, Item]
+    parts: frozenset[int]
+    must_answer: frozenset[int]
+
+    def plain(self, item_id: int) -> Item | None:
+        """The product when a cart of it alone, without answers, is the lanes' case."""
+        if item_id in self.parts or item_id in self.must_answer:
+            return None
+        return self.items.get(item_id)
+
+
+_extras: dict[tuple[int, dt.datetime], Extras] = {}
+MAX_KEPT = 256
+
+
+async def extras_of(session: Any, event: Event, copy: Catalog) -> Extras | None:
+    """The extras of ``copy``'s stamp (None when the catalog moved while they were read)."""
+    key = (event.id, copy.stamp)
+    found = _extras.get(key)
+    if found is None:
+        items = await cart_items(session, event, set(copy.items))
+        asked = await required_questions(session, event, set(copy.items))
+        stamp = await session.scalar(select(Event.catalog_modified).where(Event.id == event.id))
+        if stamp != copy.stamp:
+            return None
+        found = Extras(
+            items,
+            frozenset(i.id for i in items.values() if i.bundles or addons.count_problems(i, [])),
+            frozenset(i for i, questions in asked.items() if _must_answer(questions)),
+        )
+        if len(_extras) >= MAX_KEPT:
+            _extras.clear()
+        _extras[key] = found
+    return found
+
+
+def _must_answer(questions: list[Any]) -> bool:
+    visible = dependencies.shown(questions, [])
+    return any(q.required and q.id in visible for q in questions)
+
+
+@dataclass
+class Shop:
+    """One lane request's shop: its request, read session, event (open now, a single event
+    without a seating plan), the catalog copy and its extras."""
+
+    http: Request
+    session: Any
+    event: Event
+    copy: Catalog
+    extras: Extras
+    now: dt.datetime
+
+    async def pool(self) -> Any:
+        return await self.session.info["fast"].pool()
+
+
+async def serve(
+    request: LaneRequest, handle: Callable[[Shop], Awaitable[Response | None]]
+) -> Response | None:
+    """Runs ``handle`` for a request of an open shop; None (the route) otherwise. The
+    address's budget is counted here, once (``limits.py``)."""
+    if request.header(b"idempotency-key") is not None:
+        return None
+    scope = request.scope
+    scope["path_params"] = request.params
+    http = Request(scope)
+    db = http.app.state.db
+    if not db.fast.native:
+        return None
+    await per_address(http)
+    session = db.read_sessionmaker()
+    session.info["fast"] = db.fast
+    try:
+        params = request.params
+        event = await catalog.load_event(session, params["organizer"], params["event"])
+        now = utcnow()
+        if (
+            event is None
+            or catalog.closed_reason(event, now) is not None
+            or event.has_subevents
+            or event.seating_plan is not None
+        ):
+            return None
+        copy = await cache.get(session, event)
+        extras = await extras_of(session, event, copy) if copy is not None else None
+        if copy is None or extras is None:
+            return None
+        return await handle(Shop(http, session, event, copy, extras, now))
+    finally:
+        await session.close()
