@@ -43,7 +43,7 @@ from admit.orders.rows import build, complete
 from admit.orders.schemas import EMAIL_RE, OrderIn, PositionIn
 from admit.payments import providers
 from admit.quotas.availability import quota_busy
-from admit.shop import catalog, lane_shared, mails, orders
+from admit.shop import address, catalog, lane_shared, mails, orders
 from admit.shop.cart import valid_cart_id
 from admit.shop.checkout import order_url
 from admit.shop.schemas import CheckoutIn
@@ -102,6 +102,11 @@ async def _checkout(shop: lane_shared.Shop, data: CheckoutIn) -> Response | None
         or not provider.enabled(event)
         or (setting(event, TERMS_URL) and not data.accept_terms)
     ):
+        return None
+    try:  # an address required but not given: the route names it
+        if address.check(event, data.invoice_address) is not None:
+            return None
+    except FieldErrors:
         return None
     base = public_base_url(shop.http)  # a Host links may not be built from: 400 before writing
     pool = await shop.pool()
