@@ -83,7 +83,7 @@ class Shop:
 
     http: Request
     session: Any
-    event: Event
+    event: Any  # ShopEvent: an Event to every rule that reads one
     copy: Catalog
     extras: Extras
     now: dt.datetime
@@ -92,9 +92,40 @@ class Shop:
         return await self.session.info["fast"].pool()
 
 
-async def serve(
-    request: LaneRequest, handle: Callable[[Shop], Awaitable[Response | None]]
-) -> Response | None:
+Handle = Callable[[Shop], Awaitable[Response | None]]
+
+# The event a shop URL names, with what says whether the kept copy is current: the event row
+# is part of the stamped catalog (``kit/stamps/catalog.py``), so the copy's event stands for
+# it as ``catalog.load_event`` would read it (``live`` and the organizer read here, each time).
+_EVENT = (
+    "SELECT e.id, e.catalog_modified, e.live, o.name AS organizer_name, "
+    "o.slug AS organizer_slug FROM events e JOIN organizers o ON o.id = e.organizer_id "
+    "WHERE o.slug = $1 AND e.slug = $2"
+)
+
+
+@dataclass
+class _Seen:
+    """What ``CatalogCache.get`` compares its copy with."""
+
+    id: int
+    catalog_modified: dt.datetime | None
+
+
+class ShopEvent:
+    """The copy's event with its organizer's name and slug (as ``catalog.load_event`` sets
+    them), without writing them onto the shared copy."""
+
+    def __init__(self, event: Event, organizer_name: str, organizer_slug: str) -> None:
+        self._event = event
+        self.organizer_name = organizer_name
+        self.organizer_slug = organizer_slug
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._event, name)
+
+
+async def serve(request: LaneRequest, handle: Handle) -> Response | None:
     """Runs ``handle`` for a request of an open shop; None (the route) otherwise. The
     address's budget is counted here, once (``limits.py``)."""
     if request.header(b"idempotency-key") is not None:
@@ -109,19 +140,23 @@ async def serve(
     session = db.read_sessionmaker()
     session.info["fast"] = db.fast
     try:
-        params = request.params
-        event = await catalog.load_event(session, params["organizer"], params["event"])
+        pool = await db.fast.pool()
+        seen = await pool.fetchrow(_EVENT, request.params["organizer"], request.params["event"])
+        if seen is None or not seen["live"]:
+            return None  # (the route's 404)
+        copy = await cache.get(session, _Seen(seen["id"], seen["catalog_modified"]))  # type: ignore[arg-type]
+        if copy is None:
+            return None
+        event = ShopEvent(copy.event, seen["organizer_name"], seen["organizer_slug"])
         now = utcnow()
         if (
-            event is None
-            or catalog.closed_reason(event, now) is not None
+            catalog.closed_reason(event, now) is not None  # type: ignore[arg-type]
             or event.has_subevents
             or event.seating_plan is not None
         ):
             return None
-        copy = await cache.get(session, event)
-        extras = await extras_of(session, event, copy) if copy is not None else None
-        if copy is None or extras is None:
+        extras = await extras_of(session, event, copy)  # type: ignore[arg-type]
+        if extras is None:
             return None
         return await handle(Shop(http, session, event, copy, extras, now))
     finally:
