@@ -8,7 +8,11 @@ checkouts' p50/p99 and the front page's req/s as one JSON line.
 
 The issue's target (5,000 quota, 2,000 buyers, >= 500 checkouts/s, front page >= 2,000 req/s)
 is measured with ``--quota 5000 --buyers 6000``; the default is a short run. PostgreSQL
-(``ADMIT_BENCH_PG``), 2 server workers, the per-address shop limit off.
+(``ADMIT_BENCH_PG``), 2 server workers, the per-address shop limit off. Also reports the
+CPU the rush cost the server's workers (``worker_cpu_ms_per_checkout``: all its requests per
+completed checkout), this client and the database's backends, which on a shared machine say
+more than the rates. Old code: ``PYTHONPATH=<absolute path of its src>`` (the server runs
+with it).
 Run: .venv/bin/python bench/shop_rush.py [--quota 500] [--buyers 800] [--connections 64]
 """
 
@@ -31,7 +35,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from bench.common import admit, demo_token, fresh_pg_database, server, wrk
+from bench.common import (
+    admit,
+    cpu_by_process,
+    cpu_used,
+    demo_token,
+    fresh_pg_database,
+    postgres_backends,
+    serving,
+    wrk,
+)
 
 
 async def _set_quota(url: str, size: int) -> None:
@@ -119,10 +132,20 @@ def main() -> None:
         demo = demo_token(env)
         asyncio.run(_set_quota(url, args.quota))
         path = f"/api/v1/public/organizers/{demo['organizer']}/events/{demo['event']}"
-        with server(env, workers=args.workers) as base:
+        with serving(env, workers=args.workers) as served:
+            base = served.base
+            # CPU seconds the rush cost the server's workers, the database and this client
+            # (on a shared machine the rate says little; the cost per sale does).
+            workers = served.worker_pids()
+            database = url.rsplit("/", 1)[1]
+            before = cpu_by_process(workers), time.process_time()
             rush = asyncio.run(
                 _buyers(base, path, demo["ticket_item"], args.buyers, args.connections)
             )
+            rush["worker_cpu_s"] = round(cpu_used(before[0], cpu_by_process(workers)), 2)
+            rush["client_cpu_s"] = round(time.process_time() - before[1], 2)
+            backends = postgres_backends(database)
+            rush["db_cpu_s_open_backends"] = round(sum(cpu_by_process(backends).values()), 2)
             front = wrk(
                 f"{base}/{demo['organizer']}/{demo['event']}/",
                 demo["token"],
@@ -144,6 +167,8 @@ def main() -> None:
         "ledger_agrees": ledger == sold,
         "checkouts_per_s": round(checkouts / rush["seconds"], 1),
         "buyers_per_s": round(args.buyers / rush["seconds"], 1),
+        # every request of the rush (carts, refusals, checkouts) per completed checkout
+        "worker_cpu_ms_per_checkout": round(1000 * rush["worker_cpu_s"] / max(checkouts, 1), 2),
         **rush,
         "front_page_req_s": front["requests_per_second"],
         "front_page_p99": front["p99"],
