@@ -401,53 +401,21 @@ FOR k IN 1 .. v_keys LOOP
 END LOOP;
 """
     declare = """
-k integer;
-j integer;
-qi integer;
+k integer; j integer; qi integer; v_keys integer; v_customer integer; v_order integer;
+v_parent integer; v_id integer;
 q record;
-o jsonb;
-p jsonb;
-a jsonb;
-f jsonb;
-v_keys integer;
+o jsonb; p jsonb; a jsonb; f jsonb;
 v_stamp timestamptz;
-v_print text;
-v_declined boolean;
-v_guards boolean[];
-v_ids integer[];
-v_pairs bigint[];
-v_all integer[];
-v_quota_ids integer[];
-v_quota_names text[];
-v_quota_closed boolean[];
-v_left bigint[];
-v_held bigint;
-v_need bigint[];
-v_t_pending bigint;
-v_t_paid bigint;
-v_t_carts bigint;
-v_t_stale bigint;
-v_pending integer[];
-v_carts integer[];
-v_cart boolean;
-v_all_carts boolean;
-v_cart_ids integer[];
-v_live boolean;
-v_paid integer[];
-v_customer integer;
-v_busy boolean;
-v_has_quota boolean[];
-v_taken_secrets text[];
-v_taken_codes text[];
-v_code text;
-v_dk integer[];
-v_dn integer[];
+v_print text; v_code text;
+v_declined boolean; v_cart boolean; v_all_carts boolean; v_live boolean; v_busy boolean;
 v_force boolean;
-v_order integer;
-v_parent integer;
-v_id integer;
-v_positions integer[];
-v_positionids integer[];
+v_guards boolean[]; v_quota_closed boolean[]; v_has_quota boolean[];
+v_ids integer[]; v_all integer[]; v_quota_ids integer[]; v_pending integer[];
+v_carts integer[]; v_cart_ids integer[]; v_paid integer[]; v_dk integer[]; v_dn integer[];
+v_positions integer[]; v_positionids integer[];
+v_pairs bigint[]; v_left bigint[]; v_need bigint[];
+v_quota_names text[]; v_taken_secrets text[]; v_taken_codes text[];
+v_held bigint; v_t_pending bigint; v_t_paid bigint; v_t_carts bigint; v_t_stale bigint;
 """
     arguments = (
         ", ".join(f"p_{n} {t}" for n, t in ARGUMENTS)
