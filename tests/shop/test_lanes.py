@@ -207,3 +207,48 @@ async def test_a_rush_of_checkouts_sells_exactly_the_quota(
     assert used.most_in_flight > 1
     assert used.answered == buyers + quota  # every cart request and every checkout
     assert sum(batches) == quota and max(batches) > 1, batches
+
+
+async def test_a_cart_changed_before_the_call_goes_the_routes_way(
+    client, world, factory, clean_app, monkeypatch
+):
+    """The call checks that the cart's rows are exactly those the lane validated: one added
+    meanwhile makes it write nothing, and the route checks out the whole cart."""
+    shop = await h.setup(factory, world, size=5)
+    outcomes = record_outcomes(clean_app, monkeypatch, lane._checkouts)
+    cart = await h.cart(client, world, {"item": shop.ticket.id})
+    cart_id = cart.json()["cart_id"]
+    submit = lane.submit
+
+    async def meanwhile(pool: Any, event: Any, pending: Any) -> Any:
+        async with asgi_client(clean_app) as other:
+            more = await h.cart(other, world, {"item": shop.ticket.id}, cart_id=cart_id)
+        assert more.status_code == 201, more.text
+        return await submit(pool, event, pending)
+
+    monkeypatch.setattr(lane, "submit", meanwhile)
+    r = await h.buy(client, world, cart_id, payment_provider="banktransfer")
+    assert r.status_code == 201, r.text
+    assert outcomes == ["declined"]
+    assert len(r.json()["positions"]) == 2  # the route took the cart as it is now
+    async with factory.sessionmaker() as session:
+        assert await session.scalar(select(func.count()).select_from(Order)) == 1
+        assert await session.scalar(select(func.count()).select_from(CartPosition)) == 0
+
+
+async def test_a_catalog_changed_since_the_copy_goes_the_routes_way(
+    client, world, factory, clean_app, monkeypatch
+):
+    """An organizer's change after the copy was kept: the copy is read again (or the call
+    finds it stale), never sold against."""
+    shop = await h.setup(factory, world, size=5)
+    outcomes = record_outcomes(clean_app, monkeypatch, lane._checkouts)
+    cart = await h.cart(client, world, {"item": shop.ticket.id})
+    async with factory.sessionmaker() as session:
+        item = await session.get(type(shop.ticket), shop.ticket.id)
+        item.max_per_order = 0  # (0: no limit) a change that moves the stamp only
+        item.min_per_order = 2
+        await session.commit()
+    r = await h.buy(client, world, cart.json()["cart_id"], payment_provider="banktransfer")
+    assert r.status_code == 400 and "at least 2" in r.text, r.text
+    assert outcomes == []

@@ -16,6 +16,10 @@ run out, and not about to), the order takes them over without the quota lock
 (``create.Held``): every sale of an on-sale would otherwise queue behind each checkout's
 dozens of statements. The rows are deleted after the order is written; they leave the sales
 ledger, with the order's units, in one upsert right before the commit (``ledger.defer``).
+
+On PostgreSQL the headless API's plain case (a cart of plain tickets, bank transfer, no
+answers or invoice address) takes the fast lane (``checkout_lane.py``) instead, which holds
+to every rule here and leaves everything else to this module.
 """
 
 from __future__ import annotations
