@@ -8,9 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests import axe
-from tests.browser import chromium
 from tests.shop import helpers as h
-from tests.shop.test_browser import SERIOUS, WIDTHS, _shots
+from tests.walk import WIDTHS, Walk
 
 
 async def test_order_page_details_and_gift_card_in_chromium(live_server, tmp_path: Path) -> None:
@@ -27,31 +26,14 @@ async def test_order_page_details_and_gift_card_in_chromium(live_server, tmp_pat
         r = await h.buy(http, world, cart, payment_provider="banktransfer", positions=details)
         assert r.status_code == 201, r.text
         page = r.json()["url"]
-    shots = _shots(tmp_path)
-    problems: dict[str, list[dict]] = {}
 
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as ec
-    from selenium.webdriver.support.ui import WebDriverWait
 
-    driver = chromium(WIDTHS[0])
-    wait = WebDriverWait(driver, 20)
+    walk = Walk(tmp_path, "shop-order", WIDTHS[0])
+    driver, wait, snap = walk.driver, walk.wait, walk.check
 
-    def viewport(width: int, height: int = 900) -> None:
-        metrics = {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600}
-        driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
-
-    def snap(label: str) -> None:
-        for width in WIDTHS:
-            viewport(width)
-            height = driver.execute_script("return document.documentElement.scrollHeight")
-            viewport(width, min(int(height), 4000))
-            driver.save_screenshot(str(shots / f"shop-order-{label}-{width}.png"))
-            problems[f"{label} at {width} px"] = axe.violations(driver)
-        viewport(WIDTHS[0])
-
-    def field(css: str):
-        return wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, css)))
+    field = walk.by_css
 
     try:
         driver.get(page)
@@ -78,9 +60,4 @@ async def test_order_page_details_and_gift_card_in_chromium(live_server, tmp_pat
         snap("gift-card-part")
     finally:
         driver.quit()
-    serious = {
-        where: [v for v in found if v["impact"] in SERIOUS]
-        for where, found in problems.items()
-        if any(v["impact"] in SERIOUS for v in found)
-    }
-    assert not serious, serious
+    walk.assert_accessible()
