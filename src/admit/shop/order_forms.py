@@ -10,43 +10,14 @@ from starlette.responses import Response
 
 from admit.kit.http.context import Session, public_base_url
 from admit.kit.http.errors import FieldErrors
-from admit.models import Event, Order
 from admit.orders import buyer_mails
 from admit.orders.payments import owed
-from admit.shop import catalog, i18n, order_details, order_giftcard, orders
-from admit.shop.order_pages import ORDER, show
-from admit.shop.pages import Refused
+from admit.shop import i18n, order_details, order_giftcard
+from admit.shop.order_pages import ORDER, open_form
 from admit.shop.render import language
 from admit.web.forms import Pairs, first
-from admit.web.page import Page
 
 router = APIRouter(include_in_schema=False)
-
-
-async def _open(
-    request: Request, session: Session, organizer: str, event: str, code: str, secret: str
-) -> tuple[Page, Event, Order, Pairs] | Response:
-    """The page, the event, the locked order and the form (CSRF checked), or the refusal."""
-    web = await Page.load(request, session)
-    found = await catalog.load_event(session, organizer, event)
-    order = await orders.find(session, found, code, secret, lock=True) if found else None
-    if found is None or order is None:
-        return web.not_found()
-    pairs, refused = await web.post()
-    if refused:
-        return refused
-    return web, found, order, pairs
-
-
-async def _again(
-    web: Page, session: Session, organizer: str, event: str, code: str, secret: str, **shown
-) -> Refused:
-    """The refusal: the order page as the database holds it (this request's work undone)."""
-    await session.rollback()
-    found = await catalog.load_event(session, organizer, event)
-    order = await orders.find(session, found, code, secret) if found else None
-    assert found is not None and order is not None
-    return Refused(await show(web, found, organizer, order, 400, **shown))
 
 
 def _kept(pairs: Pairs) -> dict[str, list[str]]:
@@ -61,44 +32,36 @@ def _kept(pairs: Pairs) -> dict[str, list[str]]:
 async def change_details(
     organizer: str, event: str, code: str, secret: str, request: Request, session: Session
 ) -> Response:
-    opened = await _open(request, session, organizer, event, code, secret)
-    if isinstance(opened, Response):
-        return opened
-    web, found, order, pairs = opened
+    form = await open_form(request, session, organizer, event, code, secret)
+    if isinstance(form, Response):
+        return form
+    web, found, order, pairs = form.web, form.event, form.order, form.pairs
     _ = i18n.translator(language(web, found))
     refusal = await order_details.refusal(session, found, order)
     if refusal is not None:
-        raise await _again(web, session, organizer, event, code, secret, errors=[refusal])
+        raise await form.refused(errors=[refusal])
     data = await order_details.form(session, found, order, language(web, found))
     if not data.anything:
-        raise await _again(
-            web, session, organizer, event, code, secret, errors=["There is nothing to change."]
-        )
+        raise await form.refused(errors=["There is nothing to change."])
     errors = await order_details.save(session, found, order, data, pairs)
     if errors:
-        raise await _again(
-            web,
-            session,
-            organizer,
-            event,
-            code,
-            secret,
+        raise await form.refused(
             errors=[_("Your changes were not saved: please check the marked fields.")],
             kept=_kept(pairs),
             field_errors=errors,
         )
     web.web.flash(_("Your changes have been saved."))
-    return web.redirect(f"/{organizer}/{event}/order/{order.code}/{order.secret}/")
+    return web.redirect(form.here)
 
 
 @router.post(f"{ORDER}/giftcard")
 async def pay_with_gift_card(
     organizer: str, event: str, code: str, secret: str, request: Request, session: Session
 ) -> Response:
-    opened = await _open(request, session, organizer, event, code, secret)
-    if isinstance(opened, Response):
-        return opened
-    web, found, order, pairs = opened
+    form = await open_form(request, session, organizer, event, code, secret)
+    if isinstance(form, Response):
+        return form
+    web, found, order, pairs = form.web, form.event, form.order, form.pairs
     _ = i18n.translator(language(web, found))
     card = first(pairs, order_giftcard.FIELD).strip()[:190]
     buyer_mails.wanted(session, public_base_url(request))
@@ -106,13 +69,7 @@ async def pay_with_gift_card(
         amount = await order_giftcard.pay(session, found, order, card)
     except FieldErrors as exc:
         message = " ".join(str(m) for ms in dict(exc.errors).values() for m in ms)
-        raise await _again(
-            web,
-            session,
-            organizer,
-            event,
-            code,
-            secret,
+        raise await form.refused(
             kept={order_giftcard.FIELD: [card]},
             field_errors={order_giftcard.FIELD: message},
         ) from None
@@ -122,4 +79,4 @@ async def pay_with_gift_card(
     else:
         rest = f"{owed(order):.2f} {found.currency}"
         web.web.flash(_("Your gift card paid %s; %s remain to be paid.") % (paid, rest))
-    return web.redirect(f"/{organizer}/{event}/order/{order.code}/{order.secret}/")
+    return web.redirect(form.here)

@@ -5,7 +5,11 @@ A wrong secret is the same 404 page as a missing order."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 from fastapi import APIRouter, Request
+from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.responses import Response
 
 from admit.events.settings import value
@@ -18,10 +22,12 @@ from admit.models import Event, Order
 from admit.orders import buyer_mails
 from admit.shop import buyer_mails as _mail_hooks  # noqa: F401  (registers the order hooks)
 from admit.shop import catalog, file_answers, order_details, order_giftcard, order_invoices, orders
+from admit.shop.pages import Refused
 from admit.shop.render import base_context, language
 from admit.shop.render import page as render_page
 from admit.shop.settings import SUCCESS_TEXT
 from admit.uploads.service import read_upload
+from admit.web.forms import Pairs
 from admit.web.page import Page
 from admit.web.render import SECURITY_HEADERS
 
@@ -83,26 +89,62 @@ async def show(
     )
 
 
-@router.post(f"{ORDER}/cancel")
-async def order_cancel(
-    organizer: str, event: str, code: str, secret: str, request: Request, session: Session
-) -> Response:
+@dataclass
+class OrderForm:
+    """A form posted on the order page, opened: the order locked, the CSRF token checked."""
+
+    web: Page
+    session: AsyncSession
+    organizer: str
+    event: Event
+    order: Order
+    pairs: Pairs
+
+    @property
+    def here(self) -> str:
+        return f"/{self.organizer}/{self.event.slug}/order/{self.order.code}/{self.order.secret}/"
+
+    async def refused(self, **shown: Any) -> Refused:
+        """The refusal: the order page as the database holds it (this request's work undone),
+        with ``shown`` (sentences, the buyer's input kept)."""
+        slug, code, secret = self.event.slug, self.order.code, self.order.secret
+        await self.session.rollback()  # expires every object: read what is needed first
+        found = await catalog.load_event(self.session, self.organizer, slug)
+        order = await orders.find(self.session, found, code, secret) if found else None
+        assert found is not None and order is not None
+        return Refused(await show(self.web, found, self.organizer, order, 400, **shown))
+
+
+async def open_form(
+    request: Request, session: Session, organizer: str, event: str, code: str, secret: str
+) -> OrderForm | Response:
+    """The posted form opened, or the answer to give instead (404, the CSRF refusal)."""
     web = await Page.load(request, session)
     found = await catalog.load_event(session, organizer, event)
     order = await orders.find(session, found, code, secret, lock=True) if found else None
     if found is None or order is None:
         return web.not_found()
-    _pairs, refused = await web.post()
+    pairs, refused = await web.post()
     if refused:
         return refused
+    return OrderForm(web, session, organizer, found, order, pairs)
+
+
+@router.post(f"{ORDER}/cancel")
+async def order_cancel(
+    organizer: str, event: str, code: str, secret: str, request: Request, session: Session
+) -> Response:
+    form = await open_form(request, session, organizer, event, code, secret)
+    if isinstance(form, Response):
+        return form
     buyer_mails.wanted(session, public_base_url(request))
     try:
-        await orders.cancel(session, found, order)
+        await orders.cancel(session, form.event, form.order)
     except APIError as exc:
-        web.web.flash(exc.detail)
+        form.web.web.flash(exc.detail)
     else:
-        web.web.flash("Your order has been canceled.")
-    return web.redirect(f"/{organizer}/{event}/order/{order.code}/{order.secret}/")
+        form.web.web.flash("Your order has been canceled.")
+    return form.web.redirect(form.here)
 
 
 async def _pdf(
