@@ -12,7 +12,7 @@ from admit.kit.http.context import Session, public_base_url
 from admit.kit.http.errors import FieldErrors
 from admit.orders import buyer_mails
 from admit.orders.payments import owed
-from admit.shop import i18n, order_details, order_giftcard
+from admit.shop import i18n, order_address, order_details, order_giftcard
 from admit.shop.order_pages import ORDER, open_form
 from admit.shop.render import language
 from admit.web.forms import Pairs, first
@@ -79,4 +79,29 @@ async def pay_with_gift_card(
     else:
         rest = f"{owed(order):.2f} {found.currency}"
         web.web.flash(_("Your gift card paid %s; %s remain to be paid.") % (paid, rest))
+    return web.redirect(form.here)
+
+
+@router.post(f"{ORDER}/address")
+async def change_address(
+    organizer: str, event: str, code: str, secret: str, request: Request, session: Session
+) -> Response:
+    form = await open_form(request, session, organizer, event, code, secret)
+    if isinstance(form, Response):
+        return form
+    web, found, order = form.web, form.event, form.order
+    _ = i18n.translator(language(web, found))
+    if not order_address.offered(found):
+        return web.not_found()
+    refusal = await order_details.refusal(session, found, order)
+    if refusal is not None:
+        raise await form.refused(errors=[refusal])
+    errors, note = await order_address.change(session, found, order, form.pairs)
+    if errors:
+        raise await form.refused(
+            errors=[_("Your invoice address was not saved: please check the marked fields.")],
+            kept=_kept(form.pairs),
+            field_errors=errors,
+        )
+    web.web.flash(_(note) if note else _("Your invoice address has been saved."))
     return web.redirect(form.here)

@@ -20,8 +20,18 @@ from admit.kit.http.errors import APIError
 from admit.kit.resources.i18n import localized
 from admit.models import Event, Order
 from admit.orders import buyer_mails
+from admit.shop import (
+    address,
+    catalog,
+    countries,
+    file_answers,
+    order_address,
+    order_details,
+    order_giftcard,
+    order_invoices,
+    orders,
+)
 from admit.shop import buyer_mails as _mail_hooks  # noqa: F401  (registers the order hooks)
-from admit.shop import catalog, file_answers, order_details, order_giftcard, order_invoices, orders
 from admit.shop.pages import Refused
 from admit.shop.render import base_context, language
 from admit.shop.render import page as render_page
@@ -81,12 +91,29 @@ async def show(
         success_text=localized(value(found, SUCCESS_TEXT), order.locale),
         errors=errors,
         field_errors=field_errors or {},
-        kept=kept if kept is not None else order_details.current(details),
+        kept=_values(details, order, kept),
         details=details if details.anything else None,
         details_refused=await order_details.refusal(session, found, order),
         details_until=order_details.deadline(found),
         gift_card=offered,
+        address_form=address.asked(found) if order_address.offered(found) else None,
+        countries=countries.choices(),
     )
+
+
+def _values(
+    details: order_details.Form, order: Order, kept: dict[str, list[str]] | None
+) -> dict[str, list[str]]:
+    """The forms' values: what the order holds, the refused form's input in place of its own
+    (each form is told by its fields: attendee details and answers, or ``ia_``)."""
+    posted = kept or {}
+    values: dict[str, list[str]] = {}
+    if not any(k.startswith(("name_", "email_", "q_")) for k in posted):
+        values.update(order_details.current(details))
+    if not any(k.startswith("ia_") for k in posted):
+        values.update(order_address.current(order))
+    values.update(posted)
+    return values
 
 
 @dataclass
