@@ -10,10 +10,11 @@ from starlette.responses import Response
 
 from admit.kit.http.context import Session, public_base_url
 from admit.kit.http.errors import FieldErrors
+from admit.models import UploadedFile
 from admit.orders import buyer_mails
 from admit.orders.payments import owed
-from admit.shop import i18n, order_address, order_details, order_giftcard
-from admit.shop.order_pages import ORDER, open_form
+from admit.shop import file_answers, i18n, order_address, order_details, order_giftcard, orders
+from admit.shop.order_pages import ORDER, OrderForm, open_form
 from admit.shop.render import language
 from admit.web.forms import Pairs, first
 
@@ -26,6 +27,38 @@ def _kept(pairs: Pairs) -> dict[str, list[str]]:
         if name != "csrf_token":
             kept.setdefault(name, []).append(raw[:5000])
     return kept
+
+
+async def _new_files(
+    request: Request, form: OrderForm, data: order_details.Form
+) -> tuple[dict[str, UploadedFile], dict[str, str], bool]:
+    """The new files of the form's file questions by field (sent now, checked and stored as at
+    checkout, or kept from a refused try), the refusals by field, and whether any was stored
+    now (to be committed)."""
+    store = request.app.state.background.store
+    quota = request.app.state.settings.upload_quota_bytes * file_answers.QUOTA_FACTOR
+    found: dict[str, UploadedFile] = {}
+    refused: dict[str, str] = {}
+    stored = False
+    try:
+        for _position, _question, name in order_details.file_fields(data):
+            incoming = form.files.files.get(name)
+            if incoming is not None:
+                try:
+                    found[name] = await file_answers.store_incoming(
+                        form.session, store, form.event, incoming, quota
+                    )
+                    stored = True
+                except file_answers.FileRefused as exc:
+                    refused[name] = str(exc)
+                continue
+            kept = first(form.pairs, f"{name}_kept")
+            upload = await file_answers.kept_upload(form.session, form.event, kept)
+            if upload is not None:
+                found[name] = upload
+    finally:
+        form.files.close()
+    return found, refused, stored
 
 
 @router.post(f"{ORDER}/details")
@@ -43,12 +76,28 @@ async def change_details(
     data = await order_details.form(session, found, order, language(web, found))
     if not data.anything:
         raise await form.refused(errors=["There is nothing to change."])
-    errors = await order_details.save(session, found, order, data, pairs)
+    files, errors, stored = await _new_files(request, form, data)
+    if stored:  # committed, so a refused form keeps them: the order is locked (and read) anew
+        await session.commit()
+        order = await orders.find(session, found, order.code, order.secret, lock=True)
+        if order is None:
+            return web.not_found()
+        refusal = await order_details.refusal(session, found, order)
+        if refusal is not None:
+            raise await form.refused(errors=[refusal])
+        data = await order_details.form(session, found, order, language(web, found))
+    if not errors:
+        base = public_base_url(request)
+        errors = await order_details.save(session, found, order, data, pairs, files, base)
     if errors:
+        kept = _kept(pairs)
+        for name, upload in files.items():
+            kept[f"{name}_kept"] = [f"file:{upload.uuid}"]
         raise await form.refused(
             errors=[_("Your changes were not saved: please check the marked fields.")],
-            kept=_kept(pairs),
+            kept=kept,
             field_errors=errors,
+            kept_files={name: upload.filename for name, upload in files.items()},
         )
     web.web.flash(_("Your changes have been saved."))
     return web.redirect(form.here)

@@ -5,7 +5,7 @@ A wrong secret is the same 404 page as a missing order."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -32,12 +32,13 @@ from admit.shop import (
     orders,
 )
 from admit.shop import buyer_mails as _mail_hooks  # noqa: F401  (registers the order hooks)
+from admit.shop.multipart import Multipart, is_multipart, read_multipart
 from admit.shop.pages import Refused
 from admit.shop.render import base_context, language
 from admit.shop.render import page as render_page
 from admit.shop.settings import SUCCESS_TEXT
 from admit.uploads.service import read_upload
-from admit.web.forms import Pairs
+from admit.web.forms import FormError, Pairs
 from admit.web.page import Page
 from admit.web.render import SECURITY_HEADERS
 
@@ -67,8 +68,10 @@ async def show(
     errors: list[str] | None = None,
     kept: dict[str, list[str]] | None = None,
     field_errors: dict[str, str] | None = None,
+    kept_files: dict[str, str] | None = None,
 ) -> Response:
-    """The order page; after a refused form, with its sentences (by field) and input kept."""
+    """The order page; after a refused form, with its sentences (by field) and input kept
+    (``kept_files``: the names of the files it sent, by field)."""
     session = web.session
     view = await orders.view(session, found, order)
     here = f"/{organizer}/{found.slug}/order/{order.code}/{order.secret}/"
@@ -93,6 +96,9 @@ async def show(
         field_errors=field_errors or {},
         kept=_values(details, order, kept),
         details=details if details.anything else None,
+        details_files=bool(order_details.file_fields(details)),
+        kept_files={**order_details.current_files(details), **(kept_files or {})},
+        accept=file_answers.ACCEPT,
         details_refused=await order_details.refusal(session, found, order),
         details_until=order_details.deadline(found),
         gift_card=offered,
@@ -126,6 +132,7 @@ class OrderForm:
     event: Event
     order: Order
     pairs: Pairs
+    files: Multipart = field(default_factory=Multipart)  # a multipart form's files
 
     @property
     def here(self) -> str:
@@ -151,10 +158,20 @@ async def open_form(
     order = await orders.find(session, found, code, secret, lock=True) if found else None
     if found is None or order is None:
         return web.not_found()
-    pairs, refused = await web.post()
-    if refused:
+    if not is_multipart(request):
+        pairs, refused = await web.post()
+        if refused:
+            return refused
+        return OrderForm(web, session, organizer, found, order, pairs)
+    try:
+        form = await read_multipart(request)
+    except FormError as exc:
+        return web.message("Bad request", exc.message, exc.status)
+    refused = web.refuse_csrf(form.pairs)
+    if refused is not None:
+        form.close()
         return refused
-    return OrderForm(web, session, organizer, found, order, pairs)
+    return OrderForm(web, session, organizer, found, order, form.pairs, form)
 
 
 @router.post(f"{ORDER}/cancel")
