@@ -64,6 +64,11 @@ _DROPPED_HEADERS = frozenset({b"set-cookie", b"content-length"})
 MAX_PAGES = 512  # per worker; the oldest goes first
 
 
+def clock() -> float:
+    """The kept pages' clock (``time.monotonic``; the tests move it)."""
+    return time.monotonic()
+
+
 def cart_key(event_id: int) -> str:
     """The web session's key of the visitor's cart for the event (``pages._cart_key``)."""
     return f"cart{event_id}"
@@ -72,7 +77,7 @@ def cart_key(event_id: int) -> str:
 @dataclass
 class Kept:
     """A kept page: its body cut where the CSRF token stood, its headers (no cookie), the
-    event it shows and when it was rendered (``time.monotonic()``)."""
+    event it shows and when its rendering began (:func:`clock`)."""
 
     parts: list[bytes]
     headers: list[tuple[bytes, bytes]]
@@ -169,7 +174,7 @@ def answer(request: Request) -> Response | None:
     web = sessions.load(request)
     if not _plain_session(web):
         return None
-    kept = kept_pages.usable(_key(request, web), time.monotonic())
+    kept = kept_pages.usable(_key(request, web), clock())
     if kept is None or web.get(cart_key(kept.event_id)) is not None:
         return None
     kept_pages.hits += 1
@@ -191,9 +196,14 @@ def plain(web: Page, event: Event) -> bool:
     )
 
 
+def forget(web: Page) -> None:
+    """Drops the kept page of the request's path (its event is gone or offline)."""
+    store(web.request.app).drop(_key(web.request, web.web))
+
+
 def keep(web: Page, event: Event, response: Response, started: float) -> None:
     """Keeps the page rendered for a plain visitor from what was read after ``started``
-    (``time.monotonic()`` before the page's first statement): a 200; anything else drops
+    (:func:`clock` before the page's first statement): a 200; anything else drops
     the kept page of its path (e.g. the event went offline)."""
     kept_pages = store(web.request.app)
     key = _key(web.request, web.web)

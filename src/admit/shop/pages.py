@@ -10,7 +10,6 @@ show, so the request's transaction is rolled back like any failed API call.
 
 from __future__ import annotations
 
-import time
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
@@ -182,10 +181,11 @@ async def _kept_or_rendered(
     (``front_pages``), else rendered, and kept when it is the one every plain visitor sees."""
     if (kept := front_pages.answer(request)) is not None:
         return kept
-    started = time.monotonic()
+    started = front_pages.clock()
     web = await Page.load(request, session)
     found = await _event(session, organizer, event)
     if found is None or (subevent_id is not None and not found.has_subevents):
+        front_pages.forget(web)  # gone (or offline): its kept page is too
         return web.not_found()
     plain = front_pages.plain(web, found)
     response = await _front(
