@@ -61,6 +61,7 @@ PERSONAL_QUERY = frozenset({"voucher", "lang"})
 # Web session keys that make a page personal (a login, a message shown once).
 PERSONAL_SESSION = ("u", "flash")
 _DROPPED_HEADERS = frozenset({b"set-cookie", b"content-length"})
+_TRIED = "admit.front_page_tried"  # in the scope: asked once, not again by the route
 MAX_PAGES = 512  # per worker; the oldest goes first
 
 
@@ -165,6 +166,9 @@ def answer(request: Request) -> Response | None:
     kept_pages = store(request.app)
     if not kept_pages.enabled or request.method not in ("GET", "HEAD"):
         return None
+    if request.scope.get(_TRIED):
+        return None  # the lane asked already (and perhaps claimed the render)
+    request.scope[_TRIED] = True
     if not _plain_query(request.scope["query_string"]):
         return None
     try:
