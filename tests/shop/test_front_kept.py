@@ -32,7 +32,7 @@ class Kept:
         self.now = 1000.0
         monkeypatch.setattr(self.pages, "fresh", FRESH)
         monkeypatch.setattr(front_pages, "clock", lambda: self.now)
-        self.pages.pages.clear()
+        self.pages.clear()
         self.hits, self.renders = self.pages.hits, self.pages.renders
 
     def visitor(self) -> Any:
@@ -199,7 +199,7 @@ async def test_a_page_gone_is_no_longer_answered(client, world, factory, kept):
     kept.now += 1.5 * FRESH
     assert (await client.get(front)).status_code == 404
     assert (await client.get(front)).status_code == 404
-    assert kept.pages.pages == {}
+    assert kept.pages.pages == {} and kept.pages.size == 0
 
 
 async def test_each_date_of_a_series_is_kept_apart(client, world, factory, kept):
@@ -224,4 +224,8 @@ def test_one_visitor_renders_a_stale_page_while_the_others_get_it_for_one_more_b
     assert pages.usable(key, 11.3) is page  # the others meanwhile get the kept one
     assert pages.usable(key, 12.1) is None  # never older than twice the bound
     assert page.answer("tok").body == b"<p>tok</p>"
+    assert pages.size == 7
+    pages.put(key, front_pages.Kept([b"x" * front_pages.MAX_BYTES], [], 1, born=12.0))
+    pages.put(("", "/o/f/", None), front_pages.Kept([b"<p>", b"</p>"], [], 2, born=12.0))
+    assert list(pages.pages) == [("", "/o/f/", None)] and pages.size == 7  # the oldest went
     assert not front_pages.KeptFronts(0).enabled

@@ -64,7 +64,7 @@ PERSONAL_QUERY = frozenset({"voucher", "lang"})
 PERSONAL_SESSION = ("u", "flash")
 _DROPPED_HEADERS = frozenset({b"set-cookie", b"content-length"})
 _TRIED = "admit.front_page_tried"  # in the scope: asked once, not again by the route
-MAX_PAGES = 512  # per worker; the oldest goes first
+MAX_BYTES = 8 * 1024 * 1024  # kept per worker; the least recently kept pages go first
 
 
 def clock() -> float:
@@ -88,6 +88,10 @@ class Kept:
     born: float
     claimed: float | None = None  # when a visitor set out to render it anew
 
+    @property
+    def size(self) -> int:
+        return sum(len(part) for part in self.parts)
+
     def answer(self, token: str) -> Response:
         body = token.encode().join(self.parts)
         response = Response(body)
@@ -101,6 +105,7 @@ class KeptFronts:
     def __init__(self, fresh: float) -> None:
         self.fresh = fresh
         self.pages: OrderedDict[tuple[Any, ...], Kept] = OrderedDict()
+        self.size = 0  # bytes kept
         self.hits = 0  # answers given from kept pages
         self.renders = 0  # pages kept
 
@@ -124,14 +129,22 @@ class KeptFronts:
         return None
 
     def put(self, key: tuple[Any, ...], kept: Kept) -> None:
-        self.pages.pop(key, None)
+        self.drop(key)
         self.pages[key] = kept
+        self.size += kept.size
         self.renders += 1
-        while len(self.pages) > MAX_PAGES:
-            self.pages.popitem(last=False)
+        while self.size > MAX_BYTES:
+            _key, old = self.pages.popitem(last=False)
+            self.size -= old.size
 
     def drop(self, key: tuple[Any, ...]) -> None:
-        self.pages.pop(key, None)
+        old = self.pages.pop(key, None)
+        if old is not None:
+            self.size -= old.size
+
+    def clear(self) -> None:
+        self.pages.clear()
+        self.size = 0
 
 
 def store(app: Any) -> KeptFronts:
