@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl
 
+from markupsafe import escape
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp
@@ -93,7 +94,9 @@ class Kept:
         return sum(len(part) for part in self.parts)
 
     def answer(self, token: str) -> Response:
-        body = token.encode().join(self.parts)
+        # Escaped as the template escapes it (a token is URL-safe; a cookie is only trusted
+        # as far as its signature, and the page is HTML).
+        body = str(escape(token)).encode().join(self.parts)
         response = Response(body)
         response.raw_headers = [*self.headers, (b"content-length", str(len(body)).encode())]
         return response
