@@ -10,6 +10,7 @@ The issue's target (5,000 quota, 2,000 buyers, >= 500 checkouts/s, front page >=
 is measured with ``--quota 5000 --buyers 6000``; the default is a short run. PostgreSQL
 (``ADMIT_BENCH_PG``), 2 server workers, the per-address shop limit off.
 Run: .venv/bin/python bench/shop_rush.py [--quota 500] [--buyers 800] [--connections 64]
+[--front-only: only the front page, no buyers before it]
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -110,6 +112,9 @@ def main() -> None:
     parser.add_argument("--connections", type=int, default=64)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--front-seconds", type=int, default=5)
+    parser.add_argument(
+        "--front-only", action="store_true", help="skip the buyers: only the front page's wrk run"
+    )
     args = parser.parse_args()
 
     url = fresh_pg_database("admit_bench_shop")
@@ -120,8 +125,12 @@ def main() -> None:
         asyncio.run(_set_quota(url, args.quota))
         path = f"/api/v1/public/organizers/{demo['organizer']}/events/{demo['event']}"
         with server(env, workers=args.workers) as base:
-            rush = asyncio.run(
-                _buyers(base, path, demo["ticket_item"], args.buyers, args.connections)
+            rush = (
+                {"seconds": 1.0, "statuses": {}}
+                if args.front_only
+                else asyncio.run(
+                    _buyers(base, path, demo["ticket_item"], args.buyers, args.connections)
+                )
             )
             front = wrk(
                 f"{base}/{demo['organizer']}/{demo['event']}/",
@@ -148,6 +157,7 @@ def main() -> None:
         "front_page_req_s": front["requests_per_second"],
         "front_page_p99": front["p99"],
         "front_page_non_2xx": front["non_2xx"],
+        "load_average": [round(x, 2) for x in os.getloadavg()],
     }
     print(json.dumps(report))
 
