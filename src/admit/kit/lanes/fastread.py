@@ -169,8 +169,12 @@ class FastReader:
             return (await conn.execute(stmt, dict(params or {}))).all()
         prepared = self._prepare(stmt, static)
         if prepared is None:
+            # Compiled with its values: those of ``params`` go into the statement.
+            if params:
+                stmt = stmt.params(dict(params))
             prepared = _Prepared.of(stmt, self.engine.dialect, None, expand=True)
             assert prepared is not None
+            params = None
         sql, args = prepared.bind(params)
         pool = await self.pool()
         self.executed += 1
@@ -240,7 +244,11 @@ class _Prepared:
         return _Prepared(self.sql, self.compiled, self.names, self.processors, extracted)
 
     def bind(self, params: Mapping[str, Any] | None) -> tuple[str, list[Any]]:
-        if self.extracted is None:
+        if self.compiled._render_postcompile:
+            # Compiled with its values (``expand``), those of ``Select.params()`` included
+            # (which ``construct_params`` refuses to combine with the expanded form).
+            values = dict(self.compiled._post_compile_expanded_state.parameters)
+        elif self.extracted is None:
             values = self.compiled.construct_params(params)
         else:
             values = self.compiled.construct_params(params, extracted_parameters=self.extracted)
