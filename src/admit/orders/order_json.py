@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import ColumnElement, Text, and_, bindparam, case, func, or_, select
+from sqlalchemy import ColumnElement, Text, and_, bindparam, case, cast, func, or_, select
+from sqlalchemy.dialects.postgresql import aggregate_order_by
 
 from admit.kit.resources.sql_json import (
     Flags,
     JsonShape,
     concat,
-    json_array,
     json_or_empty,
     json_string,
     sql_text,
@@ -70,17 +70,20 @@ _CHOSEN = (
     answer_options.c.answer_id == Answer.id,
     QuestionOption.id == answer_options.c.option_id,
 )
-ANSWER_SHAPE = JsonShape(
-    ANSWER_ROWS,
-    fields={
-        "options": lambda _f: json_array(
-            value_json(QuestionOption.id), _CHOSEN, [QuestionOption.id]
-        ),
-        "option_identifiers": lambda _f: json_array(
-            json_string(QuestionOption.identifier), _CHOSEN, [QuestionOption.id]
-        ),
-    },
-)
+
+
+def _options(_flags: Flags) -> ColumnElement[str]:
+    """``options`` and ``option_identifiers`` of one subquery (most answers have none)."""
+    order = (QuestionOption.id,)
+    sep = sql_text(",")
+    ids = func.string_agg(cast(QuestionOption.id, Text), aggregate_order_by(sep, *order))
+    names = func.string_agg(json_string(QuestionOption.identifier), aggregate_order_by(sep, *order))
+    both = concat(sql_text("["), ids, sql_text('],"option_identifiers":['), names, sql_text("]"))
+    chosen = select(both).where(*_CHOSEN).correlate(Answer).scalar_subquery()
+    return func.coalesce(chosen, sql_text('[],"option_identifiers":[]'))
+
+
+ANSWER_SHAPE = JsonShape(ANSWER_ROWS, fields={("options", "option_identifiers"): _options})
 CHECKIN_SHAPE = JsonShape(CHECKIN_ROWS)
 
 

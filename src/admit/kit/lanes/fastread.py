@@ -103,6 +103,10 @@ class FastReader:
             init=_initializer(self.engine.dialect),
             server_settings=settings,
             max_cached_statement_lifetime=self.statement_lifetime,
+            # Pages written as JSON by the database (``kit/resources/sql_json.py``) are
+            # statements of 15-30 kB: above asyncpg's default limit, each would be prepared
+            # (and planned) again at every execution.
+            max_cacheable_statement_size=_MAX_CACHED_SQL,
             # Fast reads leave no session state behind: skip asyncpg's reset
             # round trip (RESET ALL, UNLISTEN, ...) on every release.
             reset=_no_reset,
@@ -209,6 +213,8 @@ class FastReader:
 
 
 _MISSING = object()
+# The longest statement text each connection keeps prepared.
+_MAX_CACHED_SQL = 128 * 1024
 # Compiled statements kept per process; beyond this the cache starts over.
 _MAX_PREPARED = 2000
 
