@@ -52,9 +52,11 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import aggregate_order_by
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.types import JSON, Enum, TypeDecorator
+from starlette.responses import Response
 
 from admit.kit.http.errors import APIError
 from admit.kit.lanes.fastread import FastReader
+from admit.kit.resources.listing import Listing, page_window
 from admit.kit.resources.pagination import envelope
 from admit.kit.resources.render import Nested, Rows, json_converter
 
@@ -300,3 +302,30 @@ async def json_page_body(
     head = orjson.dumps(envelope(request, count, page, size, []))
     body = ",".join([r[0] for r in records]).encode()
     return head[:-2] + body + b"]}" if body else head
+
+
+async def respond_json(
+    listing: Listing,
+    request: Request,
+    session: AsyncSession,
+    query: Select[Any],
+    values: Mapping[str, Any],
+    *,
+    snapshot_params: Mapping[str, Any] | None = None,
+) -> Response:
+    """``Listing.respond`` for a filtered list of a listing whose rows are a
+    :class:`JsonShape`: the same kept keys or ``OFFSET`` pages, the request's ``values``
+    bound with the statement's parameters."""
+    page, size, offset = page_window(request)
+    reader: FastReader = session.info["fast"]
+    kept = None
+    if snapshot_params is not None:
+        kept = await listing.kept_page(session, query, (page, size, offset), snapshot_params)
+    if kept is not None:
+        (stmt, params), static = kept, True
+    else:
+        stmt, params, static = listing.page_of(query, size, offset, reader.native), {}, False
+    body = await json_page_body(
+        request, reader, session, stmt, {**params, **values}, static=static, page=page, size=size
+    )
+    return Response(body, media_type="application/json")
