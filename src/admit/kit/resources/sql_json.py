@@ -26,6 +26,7 @@ request (slugs, base URLs) are bound parameters the domain's expressions name.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -51,6 +52,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import aggregate_order_by
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.sql.visitors import InternalTraversal
 from sqlalchemy.types import JSON, Enum, TypeDecorator
 from starlette.responses import Response
 
@@ -161,6 +164,31 @@ def json_array(
     return concat(sql_text("["), func.coalesce(inner, sql_text("")), sql_text("]"))
 
 
+class Built(ColumnElement[str]):
+    """A shape's JSON expression as a statement's column, known to SQLAlchemy's statement
+    cache by its identity alone: a statement built per request (a filtered list) around it
+    is keyed without walking its thousands of nodes (they hold no value that changes; the
+    request's values are named parameters, bound at execution)."""
+
+    inherit_cache = True
+    _traverse_internals = [("name", InternalTraversal.dp_string)]
+    _serials = itertools.count(1)
+
+    def __init__(self, inner: ColumnElement[str]) -> None:
+        self.inner = inner
+        self.name = f"json-{next(self._serials)}"
+        self.type = Text()
+
+    @property
+    def _from_objects(self) -> list[Any]:  # type: ignore[override]
+        return self.inner._from_objects
+
+
+@compiles(Built)
+def _compile_built(element: Built, compiler: Any, **kw: Any) -> str:
+    return compiler.process(element.inner, **kw)  # type: ignore[no-any-return]
+
+
 def _key(name: str) -> str:
     return orjson.dumps(name).decode() + ":"
 
@@ -180,6 +208,7 @@ class JsonShape:
     children: Sequence[JsonShape] = ()
     where: Where | None = None
     _objects: dict[Any, ColumnElement[str]] = field(default_factory=dict)
+    _built: dict[Any, Built] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._check()
@@ -271,7 +300,10 @@ class JsonShape:
     def columns_for(self, native: bool, variant: tuple[Any, ...] = ()) -> tuple[Any, ...]:
         """For :class:`~admit.kit.resources.listing.Listing`: the row's JSON as the one
         column; ``variant`` is the flags' items."""
-        return (self.object(dict(variant)).label("j"),)
+        built = self._built.get(variant)
+        if built is None:
+            built = self._built[variant] = Built(self.object(dict(variant)))
+        return (built.label("j"),)
 
 
 def variant_of(flags: Flags) -> tuple[Any, ...]:
