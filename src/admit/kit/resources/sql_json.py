@@ -93,6 +93,12 @@ def json_string(expr: ColumnElement[Any]) -> ColumnElement[str]:
     return func.coalesce(cast(func.to_json(cast(expr, Text)), Text), sql_text("null"))
 
 
+def _quoted(text: ColumnElement[Any]) -> ColumnElement[str]:
+    """A text that needs no escaping as a JSON string (``null`` when NULL)."""
+    quote = sql_text('"')
+    return func.coalesce(quote.op("||")(text).op("||")(quote), sql_text("null"))
+
+
 def _timestamp(expr: ColumnElement[Any], aware: bool) -> ColumnElement[str]:
     """One ``to_char`` (``expr`` may be a subquery: it is evaluated once); orjson leaves out
     a fraction of zero microseconds."""
@@ -103,7 +109,7 @@ def _timestamp(expr: ColumnElement[Any], aware: bool) -> ColumnElement[str]:
     else:
         text = func.to_char(expr, sql_text('YYYY-MM-DD"T"HH24:MI:SS.US'))
         text = func.regexp_replace(text, sql_text(r"\.000000$"), sql_text(""))
-    return func.coalesce(sql_text('"').op("||")(text).op("||")(sql_text('"')), sql_text("null"))
+    return _quoted(text)
 
 
 def compact_json(expr: ColumnElement[Any]) -> ColumnElement[str]:
@@ -130,8 +136,8 @@ def value_json(expr: ColumnElement[Any]) -> ColumnElement[str]:
         return json_string(func.to_char(expr, sql_text("YYYY-MM-DD")))
     if isinstance(kind, Float):
         raise ValueError(f"{expr}: floats are not written by the database; declare the field")
-    if isinstance(kind, Numeric):
-        return json_string(expr)
+    if isinstance(kind, Numeric):  # digits, a sign and a point: nothing to escape
+        return _quoted(cast(expr, Text))
     if isinstance(kind, JSON):
         return compact_json(expr)
     if isinstance(kind, Integer | Boolean):  # their text is their JSON
@@ -142,9 +148,10 @@ def value_json(expr: ColumnElement[Any]) -> ColumnElement[str]:
 
 
 def json_or_empty(expr: ColumnElement[Any]) -> ColumnElement[str]:
-    """Stored JSON, ``{}`` where Python's ``value or {}`` would give it (NULL or falsy)."""
-    empty = [sql_text(v) for v in ("null", "false", "0", '""', "[]", "{}")]
-    falsy = func.coalesce(cast(expr, Text).in_(empty), True)
+    """Stored JSON, ``{}`` where Python's ``value or {}`` would give it (NULL or falsy;
+    compared as JSONB, which costs no text)."""
+    empty = [literal_column(f"'{v}'::jsonb") for v in ("{}", "null", "false", "0", '""', "[]")]
+    falsy = func.coalesce(expr.in_(empty), True)
     return case((falsy, sql_text("{}")), else_=compact_json(expr))
 
 
