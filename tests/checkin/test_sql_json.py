@@ -9,10 +9,6 @@ the database's JSON turned off (``_in_sql``); ``expand=`` takes the Python path 
 
 from __future__ import annotations
 
-import difflib
-import json
-from typing import Any
-
 import httpx
 import pytest
 from sqlalchemy import update
@@ -20,6 +16,7 @@ from sqlalchemy import update
 from admit.checkin import positions
 from admit.models import Item, Order, OrderPosition
 from tests.factories import Factory, World, auth
+from tests.json_paths import Paths, compare
 from tests.orders import helpers as oh
 from tests.orders import rich
 
@@ -36,37 +33,6 @@ VARIANTS = (
     "?search=ada",
     "?status=p",
 )
-
-
-class Paths:
-    """Counts which path answered; ``off`` turns the database's JSON off."""
-
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.in_sql = 0
-        self.off = False
-        chosen = positions._in_sql
-
-        def choose(*args: Any) -> bool:
-            answer = not self.off and chosen(*args)
-            self.in_sql += answer
-            return answer
-
-        monkeypatch.setattr(positions, "_in_sql", choose)
-
-
-async def _compare(client: httpx.AsyncClient, h: dict[str, str], paths: Paths, url: str) -> int:
-    paths.off = False
-    served = await client.get(url, headers=h)
-    paths.off = True
-    python = await client.get(url, headers=h)
-    paths.off = False
-    assert served.status_code == python.status_code, (url, served.text, python.text)
-    if served.content != python.content:
-        a = json.dumps(json.loads(python.content), indent=1).splitlines()
-        b = json.dumps(json.loads(served.content), indent=1).splitlines()
-        diff = "\n".join(difflib.unified_diff(a, b, "python", "database", lineterm=""))
-        pytest.fail(f"{url}: the database's JSON differs\n{diff or 'key order or spacing'}")
-    return served.status_code
 
 
 async def test_database_json_is_the_python_json(
@@ -98,12 +64,12 @@ async def test_database_json_is_the_python_json(
             .values(attendee_name_cached="")
         )
         await s.commit()
-    paths = Paths(monkeypatch)
+    paths = Paths(monkeypatch, positions)
     served = 0
     for list_id in lists:
         base = oh.url(world, f"checkinlists/{list_id}/positions/")
         for variant in VARIANTS:
-            served += await _compare(client, h, paths, base + variant) == 200
+            served += await compare(client, h, paths, base + variant) == 200
         page = (await client.get(base, headers=h)).json()
         assert any(r["checkins"] for r in page["results"])
         assert any(r["require_attention"] for r in page["results"])
@@ -112,5 +78,5 @@ async def test_database_json_is_the_python_json(
     assert paths.in_sql >= served
     before = paths.in_sql
     url = oh.url(world, f"checkinlists/{lists[0]}/positions/?expand=item")
-    assert await _compare(client, h, paths, url) == 200
+    assert await compare(client, h, paths, url) == 200
     assert paths.in_sql == before

@@ -13,15 +13,12 @@ checks too.
 
 from __future__ import annotations
 
-import difflib
-import json
-from typing import Any
-
 import httpx
 import pytest
 
 from admit.orders import listed
 from tests.factories import Factory, World, auth
+from tests.json_paths import Paths, compare
 from tests.orders import helpers as oh
 from tests.orders import rich
 
@@ -59,38 +56,6 @@ POSITION_VARIANTS = (
 )
 
 
-class Paths:
-    """Counts which path answered (the database's JSON or rows in Python)."""
-
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.in_sql = 0
-        self.off = False
-        chosen = listed._in_sql
-
-        def choose(*args: Any) -> bool:
-            answer = not self.off and chosen(*args)
-            self.in_sql += answer
-            return answer
-
-        monkeypatch.setattr(listed, "_in_sql", choose)
-
-
-async def _compare(client: httpx.AsyncClient, h: dict[str, str], paths: Paths, url: str) -> int:
-    """The page as served against the page rendered in Python; its status."""
-    paths.off = False
-    served = await client.get(url, headers=h)
-    paths.off = True
-    python = await client.get(url, headers=h)
-    paths.off = False
-    assert served.status_code == python.status_code, (url, served.text, python.text)
-    if served.content != python.content:
-        a = json.dumps(json.loads(python.content), indent=1).splitlines()
-        b = json.dumps(json.loads(served.content), indent=1).splitlines()
-        diff = "\n".join(difflib.unified_diff(a, b, "python", "database", lineterm=""))
-        pytest.fail(f"{url}: the database's JSON differs\n{diff or 'key order or spacing'}")
-    return served.status_code
-
-
 async def test_database_json_is_the_python_json(
     client: httpx.AsyncClient,
     world: World,
@@ -119,20 +84,20 @@ async def test_database_json_is_the_python_json(
     }
     odd = await rich.post(client, h, oh.url(world), body)
     assert odd["code"]
-    paths = Paths(monkeypatch)
+    paths = Paths(monkeypatch, listed)
     base = oh.url(world)
     served = 0
     for flags in FLAGS:
         sep = "&" if flags else "?"
         for variant in ORDER_VARIANTS:
             url = base + flags + (sep + variant if variant else "")
-            served += await _compare(client, h, paths, url) == 200
+            served += await compare(client, h, paths, url) == 200
         for code in (*codes, odd["code"]):
-            assert await _compare(client, h, paths, f"{base}{code}/{flags}") == 200
+            assert await compare(client, h, paths, f"{base}{code}/{flags}") == 200
         positions = oh.url(world, "orderpositions/")
         for variant in POSITION_VARIANTS:
             url = positions + flags + (sep + variant if variant else "")
-            served += await _compare(client, h, paths, url) == 200
+            served += await compare(client, h, paths, url) == 200
     assert served >= 70
     # The database wrote each of those lists (twice per URL: the first of the two reads).
     assert paths.in_sql >= served
@@ -144,5 +109,5 @@ async def test_database_json_is_the_python_json(
         oh.url(world, "orderpositions/") + "?pdf_data=true",
         f"/api/v1/organizers/{world.org.slug}/orders/",
     ):
-        assert await _compare(client, h, paths, url) == 200
+        assert await compare(client, h, paths, url) == 200
     assert paths.in_sql == before  # those take the Python path
