@@ -8,13 +8,13 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
-from admit.kit.http.context import Session, public_base_url
+from admit.kit.http.context import public_base_url
 from admit.kit.http.errors import FieldErrors
 from admit.models import UploadedFile
 from admit.orders import buyer_mails
 from admit.orders.payments import owed
 from admit.shop import file_answers, i18n, order_address, order_details, order_giftcard, orders
-from admit.shop.order_pages import ORDER, OrderForm, open_form
+from admit.shop.order_pages import OrderForm, form_route
 from admit.shop.render import language
 from admit.web.forms import Pairs, first
 
@@ -61,13 +61,9 @@ async def _new_files(
     return found, refused, stored
 
 
-@router.post(f"{ORDER}/details")
-async def change_details(
-    organizer: str, event: str, code: str, secret: str, request: Request, session: Session
-) -> Response:
-    form = await open_form(request, session, organizer, event, code, secret)
-    if isinstance(form, Response):
-        return form
+@form_route(router, "details")
+async def change_details(request: Request, form: OrderForm) -> Response:
+    session = form.session
     web, found, order, pairs = form.web, form.event, form.order, form.pairs
     _ = i18n.translator(language(web, found))
     refusal = await order_details.refusal(session, found, order)
@@ -103,13 +99,9 @@ async def change_details(
     return web.redirect(form.here)
 
 
-@router.post(f"{ORDER}/giftcard")
-async def pay_with_gift_card(
-    organizer: str, event: str, code: str, secret: str, request: Request, session: Session
-) -> Response:
-    form = await open_form(request, session, organizer, event, code, secret)
-    if isinstance(form, Response):
-        return form
+@form_route(router, "giftcard")
+async def pay_with_gift_card(request: Request, form: OrderForm) -> Response:
+    session = form.session
     web, found, order, pairs = form.web, form.event, form.order, form.pairs
     _ = i18n.translator(language(web, found))
     card = first(pairs, order_giftcard.FIELD).strip()[:190]
@@ -131,13 +123,9 @@ async def pay_with_gift_card(
     return web.redirect(form.here)
 
 
-@router.post(f"{ORDER}/address")
-async def change_address(
-    organizer: str, event: str, code: str, secret: str, request: Request, session: Session
-) -> Response:
-    form = await open_form(request, session, organizer, event, code, secret)
-    if isinstance(form, Response):
-        return form
+@form_route(router, "address")
+async def change_address(request: Request, form: OrderForm) -> Response:
+    session = form.session
     web, found, order = form.web, form.event, form.order
     _ = i18n.translator(language(web, found))
     if not order_address.offered(found):

@@ -5,6 +5,7 @@ A wrong secret is the same 404 page as a missing order."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -174,13 +175,32 @@ async def open_form(
     return OrderForm(web, session, organizer, found, order, form.pairs, form)
 
 
-@router.post(f"{ORDER}/cancel")
-async def order_cancel(
-    organizer: str, event: str, code: str, secret: str, request: Request, session: Session
-) -> Response:
-    form = await open_form(request, session, organizer, event, code, secret)
-    if isinstance(form, Response):
-        return form
+FormHandler = Callable[[Request, OrderForm], Awaitable[Response]]
+
+
+def form_route(on: APIRouter, action: str) -> Callable[[FormHandler], FormHandler]:
+    """Registers ``handler`` for the order page's form ``{ORDER}/{action}``: it is called with
+    the form opened (:func:`open_form`); a 404 or a refused CSRF token is answered for it."""
+
+    def register(handler: FormHandler) -> FormHandler:
+        async def route(
+            organizer: str, event: str, code: str, secret: str, request: Request, session: Session
+        ) -> Response:
+            form = await open_form(request, session, organizer, event, code, secret)
+            if isinstance(form, Response):
+                return form
+            return await handler(request, form)
+
+        route.__name__ = route.__qualname__ = handler.__name__
+        on.post(f"{ORDER}/{action}")(route)
+        return handler
+
+    return register
+
+
+@form_route(router, "cancel")
+async def order_cancel(request: Request, form: OrderForm) -> Response:
+    session = form.session
     buyer_mails.wanted(session, public_base_url(request))
     try:
         await orders.cancel(session, form.event, form.order)
