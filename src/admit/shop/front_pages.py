@@ -45,7 +45,6 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import parse_qsl
 
 from markupsafe import escape
 from starlette.requests import Request
@@ -55,6 +54,7 @@ from starlette.types import ASGIApp
 from admit.kit.http.context import public_base_url
 from admit.kit.http.errors import FieldErrors
 from admit.kit.lanes.fastlane import LaneRequest
+from admit.kit.stamps.pagecache import query_names
 from admit.models import Event
 from admit.web import sessions
 from admit.web.page import Page
@@ -160,13 +160,8 @@ def store(app: Any) -> KeptFronts:
 
 
 def _plain_query(raw: bytes) -> bool:
-    if not raw:
-        return True
-    try:
-        names = {name for name, _ in parse_qsl(raw.decode("latin-1"), keep_blank_values=True)}
-    except ValueError:
-        return False
-    return not names & PERSONAL_QUERY
+    names = query_names(raw)
+    return names is not None and not names & PERSONAL_QUERY
 
 
 def _key(request: Request, web: sessions.WebSession) -> tuple[Any, ...]:

@@ -57,9 +57,8 @@ from sqlalchemy.sql.visitors import InternalTraversal
 from sqlalchemy.types import JSON, Enum, TypeDecorator
 from starlette.responses import Response
 
-from admit.kit.http.errors import APIError
 from admit.kit.lanes.fastread import FastReader
-from admit.kit.resources.listing import Listing, page_window
+from admit.kit.resources.listing import Listing, page_records, page_window
 from admit.kit.resources.pagination import envelope
 from admit.kit.resources.render import Nested, Rows, json_converter
 
@@ -331,13 +330,7 @@ async def json_page_body(
 ) -> bytes:
     """``{count, next, previous, results}`` from a statement selecting each row's JSON and
     the count (as ``listing.page_body``); 404 past the last page."""
-    records = await reader.rows(session, stmt, params, static=static)
-    if not records:
-        if page > 1:
-            raise APIError(404, "Invalid page.")
-        count = 0
-    else:
-        count = records[0][-1]
+    records, count = await page_records(reader, session, stmt, params, static=static, page=page)
     head = orjson.dumps(envelope(request, count, page, size, []))
     body = ",".join([r[0] for r in records]).encode()
     return head[:-2] + body + b"]}" if body else head
