@@ -15,6 +15,7 @@ share of throughput (target < 10 %), the CPU per payment of the server's workers
 database's backends (read from /proc around each timed round: on a shared machine a steadier
 measure of the cost than throughput), and the load average.
 Run: .venv/bin/python bench/invoice_payments.py [--orders 300] [--rounds 6] [--concurrency 16]
+[--profile DIR] (py-spy's collapsed stacks of each worker per round, py-spy on the PATH)
 """
 
 from __future__ import annotations
@@ -23,7 +24,10 @@ import argparse
 import asyncio
 import json
 import os
+import shutil
+import signal
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -97,6 +101,30 @@ def _cpu(served: Served, database: str) -> tuple[dict[int, float], dict[int, flo
     return cpu_by_process(served.worker_pids()), cpu_by_process(postgres_backends(database))
 
 
+def _spy(served: Served, folder: str | None, name: str) -> list[subprocess.Popen]:
+    """py-spy on each worker while the round runs (``--profile``): collapsed stacks per worker,
+    to see where a payment's CPU goes with and without the invoice."""
+    if not folder:
+        return []
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    spy = shutil.which("py-spy") or "py-spy"
+    spies = []
+    for pid in served.worker_pids():
+        out = f"{folder}/{name}-{pid}.txt"
+        command = [spy, "record", "--format", "raw", "--rate", "200", "-o", out, "-p", str(pid)]
+        spies.append(
+            subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        )
+    return spies
+
+
+def _stop(spies: list[subprocess.Popen]) -> None:
+    for spy in spies:
+        spy.send_signal(signal.SIGINT)
+    for spy in spies:
+        spy.wait(timeout=30)
+
+
 async def _run(served: Served, database: str, token: str, args: argparse.Namespace) -> dict:
     base = served.base
     headers = {"Authorization": f"Token {token}"}
@@ -120,8 +148,10 @@ async def _run(served: Served, database: str, token: str, args: argparse.Namespa
             r = await c.patch(f"{event}settings/", json={"invoice_generate": mode})
             r.raise_for_status()
             cpu_before = _cpu(served, database)
+            spies = _spy(served, args.profile, f"round{index + 1:02}-{mode}")
             seconds, failures = await _pay(c, event, codes, args.concurrency)
             cpu_after = _cpu(served, database)
+            _stop(spies)
             server_ms, pg_ms = (
                 round(1000 * cpu_used(before, after) / len(codes), 2)
                 for before, after in zip(cpu_before, cpu_after, strict=True)
@@ -166,6 +196,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=6, help="rounds per mode")
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--profile", help="folder for py-spy's collapsed stacks of each round")
     args = parser.parse_args()
     url = fresh_pg_database("admit_bench_invoice_payments")
     data_dir = tempfile.mkdtemp(prefix="admit-bench-invoices-")

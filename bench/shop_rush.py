@@ -14,6 +14,7 @@ completed checkout), this client and the database's backends, which on a shared 
 more than the rates. Old code: ``PYTHONPATH=<absolute path of its src>`` (the server runs
 with it).
 Run: .venv/bin/python bench/shop_rush.py [--quota 500] [--buyers 800] [--connections 64]
+[--front-only: only the front page, no buyers before it]
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -123,6 +125,9 @@ def main() -> None:
     parser.add_argument("--connections", type=int, default=64)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--front-seconds", type=int, default=5)
+    parser.add_argument(
+        "--front-only", action="store_true", help="skip the buyers: only the front page's wrk run"
+    )
     args = parser.parse_args()
 
     url = fresh_pg_database("admit_bench_shop")
@@ -139,8 +144,12 @@ def main() -> None:
             workers = served.worker_pids()
             database = url.rsplit("/", 1)[1]
             before = cpu_by_process(workers), time.process_time()
-            rush = asyncio.run(
-                _buyers(base, path, demo["ticket_item"], args.buyers, args.connections)
+            rush = (
+                {"seconds": 1.0, "statuses": {}}
+                if args.front_only
+                else asyncio.run(
+                    _buyers(base, path, demo["ticket_item"], args.buyers, args.connections)
+                )
             )
             rush["worker_cpu_s"] = round(cpu_used(before[0], cpu_by_process(workers)), 2)
             rush["client_cpu_s"] = round(time.process_time() - before[1], 2)
@@ -173,6 +182,7 @@ def main() -> None:
         "front_page_req_s": front["requests_per_second"],
         "front_page_p99": front["p99"],
         "front_page_non_2xx": front["non_2xx"],
+        "load_average": [round(x, 2) for x in os.getloadavg()],
     }
     print(json.dumps(report))
 

@@ -87,6 +87,9 @@ async def app(database_url: str, tmp_path_factory: pytest.TempPathFactory):
         base_url="http://testserver",
         db_pool_size=6,
         db_pool_timeout=60,
+        # Tests see every change at once; tests/shop/test_front_kept.py turns the kept front
+        # pages (shop/front_pages.py) on for itself.
+        shop_page_seconds=0,
     )
     application = create_app(settings)
     yield application

@@ -63,6 +63,7 @@ from admit.scheduled_exports.routes import router as scheduled_exports_router
 from admit.seating.plans import router as seatingplans_router
 from admit.seating.routes import router as seats_router
 from admit.sendmail.routes import router as sendmail_router
+from admit.shop import front_pages
 from admit.shop.api import router as shop_api_router
 from admit.shop.cart_lane import add as shop_cart_lane
 from admit.shop.checkout_lane import checkout as shop_checkout_lane
@@ -146,6 +147,12 @@ for _resource in MOUNTED:
 # The order, position and check-in list pages, answered from kept pages when they hold.
 for _path, _access, _allowed in KEPT_LISTS:
     LANE.add("GET", _path, kept_route(_access, ORDER_PAGES, _allowed), query=True)
+
+
+# The shop's front pages, answered from kept pages for plain visitors (shop/front_pages.py);
+# only paths the shop's front routes rendered are kept, so these templates answer nothing else.
+LANE.add("GET", "/{organizer}/{event}/", front_pages.lane)
+LANE.add("GET", "/{organizer}/{event}/{subevent}/", front_pages.lane)
 
 
 # An edge layer wraps every HTTP request, the fast lane's included: it gets the next ASGI app

@@ -31,6 +31,10 @@ class Settings(BaseSettings):
     # List pages a worker keeps and answers again while what they show is unchanged (proved
     # by one statement per request, see kit/stamps/pagecache.py); 0 keeps none.
     page_cache_mb: float = Field(default=16.0, ge=0, le=4096)
+    # How long a worker answers the shop's front page it rendered for a visitor without a
+    # cart or voucher to the next such visitors (shop/front_pages.py: what the page shows is
+    # at most twice this old); 0 renders every one.
+    shop_page_seconds: float = Field(default=1.0, ge=0, le=60)
     idempotency_hours: float = Field(default=24.0, gt=0, le=24 * 30)  # answers to keys kept
     # How long after a scan the scanning device may annul it.
     checkin_annul_window_minutes: int = Field(default=15, ge=0, le=24 * 60)

@@ -4,6 +4,7 @@ back-office tests (the page clients come from :mod:`tests.oauth.fixtures`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import pytest
 
@@ -117,3 +118,27 @@ async def people(factory: Factory, shop: Shop) -> dict[str, str]:
         )
         emails[name] = user.email
     return emails
+
+
+async def made_then_edited(
+    client, api_client, people: dict[str, str], factory: Factory, shop: Shop, *edit: Any
+) -> tuple[dict, str]:
+    """An object made through the API (``body`` to ``E/{path}/``), then saved by the user Boss
+    on its back-office page (``{area}/{id}/``, ``form``): the object and the page's History.
+    ``edit`` is ``area, path, body, form``."""
+    from tests.oauth.helpers import csrf
+
+    area, path, body, form = edit
+    made = await _post(api_client, shop.token, f"{E}/{path}/", body)
+    await sign_in(client, factory, people["boss"])
+    url = f"{shop.base}{area}/{made['id']}/"
+    token = csrf((await client.get(url)).text)
+    saved = await client.post(url, data={"csrf_token": token, **form})
+    assert saved.status_code == 303, saved.text[saved.text.find("<main") :][:1500]
+    page = (await client.get(url)).text
+    return made, history_of(page)
+
+
+def history_of(page: str) -> str:
+    """A page's History section (to the page's end)."""
+    return page[page.index("<h2>History</h2>") :]

@@ -10,15 +10,11 @@ from sqlalchemy import event, func, select
 from sqlalchemy.engine import Engine
 
 from admit.models import AuditEntry
-from tests.control.conftest import E, _post, sign_in
+from tests.control.conftest import E, _post, history_of, made_then_edited, sign_in
 from tests.oauth.helpers import csrf
 
 ORG = "/api/v1/organizers/acme"
 AUTH = "Authorization"
-
-
-def _history(page: str) -> str:
-    return page[page.index("<h2>History</h2>") :]
 
 
 async def _rows(factory) -> list[AuditEntry]:
@@ -49,13 +45,9 @@ async def _rows(factory) -> list[AuditEntry]:
 async def test_api_and_back_office_changes_show_with_who_made_them(
     web, api, people, factory, shop, area, api_path, body, form, changed
 ):
-    made = await _post(api, shop.token, f"{E}/{api_path}/", body)
-    await sign_in(web, factory, people["boss"])
-    url = f"{shop.base}{area}/{made['id']}/"
-    token = csrf((await web.get(url)).text)
-    saved = await web.post(url, data={"csrf_token": token, **form})
-    assert saved.status_code == 303, saved.text[saved.text.find("<main") :][:1500]
-    history = _history((await web.get(url)).text)
+    _made, history = await made_then_edited(
+        web, api, people, factory, shop, area, api_path, body, form
+    )
     assert "Created" in history and "API token" in history
     assert changed in history and "user Boss" in history
     assert history.index("Created") < history.index(changed)
@@ -68,7 +60,7 @@ async def test_a_question_option_is_a_change_of_its_question(web, api, people, f
     await _post(api, shop.token, f"{E}/questions/{question['id']}/options/",
                 {"answer": {"en": "Vegan"}, "identifier": "VEGAN"})  # fmt: skip
     await sign_in(web, factory, people["boss"])
-    history = _history((await web.get(f"{shop.base}questions/{question['id']}/")).text)
+    history = history_of((await web.get(f"{shop.base}questions/{question['id']}/")).text)
     assert "Created" in history and "Changed: options" in history
     # the option's row is its question's change (no row of a type of its own)
     rows = [r for r in await _rows(factory) if r.object_type == "question"]
@@ -92,7 +84,7 @@ async def test_event_settings_page_shows_the_events_changes(web, api, people, fa
     moved = await api.patch(f"{E}/", json={"location": {"en": "Hall 3"}}, headers=headers)
     assert moved.status_code == 200, moved.text
     await sign_in(web, factory, people["boss"])
-    history = _history((await web.get(f"{shop.base}settings/")).text)
+    history = history_of((await web.get(f"{shop.base}settings/")).text)
     assert "Changed: settings.contact mail" in history and "API token" in history
     assert "Changed: location" in history
     # names, never values (a setting may be a payment provider's key)
@@ -110,7 +102,7 @@ async def test_webhook_history_keeps_no_secret(web, api, people, factory, shop):
                               headers=headers)  # fmt: skip
     assert patched.status_code == 200, patched.text
     await sign_in(web, factory, people["boss"])
-    history = _history((await web.get(f"/control/organizer/acme/webhooks/{made['id']}/")).text)
+    history = history_of((await web.get(f"/control/organizer/acme/webhooks/{made['id']}/")).text)
     assert "Created" in history and "Changed: enabled" in history and "API token" in history
     rows = [r for r in await _rows(factory) if r.object_type == "webhook"]
     assert [r.action for r in rows] == ["added", "changed"]
@@ -127,7 +119,7 @@ async def test_team_changes_in_the_back_office_name_the_user(web, api, people, f
     token = csrf((await web.get(url)).text)
     saved = await web.post(url, data={"csrf_token": token, "name": "Crew"})
     assert saved.status_code == 303, saved.text[saved.text.find("<main") :][:1500]
-    history = _history((await web.get(url)).text)
+    history = history_of((await web.get(url)).text)
     assert "Created" in history and "API token" in history
     assert "Changed: name" in history and "user Boss" in history
 
@@ -169,7 +161,7 @@ async def test_device_history_names_the_device_and_keeps_no_token(web, api, peop
     assert rolled.status_code == 200, rolled.text
     await sign_in(web, factory, people["boss"])
     url = f"/control/organizer/acme/devices/{made['device_id']}/"
-    history = _history((await web.get(url)).text)
+    history = history_of((await web.get(url)).text)
     assert "Created" in history and "API token" in history
     assert "Changed: initialized, api token hash, os name" in history
     assert "Changed: api token hash" in history and "device Gate scanner" in history

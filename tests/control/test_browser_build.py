@@ -35,6 +35,16 @@ async def _order(base: str, token: str, item: int) -> str:
         return response.json()["code"]
 
 
+async def _customer(base: str, token: str) -> str:
+    """A customer account made through the API: its identifier."""
+    headers = {"Authorization": f"Token {token}"}
+    async with httpx.AsyncClient(timeout=60, headers=headers) as api:
+        body = {"email": "kim@example.org", "name_parts": {"full_name": "Kim Lee"}}
+        response = await api.post(f"{base}/api/v1/organizers/acme/customers/", json=body)
+        assert response.status_code == 201, response.text
+        return response.json()["identifier"]
+
+
 async def test_back_office_build_walk(live_server, tmp_path: Path) -> None:
     script = axe.script()
     assert "axe" in script
@@ -216,9 +226,13 @@ async def test_back_office_build_walk(live_server, tmp_path: Path) -> None:
         driver.get(f"{base}/control/organizer/acme/devices/")
         assert "Front door scanner" in driver.page_source
         check("devices")
+        customer = await _customer(base, world.admin)
         for area in ("exports/", "webhooks/new", "teams/new", "giftcards/new", "customers/"):
             driver.get(f"{base}/control/organizer/acme/{area}")
             check("organizer-" + area.replace("/", "-").strip("-"))
+        driver.find_element(By.LINK_TEXT, customer).click()
+        wait.until(ec.text_to_be_present_in_element((By.TAG_NAME, "main"), "Kim Lee"))
+        check("customer")
         driver.get(f"{base}/control/organizer/acme/giftcards/new")
         wait.until(ec.presence_of_element_located((By.ID, "f-value")))
         fill({"value": "25.00"})

@@ -6,12 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.control.conftest import E, _post, sign_in
-from tests.oauth.helpers import csrf
-
-
-def _history(page: str) -> str:
-    return page[page.index("<h2>History</h2>") :]
+from tests.control.conftest import history_of, made_then_edited
 
 
 @pytest.mark.parametrize(
@@ -27,18 +22,14 @@ def _history(page: str) -> str:
 async def test_history_of_an_object_names_who_changed_it(
     web, api, people, factory, shop, area, api_path, body, form
 ):
-    made = await _post(api, shop.token, f"{E}/{api_path}/", body)
-    await sign_in(web, factory, people["boss"])
-    url = f"{shop.base}{area}/{made['id']}/"
-    token = csrf((await web.get(url)).text)
-    saved = await web.post(url, data={"csrf_token": token, **form})
-    assert saved.status_code == 303, saved.text[saved.text.find("<main") :][:1500]
-    history = _history((await web.get(url)).text)
+    made, history = await made_then_edited(
+        web, api, people, factory, shop, area, api_path, body, form
+    )
     assert "Created" in history and "API token" in history
     assert "Changed" in history and "user Boss" in history
     assert history.index("Created") < history.index("Changed")
     # the fixture's own product and quota, made by the same token: not this object's rows
     other = {"products": shop.item, "quotas": shop.quota, "vouchers": made["id"]}[area]
     if other != made["id"]:
-        others = _history((await web.get(f"{shop.base}{area}/{other}/")).text)
+        others = history_of((await web.get(f"{shop.base}{area}/{other}/")).text)
         assert "user Boss" not in others and "Created" in others

@@ -10,23 +10,13 @@ part's reason otherwise.
 
 from __future__ import annotations
 
-import os
 from decimal import Decimal
 from pathlib import Path
 
 from admit.models import Item
 from tests import axe
-from tests.browser import chromium
 from tests.shop import helpers as h
-
-WIDTHS = (390, 1280)
-SERIOUS = ("serious", "critical")
-
-
-def _shots(tmp_path: Path) -> Path:
-    folder = Path(os.environ.get("ADMIT_SCREENSHOT_DIR") or tmp_path)
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
+from tests.walk import WIDTHS, Walk
 
 
 async def test_a_buyer_buys_two_orders_in_chromium(live_server, tmp_path: Path) -> None:
@@ -48,49 +38,18 @@ async def test_a_buyer_buys_two_orders_in_chromium(live_server, tmp_path: Path) 
         )
     )
     await h.voucher(factory, shop.event, "SAVE5", price_mode="subtract", value=5, max_usages=3)
-    shots = _shots(tmp_path)
     base = live_server.base_url
     front = f"{base}/{world.org.slug}/{world.event.slug}/"
-    problems: dict[str, list[dict]] = {}
 
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as ec
-    from selenium.webdriver.support.ui import WebDriverWait
 
-    driver = chromium(WIDTHS[0])
-    wait = WebDriverWait(driver, 20)
+    walk = Walk(tmp_path, "shop", WIDTHS[0])
+    driver, wait, snap = walk.driver, walk.wait, walk.check
 
-    def viewport(width: int) -> None:
-        metrics = {"width": width, "height": 900, "deviceScaleFactor": 1, "mobile": width < 600}
-        driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
+    field = walk.by_id
 
-    def snap(name: str) -> None:
-        """Screenshot and axe at both widths; the walk goes on at the phone's."""
-        for width in WIDTHS:
-            viewport(width)
-            driver.execute_cdp_cmd(
-                "Emulation.setDeviceMetricsOverride",
-                {"width": width, "height": 900, "deviceScaleFactor": 1, "mobile": width < 600},
-            )
-            height = driver.execute_script("return document.documentElement.scrollHeight")
-            driver.execute_cdp_cmd(
-                "Emulation.setDeviceMetricsOverride",
-                {
-                    "width": width,
-                    "height": min(int(height), 4000),
-                    "deviceScaleFactor": 1,
-                    "mobile": width < 600,
-                },
-            )
-            driver.save_screenshot(str(shots / f"shop-{name}-{width}.png"))
-            problems[f"{name} at {width} px"] = axe.violations(driver)
-        viewport(WIDTHS[0])
-
-    def field(element_id: str):
-        return wait.until(ec.presence_of_element_located((By.ID, element_id)))
-
-    def click(selector: str) -> None:
-        driver.find_element(By.CSS_SELECTOR, selector).click()
+    click = walk.click
 
     try:
         # 1. the free ticket
@@ -146,9 +105,4 @@ async def test_a_buyer_buys_two_orders_in_chromium(live_server, tmp_path: Path) 
         snap("order-canceled")
     finally:
         driver.quit()
-    serious = {
-        where: [v for v in found if v["impact"] in SERIOUS]
-        for where, found in problems.items()
-        if any(v["impact"] in SERIOUS for v in found)
-    }
-    assert not serious, serious
+    walk.assert_accessible()

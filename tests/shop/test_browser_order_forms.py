@@ -1,22 +1,21 @@
 """The order page's forms in headless Chromium: a refused change of the attendee's details
-(the sentence at the field, the input kept), the change saved, then part of the order paid
-with a gift card. Every page is checked with axe-core at 390 px and 1280 px and saved as a
-screenshot (as ``test_browser.py``)."""
+(the sentence at the field, the input kept), the change saved, part of the order paid with a
+gift card, and the invoice address changed after a refused try. Every page is checked with
+axe-core at 390 px and 1280 px and saved as a screenshot (as ``test_browser.py``)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from tests import axe
-from tests.browser import chromium
 from tests.shop import helpers as h
-from tests.shop.test_browser import SERIOUS, WIDTHS, _shots
+from tests.walk import WIDTHS, Walk
 
 
 async def test_order_page_details_and_gift_card_in_chromium(live_server, tmp_path: Path) -> None:
     assert "axe" in axe.script()
     factory, world = live_server.factory, live_server.world
-    shop = await h.setup(factory, world)
+    shop = await h.setup(factory, world, invoice_address_required=True)
     age = await h.question(factory, shop.event, shop.ticket, "Your age", type="N", required=True)
     await h.gift_card(factory, world, "BROWSER-CARD", "10.00")
     async with live_server.client() as http:
@@ -24,34 +23,20 @@ async def test_order_page_details_and_gift_card_in_chromium(live_server, tmp_pat
         cart = r.json()["cart_id"]
         pid = r.json()["positions"][0]["id"]
         details = [{"id": pid, "answers": [{"question": age.id, "answer": "30"}]}]
-        r = await h.buy(http, world, cart, payment_provider="banktransfer", positions=details)
+        address = {"name": "Ada Lovelace", "street": "Hauptstr. 1", "zipcode": "10115",
+                   "city": "Berlin", "country": "DE"}  # fmt: skip
+        r = await h.buy(http, world, cart, payment_provider="banktransfer", positions=details,
+                        invoice_address=address)  # fmt: skip
         assert r.status_code == 201, r.text
         page = r.json()["url"]
-    shots = _shots(tmp_path)
-    problems: dict[str, list[dict]] = {}
 
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as ec
-    from selenium.webdriver.support.ui import WebDriverWait
 
-    driver = chromium(WIDTHS[0])
-    wait = WebDriverWait(driver, 20)
+    walk = Walk(tmp_path, "shop-order", WIDTHS[0])
+    driver, wait, snap = walk.driver, walk.wait, walk.check
 
-    def viewport(width: int, height: int = 900) -> None:
-        metrics = {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600}
-        driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
-
-    def snap(label: str) -> None:
-        for width in WIDTHS:
-            viewport(width)
-            height = driver.execute_script("return document.documentElement.scrollHeight")
-            viewport(width, min(int(height), 4000))
-            driver.save_screenshot(str(shots / f"shop-order-{label}-{width}.png"))
-            problems[f"{label} at {width} px"] = axe.violations(driver)
-        viewport(WIDTHS[0])
-
-    def field(css: str):
-        return wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, css)))
+    field = walk.by_css
 
     try:
         driver.get(page)
@@ -76,11 +61,22 @@ async def test_order_page_details_and_gift_card_in_chromium(live_server, tmp_pat
         assert "13.00 EUR remain to be paid" in driver.page_source
         assert "Ada Lovelace" in driver.page_source
         snap("gift-card-part")
+        city = field("#ia_city")
+        city.clear()
+        city.send_keys("Hamburg")
+        driver.execute_script("arguments[0].value = ''", field("#ia_street"))  # required
+        driver.find_element(By.XPATH, "//button[text()='Save the invoice address']").click()
+        assert "This field is required." in field("#ia_street-error").text
+        assert field("#ia_city").get_attribute("value") == "Hamburg"  # kept
+        snap("address-refused")
+        field("#ia_street").send_keys("Jungfernstieg 1")
+        zipcode = field("#ia_zipcode")
+        zipcode.clear()
+        zipcode.send_keys("20354")
+        driver.find_element(By.XPATH, "//button[text()='Save the invoice address']").click()
+        wait.until(ec.text_to_be_present_in_element((By.CSS_SELECTOR, ".flash"), "address"))
+        assert field("#ia_city").get_attribute("value") == "Hamburg"
+        snap("address-saved")
     finally:
         driver.quit()
-    serious = {
-        where: [v for v in found if v["impact"] in SERIOUS]
-        for where, found in problems.items()
-        if any(v["impact"] in SERIOUS for v in found)
-    }
-    assert not serious, serious
+    walk.assert_accessible()

@@ -13,9 +13,8 @@ from pathlib import Path
 from PIL import Image
 
 from tests import axe
-from tests.browser import chromium
 from tests.shop import helpers as h
-from tests.shop.test_browser import SERIOUS, WIDTHS, _shots
+from tests.walk import WIDTHS, Walk
 
 
 async def test_dependent_and_file_questions_in_chromium(live_server, tmp_path: Path) -> None:
@@ -42,32 +41,15 @@ async def test_dependent_and_file_questions_in_chromium(live_server, tmp_path: P
     good.write_bytes(out.getvalue())
     bad = tmp_path / "notes.txt"
     bad.write_text("not a picture")
-    shots = _shots(tmp_path)
     front = f"{live_server.base_url}/{world.org.slug}/{world.event.slug}/"
-    problems: dict[str, list[dict]] = {}
 
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as ec
-    from selenium.webdriver.support.ui import WebDriverWait
 
-    driver = chromium(WIDTHS[0])
-    wait = WebDriverWait(driver, 20)
+    walk = Walk(tmp_path, "shop-questions", WIDTHS[0])
+    driver, wait, snap = walk.driver, walk.wait, walk.check
 
-    def viewport(width: int, height: int = 900) -> None:
-        metrics = {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600}
-        driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
-
-    def snap(label: str) -> None:
-        for width in WIDTHS:
-            viewport(width)
-            height = driver.execute_script("return document.documentElement.scrollHeight")
-            viewport(width, min(int(height), 4000))
-            driver.save_screenshot(str(shots / f"shop-questions-{label}-{width}.png"))
-            problems[f"{label} at {width} px"] = axe.violations(driver)
-        viewport(WIDTHS[0])
-
-    def field(element_id: str):
-        return wait.until(ec.presence_of_element_located((By.ID, element_id)))
+    field = walk.by_id
 
     def by_name(question_id: int):
         return driver.find_element(By.CSS_SELECTOR, f"[name^=q_][name$='_{question_id}']")
@@ -110,12 +92,7 @@ async def test_dependent_and_file_questions_in_chromium(live_server, tmp_path: P
 
     finally:
         driver.quit()
-    serious = {
-        where: [v for v in found if v["impact"] in SERIOUS]
-        for where, found in problems.items()
-        if any(v["impact"] in SERIOUS for v in found)
-    }
-    assert not serious, serious
+    walk.assert_accessible()
 
 
 async def test_waiting_list_of_a_sold_out_date_in_chromium(live_server, tmp_path: Path) -> None:
@@ -126,29 +103,13 @@ async def test_waiting_list_of_a_sold_out_date_in_chromium(live_server, tmp_path
         r = await h.cart(http, world, {"item": s.shop.ticket.id}, subevent=s.late.id)
         r = await h.buy(http, world, r.json()["cart_id"], payment_provider="banktransfer")
         assert r.status_code == 201, r.text
-    shots = _shots(tmp_path)
     front = f"{live_server.base_url}/{world.org.slug}/{world.event.slug}/"
-    problems: dict[str, list[dict]] = {}
 
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as ec
-    from selenium.webdriver.support.ui import WebDriverWait
 
-    driver = chromium(WIDTHS[0])
-    wait = WebDriverWait(driver, 20)
-
-    def viewport(width: int, height: int = 900) -> None:
-        metrics = {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600}
-        driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
-
-    def snap(label: str) -> None:
-        for width in WIDTHS:
-            viewport(width)
-            height = driver.execute_script("return document.documentElement.scrollHeight")
-            viewport(width, min(int(height), 4000))
-            driver.save_screenshot(str(shots / f"shop-waiting-{label}-{width}.png"))
-            problems[f"{label} at {width} px"] = axe.violations(driver)
-        viewport(WIDTHS[0])
+    walk = Walk(tmp_path, "shop-waiting", WIDTHS[0])
+    driver, wait, snap = walk.driver, walk.wait, walk.check
 
     try:
         driver.get(f"{front}{s.late.id}/")
@@ -162,9 +123,4 @@ async def test_waiting_list_of_a_sold_out_date_in_chromium(live_server, tmp_path
         snap("joined")
     finally:
         driver.quit()
-    serious = {
-        where: [v for v in found if v["impact"] in SERIOUS]
-        for where, found in problems.items()
-        if any(v["impact"] in SERIOUS for v in found)
-    }
-    assert not serious, serious
+    walk.assert_accessible()

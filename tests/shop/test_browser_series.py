@@ -15,9 +15,8 @@ from sqlalchemy import update
 
 from admit.models import CartPosition
 from tests import axe
-from tests.browser import chromium
 from tests.shop import helpers as h
-from tests.shop.test_browser import SERIOUS, WIDTHS, _shots
+from tests.walk import WIDTHS, Walk
 
 
 async def test_series_addon_and_reverse_charge_in_chromium(live_server, tmp_path: Path) -> None:
@@ -26,32 +25,16 @@ async def test_series_addon_and_reverse_charge_in_chromium(live_server, tmp_path
     s = await h.series(factory, world, invoice_address_vatid=True)
     x = await h.extras(factory, s.shop, subevent=s.early)
     await h.reverse_charge_rule(factory, s.shop, x.vip, x.shirt, x.drink)
-    shots = _shots(tmp_path)
     front = f"{live_server.base_url}/{world.org.slug}/{world.event.slug}/"
-    problems: dict[str, list[dict]] = {}
 
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as ec
-    from selenium.webdriver.support.ui import Select, WebDriverWait
+    from selenium.webdriver.support.ui import Select
 
-    driver = chromium(WIDTHS[0])
-    wait = WebDriverWait(driver, 20)
+    walk = Walk(tmp_path, "shop-series", WIDTHS[0])
+    driver, wait, snap = walk.driver, walk.wait, walk.check
 
-    def viewport(width: int, height: int = 900) -> None:
-        metrics = {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600}
-        driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
-
-    def snap(name: str) -> None:
-        for width in WIDTHS:
-            viewport(width)
-            height = driver.execute_script("return document.documentElement.scrollHeight")
-            viewport(width, min(int(height), 4000))
-            driver.save_screenshot(str(shots / f"shop-series-{name}-{width}.png"))
-            problems[f"{name} at {width} px"] = axe.violations(driver)
-        viewport(WIDTHS[0])
-
-    def field(element_id: str):
-        return wait.until(ec.presence_of_element_located((By.ID, element_id)))
+    field = walk.by_id
 
     try:
         driver.get(front)
@@ -103,9 +86,4 @@ async def test_series_addon_and_reverse_charge_in_chromium(live_server, tmp_path
         snap("order")
     finally:
         driver.quit()
-    serious = {
-        where: [v for v in found if v["impact"] in SERIOUS]
-        for where, found in problems.items()
-        if any(v["impact"] in SERIOUS for v in found)
-    }
-    assert not serious, serious
+    walk.assert_accessible()

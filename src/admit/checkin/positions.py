@@ -20,6 +20,7 @@ from starlette.responses import Response
 from admit.checkin import state
 from admit.checkin.access import may_scan
 from admit.checkin.expand import expand, requested
+from admit.checkin.position_json import CHECKIN_POSITION_SHAPE
 from admit.checkin.position_rows import CHECKIN_POSITION_ROWS
 from admit.kit.http.context import EventContext, OrgContext
 from admit.kit.http.errors import FieldErrors, not_found
@@ -35,6 +36,7 @@ from admit.kit.resources.filtering import (
     parse_str,
 )
 from admit.kit.resources.listing import Complete, Listing, detail_body
+from admit.kit.resources.sql_json import respond_json
 from admit.kit.stamps.catalog import event_pages
 from admit.kit.stamps.page import header_value, page_generated
 from admit.models import (
@@ -205,6 +207,27 @@ LISTING = Listing(
 )
 
 
+# The same pages written as JSON by PostgreSQL (``position_json.py``).
+LISTING_JSON = Listing(
+    CHECKIN_POSITION_SHAPE,  # type: ignore[arg-type]
+    LISTING.table,
+    None,
+    OrderPosition.id,
+    LISTING.ordering,
+    narrow=True,
+    snapshot=LISTING.snapshot,
+)
+
+
+def _in_sql(
+    ctx: OrgContext, lists: Sequence[CheckinList], after: Any, invalid: FieldErrors | None
+) -> bool:
+    """Whether PostgreSQL writes the page's JSON: one list's tickets on the native pool,
+    without ``expand=`` (Python's, after the rows) or a bad one (answered after the rows)."""
+    native = ctx.session.info["fast"].native
+    return bool(native) and len(lists) == 1 and after is None and invalid is None
+
+
 async def _page(ctx: OrgContext, lists: Sequence[CheckinList], query: Select[Any]) -> Response:
     """``query``: ``positions_query`` of the lists (named by the callers, so the OpenAPI
     document finds the filters it applies)."""
@@ -213,6 +236,15 @@ async def _page(ctx: OrgContext, lists: Sequence[CheckinList], query: Select[Any
     # One list (one event): deep and large pages slice its kept keys (``kit/resources/
     # keylists.py``); several lists' search pages are read with OFFSET.
     snapshot = {"event_id": lists[0].event_id} if len(lists) == 1 else None
+    if _in_sql(ctx, lists, after, invalid):
+        return await respond_json(
+            LISTING_JSON,
+            ctx.request,
+            ctx.session,
+            query,
+            {"j_list": lists[0].id},
+            snapshot_params=snapshot,
+        )
     response = await LISTING.respond(
         ctx.request, ctx.session, query=query, extra=extra, after=after, snapshot_params=snapshot
     )

@@ -29,7 +29,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from admit.invoices import loaded, service, writing
+from admit.invoices import content, loaded, service, writing
 from admit.invoices.content import LineData
 from admit.invoices.settings_keys import setting
 from admit.kit.http.transaction import before_commit
@@ -130,6 +130,12 @@ _COMPARED = (
 ).split()
 
 
+def _same_recipient(invoice: Invoice, order: Order) -> bool:
+    """The invoice names the order's invoice address as it is now."""
+    wanted = content.recipient(order.invoice_address)
+    return all(getattr(invoice, key) == value for key, value in wanted.items())
+
+
 def _same_lines(invoice: Invoice, lines: Sequence[LineData]) -> bool:
     def key(line: Any) -> tuple[Any, ...]:
         return tuple(getattr(line, name) or None for name in _COMPARED)
@@ -162,7 +168,7 @@ async def on_changed(
         return
     await session.flush()
     lines = await service.order_lines(session, event, order)
-    if len(active) == 1 and _same_lines(active[0], lines):
+    if len(active) == 1 and _same_lines(active[0], lines) and _same_recipient(active[0], order):
         return
     # Issuers of one order are serialised on its row (a position PATCH does not hold it).
     await session.execute(select(Order.id).where(Order.id == order.id).with_for_update())

@@ -27,6 +27,7 @@ from admit.kit.resources.fields import FieldSelection
 from admit.kit.resources.filtering import parse_pk
 from admit.kit.resources.listing import Complete, Listing, detail_body, page_body, page_window
 from admit.kit.resources.pagination import PAGE_SIZE
+from admit.kit.resources.sql_json import json_page_body, variant_of
 from admit.kit.stamps.catalog import event_pages
 from admit.kit.stamps.page import header_value, page_generated
 from admit.models import Event, Order, OrderPosition
@@ -38,6 +39,7 @@ from admit.orders.filters import (
     View,
     view_of,
 )
+from admit.orders.order_json import ORDER_SHAPE, POSITION_SHAPE
 from admit.orders.order_rows import ORDER_ROWS, POSITION_ROWS
 from admit.tickets.loading import load_batch
 from admit.tickets.values import ticket_values
@@ -52,6 +54,16 @@ ORDERS = Listing(
     ORDER_ORDERING,
     narrow=True,
     snapshot=event_pages(Order.last_modified),
+)
+# The same pages written as JSON by PostgreSQL (``order_json.py``).
+ORDERS_JSON = Listing(
+    ORDER_SHAPE,  # type: ignore[arg-type]
+    Order.__table__,
+    Order.event_id,
+    Order.id,
+    ORDER_ORDERING,
+    narrow=True,
+    snapshot=ORDERS.snapshot,
 )
 
 
@@ -74,9 +86,9 @@ _JOINED = OrderPosition.__table__.join(Order.__table__, Order.id == OrderPositio
 _NOT_CANCELED = OrderPosition.canceled.is_(False)
 
 
-def _positions(where: tuple[Any, ...]) -> Listing:
+def _positions(where: tuple[Any, ...], rows: Any = POSITION_ROWS) -> Listing:
     return Listing(
-        POSITION_ROWS,
+        rows,
         _JOINED,
         OrderPosition.event_id,
         OrderPosition.id,
@@ -91,11 +103,49 @@ def _positions(where: tuple[Any, ...]) -> Listing:
 
 # By ``include_canceled_positions``.
 POSITIONS = {False: _positions((_NOT_CANCELED,)), True: _positions(())}
+# The same, written as JSON by PostgreSQL (``order_json.py``).
+POSITIONS_JSON = {
+    False: _positions((_NOT_CANCELED,), POSITION_SHAPE),
+    True: _positions((), POSITION_SHAPE),
+}
 _POSITION_DETAIL = {
     (shown, native): listing.static_detail(native)
     for shown, listing in POSITIONS.items()
     for native in (False, True)
 }
+
+
+def _json_view(view: View) -> View:
+    """What of the view changes the statement the database writes JSON with."""
+    return View(view.canceled_positions, view.canceled_fees)
+
+
+def _json_params(ctx: OrgContext, event: Event) -> dict[str, Any]:
+    """The request's values ``order_json.py`` binds."""
+    base = public_base_url(ctx.request)
+    return {
+        "j_slug": event.slug,
+        "j_base": f"{base}/{ctx.organizer_slug}/{event.slug}/",
+        "j_api": api_base(ctx, event.slug),
+    }
+
+
+async def _json_answer(
+    ctx: OrgContext,
+    stmt: Select[Any],
+    params: Mapping[str, Any],
+    static: bool,
+    page: tuple[int, int, int],
+    event: Event,
+    headers: Mapping[str, str] | None = None,
+) -> Response:
+    """The request's values (``_json_params``) are bound with the statement's."""
+    number, size, _ = page
+    params = {**params, **_json_params(ctx, event)}
+    body = await json_page_body(
+        ctx.request, _reader(ctx), ctx.session, stmt, params, static=static, page=number, size=size
+    )
+    return Response(body, media_type="application/json", headers=headers)
 
 
 def _reader(ctx: OrgContext) -> FastReader:
@@ -180,6 +230,27 @@ async def _answer(
     return Response(body, media_type="application/json", headers=headers)
 
 
+def _in_sql(ctx: OrgContext, event: Event | None, view: View) -> bool:
+    """Whether PostgreSQL writes the page's JSON (``order_json.py``): on the native pool, for
+    one event's list, unless the page needs Python after its rows (``pdf_data``,
+    ``include=`` / ``exclude=``); those (and ``O/orders/``) render from rows."""
+    return (
+        _reader(ctx).native
+        and event is not None
+        and not view.pdf_data
+        and FieldSelection.from_query(ctx.request.query_params) is None
+    )
+
+
+def _order_kind(
+    ctx: OrgContext, event: Event | None, view: View
+) -> tuple[Listing, tuple[Any, ...], bool]:
+    """The listing, its statements' variant, and whether the database writes the JSON."""
+    if _in_sql(ctx, event, view):
+        return ORDERS_JSON, variant_of({"view": _json_view(view)}), True
+    return ORDERS, _variant(view.canceled_positions), False
+
+
 async def order_list(
     ctx: OrgContext, slugs: Mapping[int, str], event: Event | None = None
 ) -> Response:
@@ -195,14 +266,14 @@ async def order_list(
         query = ORDER_FILTERS.apply(select(Order).where(Order.event_id == event.id), params)
         query = ORDER_ORDERING.apply(query, ctx.request)
         view = view_of(params)
-        variant = _variant(view.canceled_positions)
-        kept = await ORDERS.kept_page(ctx.session, query, page, {"event_id": event.id}, variant)
+        listing, variant, in_sql = _order_kind(ctx, event, view)
+        kept = await listing.kept_page(ctx.session, query, page, {"event_id": event.id}, variant)
     if kept is not None:
         (stmt, bind), static = kept, True
     elif event is not None and not _narrowed(params, ORDER_FILTERS.names):
         view = View()
-        variant = _variant(view.canceled_positions)
-        stmt, static = ORDERS.static_page(params.get("ordering"), _reader(ctx).native, variant)
+        listing, variant, in_sql = _order_kind(ctx, event, view)
+        stmt, static = listing.static_page(params.get("ordering"), _reader(ctx).native, variant)
         bind = {"tenant": event.id, "limit": size, "offset": offset}
     else:
         if event is not None:
@@ -215,13 +286,16 @@ async def order_list(
         query = ORDER_FILTERS.apply(select(Order).where(tenant), params)
         query = ORDER_ORDERING.apply(query, ctx.request)
         view = view_of(params)
-        variant = _variant(view.canceled_positions)
-        stmt = ORDERS.page_of(query, size, offset, _reader(ctx).native, variant)
+        listing, variant, in_sql = _order_kind(ctx, event, view)
+        stmt = listing.page_of(query, size, offset, _reader(ctx).native, variant)
         static, bind = False, {}
+    headers = {"X-Page-Generated": generated}
+    if in_sql:
+        assert event is not None
+        return await _json_answer(ctx, stmt, bind, static, page, event, headers)
     extra = order_extra(ctx, slugs, view)
     after = _shaped(ctx, _pdf_data(ctx, event, view))
-    headers = {"X-Page-Generated": generated}
-    return await _answer(ctx, ORDERS, stmt, bind, static, page, extra, after, headers)
+    return await _answer(ctx, listing, stmt, bind, static, page, extra, after, headers)
 
 
 async def order_detail(ctx: EventContext, code: str) -> Response:
@@ -258,10 +332,12 @@ async def position_list(ctx: EventContext, base: Select[Any]) -> Response:
     params = ctx.request.query_params
     page = page_window(ctx.request)
     _, size, offset = page
+    native = _reader(ctx).native
     if not _narrowed(params, POSITION_FILTERS.names):
         view = View()
-        listing = POSITIONS[False]
-        stmt, static = listing.static_page(params.get("ordering"), _reader(ctx).native)
+        in_sql = _in_sql(ctx, ctx.event, view)
+        listing = (POSITIONS_JSON if in_sql else POSITIONS)[False]
+        stmt, static = listing.static_page(params.get("ordering"), native)
         bind: dict[str, Any] = {"tenant": ctx.event.id, "limit": size, "offset": offset}
     else:
         query = POSITION_FILTERS.apply(base, params)
@@ -269,8 +345,11 @@ async def position_list(ctx: EventContext, base: Select[Any]) -> Response:
         if not view.canceled_positions:
             query = query.where(_NOT_CANCELED)
         query = POSITION_ORDERING.apply(query, ctx.request)
-        listing = POSITIONS[view.canceled_positions]
-        stmt, static, bind = listing.page_of(query, size, offset, _reader(ctx).native), False, {}
+        in_sql = _in_sql(ctx, ctx.event, view)
+        listing = (POSITIONS_JSON if in_sql else POSITIONS)[view.canceled_positions]
+        stmt, static, bind = listing.page_of(query, size, offset, native), False, {}
+    if in_sql:
+        return await _json_answer(ctx, stmt, bind, static, page, ctx.event)
     extra = _position_extra(ctx, view)
     after = _shaped(ctx, _pdf_data(ctx, ctx.event, view))
     return await _answer(ctx, listing, stmt, bind, static, page, extra, after)

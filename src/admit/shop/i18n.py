@@ -200,6 +200,24 @@ GERMAN: dict[str, str] = {
         "Ihre Änderungen wurden nicht gespeichert: bitte prüfen Sie die markierten Felder."
     ),
     "This order can no longer be changed.": "Diese Bestellung kann nicht mehr geändert werden.",
+    # the order page's invoice address form
+    "Change the invoice address": "Rechnungsadresse ändern",
+    "Save the invoice address": "Rechnungsadresse speichern",
+    "Your invoice address has been saved.": "Ihre Rechnungsadresse wurde gespeichert.",
+    "The invoice address is unchanged.": "Die Rechnungsadresse ist unverändert.",
+    "Your invoice address was not saved: please check the marked fields.": (
+        "Ihre Rechnungsadresse wurde nicht gespeichert: bitte prüfen Sie die markierten Felder."
+    ),
+    "The prices of a placed order stay as they are: an address that would change its taxes "
+    "is refused here.": (
+        "Die Preise einer Bestellung bleiben, wie sie sind: eine Adresse, die ihre Steuern "
+        "ändern würde, wird hier abgelehnt."
+    ),
+    "This address would change the taxes of your order, so it can not be changed here. "
+    "Please contact the organizer.": (
+        "Mit dieser Adresse würden sich die Steuern Ihrer Bestellung ändern, daher kann sie "
+        "hier nicht geändert werden. Bitte wenden Sie sich an den Veranstalter."
+    ),
     "A ticket of this order has been used for entry: it can no longer be changed here.": (
         "Ein Ticket dieser Bestellung wurde schon zum Einlass genutzt: sie kann hier nicht "
         "mehr geändert werden."

@@ -7,7 +7,9 @@ The form's values are checked as at checkout (names and e-mails required by the 
 required questions, dependent questions shown only for the answer they depend on, hidden ones
 dropped) and each answer as the API's position PATCH checks it (``check_answers``); the
 change is then written as that PATCH writes it, with its ``service.event.order.modified``
-notification and the order-changed hooks. File answers are not changed here (they stay).
+notification and the order-changed hooks. A file question shows the file the order holds; a
+new file (checked and kept as at checkout, ``file_answers``) replaces it, and the replaced
+upload expires like an unused one.
 """
 
 from __future__ import annotations
@@ -23,14 +25,16 @@ from admit.catalog.questions.answers import AnswerIn, check_answers, load_questi
 from admit.db import utcnow
 from admit.events.settings import value
 from admit.kit.resources.i18n import localized
-from admit.models import Answer, Event, Item, Order, OrderPosition, Question
+from admit.models import Answer, Event, Item, Order, OrderPosition, Question, UploadedFile
 from admit.models.checkin import Checkin
 from admit.notifications.notify import notify_all
 from admit.orders import hooks
 from admit.orders.schemas import EMAIL_RE
 from admit.orders.serialize import attendee_name
-from admit.shop import dependencies, questions
+from admit.shop import dependencies, file_answers, questions
+from admit.shop.file_answers import FileAnswer
 from admit.shop.settings import MODIFY_AFTER_CHECKIN, MODIFY_UNTIL
+from admit.uploads.service import LIFETIME, upload_by_path
 from admit.web.forms import Pairs, every, first
 
 MODIFIED = "service.event.order.modified"
@@ -119,10 +123,9 @@ async def form(session: AsyncSession, event: Event, order: Order, locale: str) -
         )
         links = questions.dependency_fields(editable.asked, f"q_{p.id}_")
         for q, its in mine:
-            if q.type != "F":  # a file is uploaded at checkout only
-                described = questions.describe(q, its, locale)
-                described["depends"] = links.get(q.id)
-                editable.described.append(described)
+            described = questions.describe(q, its, locale)
+            described["depends"] = links.get(q.id)
+            editable.described.append(described)
         found.append(editable)
     names = bool(value(event, "attendee_names_asked"))
     emails = bool(value(event, "attendee_emails_asked"))
@@ -148,9 +151,31 @@ def current(data: Form) -> dict[str, list[str]]:
     return kept
 
 
+def current_files(data: Form) -> dict[str, str]:
+    """The names of the files the order's answers hold, by the form's field."""
+    return {
+        f"q_{e.position.id}_{a.question_id}": a.file.split("/", 1)[-1]
+        for e in data.positions
+        for a in e.position.answers
+        if a.file
+    }
+
+
+def file_fields(data: Form) -> list[tuple[Editable, int, str]]:
+    """The form's file questions: (position, question id, field name)."""
+    return [
+        (e, q["id"], f"q_{e.position.id}_{q['id']}")
+        for e in data.positions
+        for q in e.described
+        if q["type"] == "F"
+    ]
+
+
 def _answers(pairs: Pairs, e: Editable) -> list[AnswerIn]:
     found = []
     for q in e.described:
+        if q["type"] == "F":
+            continue
         name = f"q_{e.position.id}_{q['id']}"
         if q["type"] in ("C", "M"):
             chosen = [int(v) for v in every(pairs, name) if v.isdigit() and len(v) < 10]
@@ -170,10 +195,17 @@ def _messages(problems: dict[str, Any]) -> str:
 
 
 async def save(
-    session: AsyncSession, event: Event, order: Order, data: Form, pairs: Pairs
+    session: AsyncSession,
+    event: Event,
+    order: Order,
+    data: Form,
+    pairs: Pairs,
+    files: dict[str, UploadedFile] | None = None,
+    base_url: str = "",
 ) -> dict[str, str]:
     """Checks the posted form and, when it holds, writes it; the errors by field otherwise
-    (then nothing is written)."""
+    (then nothing is written). ``files``: the new files by field (stored, not yet used)."""
+    files = files or {}
     errors: dict[str, str] = {}
     changes: list[tuple[Editable, str | None, str | None, list[Any]]] = []
     for e in data.positions:
@@ -193,9 +225,15 @@ async def save(
             a for a in given if a.question in visible and (a.options or (a.answer or "").strip())
         ]
         answered = {a.question for a in given}
+        held = {a.question_id for a in e.position.answers if a.file}
         for q in asked:
             if q.required and q.id in visible and q.id not in answered:
                 errors[f"q_{pid}_{q.id}"] = REQUIRED
+        for q in e.asked:
+            field_name = f"q_{pid}_{q.id}"
+            if q.type == "F" and q.required and q.id in visible:
+                if q.id not in held and field_name not in files:
+                    errors[field_name] = REQUIRED
         infos = await load_questions(session, event.id, answered)
         checked, problems = check_answers(given, e.position.item_id, infos)
         for a, problem in zip(given, problems or [], strict=False):
@@ -208,6 +246,10 @@ async def save(
     for e, name, email, checked in changes:
         changed = _write(session, e, data, name, email) or changed
         changed = await _write_answers(session, e, checked) or changed
+    for e, question_id, field_name in file_fields(data):
+        if field_name in files:
+            await _replace_file(session, e, question_id, files[field_name], base_url)
+            changed = True
     if changed:
         order.last_modified = utcnow()
         hooks.changed(session, order)  # a name on an invoice line may have changed
@@ -255,3 +297,19 @@ async def _write_answers(session: AsyncSession, e: Editable, checked: list[Any])
         answer.orderposition_id = p.id
         session.add(answer)
     return True
+
+
+async def _replace_file(
+    session: AsyncSession, e: Editable, question_id: int, upload: UploadedFile, base_url: str
+) -> None:
+    """The position's answer to a file question: the new file; the old one's upload expires
+    as an unused one does (nothing links it any more)."""
+    p = e.position
+    for old in [a for a in p.answers if a.question_id == question_id]:
+        if old.file:
+            replaced = await upload_by_path(session, old.file)
+            if replaced is not None:
+                replaced.expires = utcnow() + LIFETIME
+        await session.delete(old)
+    await session.flush()
+    await file_answers.attach(session, base_url, p.id, [FileAnswer(question_id, upload)])

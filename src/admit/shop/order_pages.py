@@ -5,7 +5,12 @@ A wrong secret is the same 404 page as a missing order."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
 from fastapi import APIRouter, Request
+from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.responses import Response
 
 from admit.events.settings import value
@@ -16,12 +21,25 @@ from admit.kit.http.errors import APIError
 from admit.kit.resources.i18n import localized
 from admit.models import Event, Order
 from admit.orders import buyer_mails
+from admit.shop import (
+    address,
+    catalog,
+    countries,
+    file_answers,
+    order_address,
+    order_details,
+    order_giftcard,
+    order_invoices,
+    orders,
+)
 from admit.shop import buyer_mails as _mail_hooks  # noqa: F401  (registers the order hooks)
-from admit.shop import catalog, file_answers, order_details, order_giftcard, order_invoices, orders
+from admit.shop.multipart import Multipart, is_multipart, read_multipart
+from admit.shop.pages import Refused
 from admit.shop.render import base_context, language
 from admit.shop.render import page as render_page
 from admit.shop.settings import SUCCESS_TEXT
 from admit.uploads.service import read_upload
+from admit.web.forms import FormError, Pairs
 from admit.web.page import Page
 from admit.web.render import SECURITY_HEADERS
 
@@ -51,8 +69,10 @@ async def show(
     errors: list[str] | None = None,
     kept: dict[str, list[str]] | None = None,
     field_errors: dict[str, str] | None = None,
+    kept_files: dict[str, str] | None = None,
 ) -> Response:
-    """The order page; after a refused form, with its sentences (by field) and input kept."""
+    """The order page; after a refused form, with its sentences (by field) and input kept
+    (``kept_files``: the names of the files it sent, by field)."""
     session = web.session
     view = await orders.view(session, found, order)
     here = f"/{organizer}/{found.slug}/order/{order.code}/{order.secret}/"
@@ -75,34 +95,120 @@ async def show(
         success_text=localized(value(found, SUCCESS_TEXT), order.locale),
         errors=errors,
         field_errors=field_errors or {},
-        kept=kept if kept is not None else order_details.current(details),
+        kept=_values(details, order, kept),
         details=details if details.anything else None,
+        details_files=bool(order_details.file_fields(details)),
+        kept_files={**order_details.current_files(details), **(kept_files or {})},
+        accept=file_answers.ACCEPT,
         details_refused=await order_details.refusal(session, found, order),
         details_until=order_details.deadline(found),
         gift_card=offered,
+        address_form=address.asked(found) if order_address.offered(found) else None,
+        countries=countries.choices(),
     )
 
 
-@router.post(f"{ORDER}/cancel")
-async def order_cancel(
-    organizer: str, event: str, code: str, secret: str, request: Request, session: Session
-) -> Response:
+def _values(
+    details: order_details.Form, order: Order, kept: dict[str, list[str]] | None
+) -> dict[str, list[str]]:
+    """The forms' values: what the order holds, the refused form's input in place of its own
+    (each form is told by its fields: attendee details and answers, or ``ia_``)."""
+    posted = kept or {}
+    values: dict[str, list[str]] = {}
+    if not any(k.startswith(("name_", "email_", "q_")) for k in posted):
+        values.update(order_details.current(details))
+    if not any(k.startswith("ia_") for k in posted):
+        values.update(order_address.current(order))
+    values.update(posted)
+    return values
+
+
+@dataclass
+class OrderForm:
+    """A form posted on the order page, opened: the order locked, the CSRF token checked."""
+
+    web: Page
+    session: AsyncSession
+    organizer: str
+    event: Event
+    order: Order
+    pairs: Pairs
+    files: Multipart = field(default_factory=Multipart)  # a multipart form's files
+
+    @property
+    def here(self) -> str:
+        return f"/{self.organizer}/{self.event.slug}/order/{self.order.code}/{self.order.secret}/"
+
+    async def refused(self, **shown: Any) -> Refused:
+        """The refusal: the order page as the database holds it (this request's work undone),
+        with ``shown`` (sentences, the buyer's input kept)."""
+        slug, code, secret = self.event.slug, self.order.code, self.order.secret
+        await self.session.rollback()  # expires every object: read what is needed first
+        found = await catalog.load_event(self.session, self.organizer, slug)
+        order = await orders.find(self.session, found, code, secret) if found else None
+        assert found is not None and order is not None
+        return Refused(await show(self.web, found, self.organizer, order, 400, **shown))
+
+
+async def open_form(
+    request: Request, session: Session, organizer: str, event: str, code: str, secret: str
+) -> OrderForm | Response:
+    """The posted form opened, or the answer to give instead (404, the CSRF refusal)."""
     web = await Page.load(request, session)
     found = await catalog.load_event(session, organizer, event)
     order = await orders.find(session, found, code, secret, lock=True) if found else None
     if found is None or order is None:
         return web.not_found()
-    _pairs, refused = await web.post()
-    if refused:
+    if not is_multipart(request):
+        pairs, refused = await web.post()
+        if refused:
+            return refused
+        return OrderForm(web, session, organizer, found, order, pairs)
+    try:
+        form = await read_multipart(request)
+    except FormError as exc:
+        return web.message("Bad request", exc.message, exc.status)
+    refused = web.refuse_csrf(form.pairs)
+    if refused is not None:
+        form.close()
         return refused
+    return OrderForm(web, session, organizer, found, order, form.pairs, form)
+
+
+FormHandler = Callable[[Request, OrderForm], Awaitable[Response]]
+
+
+def form_route(on: APIRouter, action: str) -> Callable[[FormHandler], FormHandler]:
+    """Registers ``handler`` for the order page's form ``{ORDER}/{action}``: it is called with
+    the form opened (:func:`open_form`); a 404 or a refused CSRF token is answered for it."""
+
+    def register(handler: FormHandler) -> FormHandler:
+        async def route(
+            organizer: str, event: str, code: str, secret: str, request: Request, session: Session
+        ) -> Response:
+            form = await open_form(request, session, organizer, event, code, secret)
+            if isinstance(form, Response):
+                return form
+            return await handler(request, form)
+
+        route.__name__ = route.__qualname__ = handler.__name__
+        on.post(f"{ORDER}/{action}")(route)
+        return handler
+
+    return register
+
+
+@form_route(router, "cancel")
+async def order_cancel(request: Request, form: OrderForm) -> Response:
+    session = form.session
     buyer_mails.wanted(session, public_base_url(request))
     try:
-        await orders.cancel(session, found, order)
+        await orders.cancel(session, form.event, form.order)
     except APIError as exc:
-        web.web.flash(exc.detail)
+        form.web.web.flash(exc.detail)
     else:
-        web.web.flash("Your order has been canceled.")
-    return web.redirect(f"/{organizer}/{event}/order/{order.code}/{order.secret}/")
+        form.web.web.flash("Your order has been canceled.")
+    return form.web.redirect(form.here)
 
 
 async def _pdf(

@@ -23,7 +23,7 @@ from admit.kit.http.errors import FieldErrors
 from admit.kit.resources.filtering import parse_int
 from admit.kit.resources.i18n import localized
 from admit.models import Event
-from admit.shop import addons, catalog, dates, i18n, waiting
+from admit.shop import addons, catalog, dates, front_pages, i18n, waiting
 from admit.shop import cart as carts
 from admit.shop.render import base_context, language
 from admit.shop.render import page as render_page
@@ -106,7 +106,7 @@ async def posted(
 
 
 def _cart_key(event: Event) -> str:
-    return f"cart{event.id}"
+    return front_pages.cart_key(event.id)
 
 
 async def _front(
@@ -174,15 +174,35 @@ async def _front(
     )
 
 
-@router.get(f"{S}/")
-async def front(organizer: str, event: str, request: Request, session: Session) -> Response:
+async def _kept_or_rendered(
+    request: Request, session: Any, organizer: str, event: str, subevent_id: int | None = None
+) -> Response:
+    """The front page (of a date): the kept one for a plain visitor when there is one
+    (``front_pages``), else rendered, and kept when it is the one every plain visitor sees."""
+    if (kept := front_pages.answer(request)) is not None:
+        return kept
+    started = front_pages.clock()
     web = await Page.load(request, session)
     found = await _event(session, organizer, event)
-    if found is None:
+    if found is None or (subevent_id is not None and not found.has_subevents):
+        front_pages.forget(web)  # gone (or offline): its kept page is too
         return web.not_found()
-    return await _front(
-        web, found, organizer, voucher_code=request.query_params.get("voucher", "")[:255]
+    plain = front_pages.plain(web, found)
+    response = await _front(
+        web,
+        found,
+        organizer,
+        voucher_code=request.query_params.get("voucher", "")[:255],
+        subevent_id=subevent_id,
     )
+    if plain:
+        front_pages.keep(web, found, response, started)
+    return response
+
+
+@router.get(f"{S}/")
+async def front(organizer: str, event: str, request: Request, session: Session) -> Response:
+    return await _kept_or_rendered(request, session, organizer, event)
 
 
 @router.get(f"{S}/{{subevent:int}}/")
@@ -190,17 +210,7 @@ async def front_date(
     organizer: str, event: str, subevent: int, request: Request, session: Session
 ) -> Response:
     """One date of a series: its products and prices."""
-    web = await Page.load(request, session)
-    found = await _event(session, organizer, event)
-    if found is None or not found.has_subevents:
-        return web.not_found()
-    return await _front(
-        web,
-        found,
-        organizer,
-        voucher_code=request.query_params.get("voucher", "")[:255],
-        subevent_id=subevent,
-    )
+    return await _kept_or_rendered(request, session, organizer, event, subevent)
 
 
 def _wants(pairs: list[tuple[str, str]]) -> tuple[list[carts.Want], list[str]]:

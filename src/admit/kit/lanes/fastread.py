@@ -103,6 +103,10 @@ class FastReader:
             init=_initializer(self.engine.dialect),
             server_settings=settings,
             max_cached_statement_lifetime=self.statement_lifetime,
+            # Pages written as JSON by the database (``kit/resources/sql_json.py``) are
+            # statements of 15-30 kB: above asyncpg's default limit, each would be prepared
+            # (and planned) again at every execution.
+            max_cacheable_statement_size=_MAX_CACHED_SQL,
             # Fast reads leave no session state behind: skip asyncpg's reset
             # round trip (RESET ALL, UNLISTEN, ...) on every release.
             reset=_no_reset,
@@ -169,8 +173,12 @@ class FastReader:
             return (await conn.execute(stmt, dict(params or {}))).all()
         prepared = self._prepare(stmt, static)
         if prepared is None:
+            # Compiled with its values: those of ``params`` go into the statement.
+            if params:
+                stmt = stmt.params(dict(params))
             prepared = _Prepared.of(stmt, self.engine.dialect, None, expand=True)
             assert prepared is not None
+            params = None
         sql, args = prepared.bind(params)
         pool = await self.pool()
         self.executed += 1
@@ -205,6 +213,8 @@ class FastReader:
 
 
 _MISSING = object()
+# The longest statement text each connection keeps prepared.
+_MAX_CACHED_SQL = 128 * 1024
 # Compiled statements kept per process; beyond this the cache starts over.
 _MAX_PREPARED = 2000
 
@@ -240,7 +250,11 @@ class _Prepared:
         return _Prepared(self.sql, self.compiled, self.names, self.processors, extracted)
 
     def bind(self, params: Mapping[str, Any] | None) -> tuple[str, list[Any]]:
-        if self.extracted is None:
+        if self.compiled._render_postcompile:
+            # Compiled with its values (``expand``), those of ``Select.params()`` included
+            # (which ``construct_params`` refuses to combine with the expanded form).
+            values = dict(self.compiled._post_compile_expanded_state.parameters)
+        elif self.extracted is None:
             values = self.compiled.construct_params(params)
         else:
             values = self.compiled.construct_params(params, extracted_parameters=self.extracted)

@@ -293,6 +293,25 @@ class Listing:
         return query.with_only_columns(*columns).where(self.pk == pk)
 
 
+async def page_records(
+    reader: FastReader,
+    session: AsyncSession,
+    stmt: Select[Any],
+    params: Mapping[str, Any],
+    *,
+    static: bool,
+    page: int,
+) -> tuple[Sequence[Any], int]:
+    """A page's rows (each ending with the list's count) and the count; 404 past the last
+    page."""
+    records = await reader.rows(session, stmt, params, static=static)
+    if not records:
+        if page > 1:
+            raise APIError(404, "Invalid page.")
+        return records, 0
+    return records, records[0][-1]
+
+
 async def page_body(
     request: Request,
     reader: FastReader,
@@ -309,13 +328,7 @@ async def page_body(
 ) -> bytes:
     """``{count, next, previous, results}`` as JSON; 404 past the last page. ``after``
     completes the rendered rows of the page (what no statement per kind gives)."""
-    records = await reader.rows(session, stmt, params, static=static)
-    if not records:
-        if page > 1:
-            raise APIError(404, "Invalid page.")
-        count = 0
-    else:
-        count = records[0][-1]
+    records, count = await page_records(reader, session, stmt, params, static=static, page=page)
     results = await rows.render(fetcher(reader, session), reader.native, records, extra)
     if after is not None and results:
         await after(results)

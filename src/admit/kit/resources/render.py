@@ -22,6 +22,10 @@ statement for the whole page (``parent_id IN (...)``), grandchildren likewise, a
 declared with ``probe`` is only looked up for the parents an ``EXISTS`` in the page's select
 found to have some.
 
+On PostgreSQL a list may skip the Python side altogether: ``kit/resources/sql_json.py`` turns
+a declaration (with the SQL of what its ``finish`` computes) into one expression per row that
+the database writes as the row's JSON, the same bytes.
+
 ``finish(row, parent, extra)`` runs once per row after its children are attached; the values
 it sees and writes are already JSON-ready. A child's ``finish`` runs before its parent's, so
 it sees the parent's selected values as they came from the database (converted, not

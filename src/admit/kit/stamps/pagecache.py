@@ -126,19 +126,23 @@ class PageCache:
         self.size = 0
 
 
+def query_names(raw: bytes) -> set[str] | None:
+    """The parameter names of a raw query string (None: it does not parse)."""
+    if not raw:
+        return set()
+    try:
+        return {name for name, _ in parse_qsl(raw.decode("latin-1"), keep_blank_values=True)}
+    except ValueError:
+        return None
+
+
 def cacheable(request: LaneRequest, allowed: Collection[str]) -> bool:
     """Whether the request may be answered from kept pages: no conditional header, and a
     query string of nothing but ``allowed`` parameters (and paging)."""
     if any(request.header(name) is not None for name in CONDITIONAL):
         return False
-    raw = request.scope["query_string"]
-    if not raw:
-        return True
-    try:
-        names = {name for name, _ in parse_qsl(raw.decode("latin-1"), keep_blank_values=True)}
-    except ValueError:
-        return False
-    return names <= PAGING.union(allowed)
+    names = query_names(request.scope["query_string"])
+    return names is not None and names <= PAGING.union(allowed)
 
 
 def page_key(request: LaneRequest, principal: Any) -> tuple[Any, ...]:
