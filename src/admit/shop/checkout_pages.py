@@ -23,12 +23,12 @@ from admit.models import Event
 from admit.payments import providers
 from admit.shop import address, checkout, countries, file_answers, i18n, questions
 from admit.shop import cart as carts
-from admit.shop.multipart import Multipart, is_multipart, read_multipart
-from admit.shop.pages import Refused, _cart_key, _event, posted, sentences
+from admit.shop.multipart import Multipart, posted_form
+from admit.shop.pages import Refused, _cart_key, _event, sentences
 from admit.shop.render import base_context, language
 from admit.shop.render import page as render_page
 from admit.shop.settings import CHECKOUT_TEXT, TERMS_URL
-from admit.web.forms import FormError, Pairs, every, first
+from admit.web.forms import Pairs, every, first
 from admit.web.page import Page
 
 router = APIRouter(include_in_schema=False)
@@ -172,22 +172,12 @@ async def _posted(
     request: Request, session: Session, organizer: str, event: str
 ) -> tuple[Page, Event, Pairs, Multipart] | Response:
     """The checkout's post: an urlencoded form, or a multipart one (with files)."""
-    if not is_multipart(request):
-        opened = await posted(request, session, organizer, event)
-        return opened if isinstance(opened, Response) else (*opened, Multipart())
     web = await Page.load(request, session)
     found = await _event(session, organizer, event)
     if found is None:
         return web.not_found()
-    try:
-        form = await read_multipart(request)
-    except FormError as exc:
-        return web.message("Bad request", exc.message, exc.status)
-    refused = web.refuse_csrf(form.pairs)
-    if refused is not None:
-        form.close()
-        return refused
-    return web, found, form.pairs, form
+    got = await posted_form(web, request)
+    return got if isinstance(got, Response) else (web, found, *got)
 
 
 async def _files(

@@ -18,9 +18,11 @@ from typing import IO
 from fastapi import Request
 from python_multipart.exceptions import MultipartParseError
 from python_multipart.multipart import MultipartParser, parse_options_header
+from starlette.responses import Response
 
 from admit.uploads.service import MAX_UPLOAD_BYTES
 from admit.web.forms import FORM_LIMIT, MAX_FIELDS, FormError, Pairs
+from admit.web.page import Page
 
 MULTIPART = "multipart/form-data"
 MAX_FILES = 20
@@ -202,3 +204,20 @@ async def read_multipart(request: Request) -> Multipart:
             reader.file.spool.close()
         raise
     return reader.result
+
+
+async def posted_form(web: Page, request: Request) -> tuple[Pairs, Multipart] | Response:
+    """A posted shop form's fields and files (an urlencoded form has none), its CSRF token
+    checked; or the page refusing it (403, 4xx for a body that is no form)."""
+    if not is_multipart(request):
+        pairs, refused = await web.post()
+        return refused if refused is not None else (pairs, Multipart())
+    try:
+        form = await read_multipart(request)
+    except FormError as exc:
+        return web.message("Bad request", exc.message, exc.status)
+    refused = web.refuse_csrf(form.pairs)
+    if refused is not None:
+        form.close()
+        return refused
+    return form.pairs, form

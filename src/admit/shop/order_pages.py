@@ -33,13 +33,13 @@ from admit.shop import (
     orders,
 )
 from admit.shop import buyer_mails as _mail_hooks  # noqa: F401  (registers the order hooks)
-from admit.shop.multipart import Multipart, is_multipart, read_multipart
+from admit.shop.multipart import Multipart, posted_form
 from admit.shop.pages import Refused
 from admit.shop.render import base_context, language
 from admit.shop.render import page as render_page
 from admit.shop.settings import SUCCESS_TEXT
 from admit.uploads.service import read_upload
-from admit.web.forms import FormError, Pairs
+from admit.web.forms import Pairs
 from admit.web.page import Page
 from admit.web.render import SECURITY_HEADERS
 
@@ -159,20 +159,10 @@ async def open_form(
     order = await orders.find(session, found, code, secret, lock=True) if found else None
     if found is None or order is None:
         return web.not_found()
-    if not is_multipart(request):
-        pairs, refused = await web.post()
-        if refused:
-            return refused
-        return OrderForm(web, session, organizer, found, order, pairs)
-    try:
-        form = await read_multipart(request)
-    except FormError as exc:
-        return web.message("Bad request", exc.message, exc.status)
-    refused = web.refuse_csrf(form.pairs)
-    if refused is not None:
-        form.close()
-        return refused
-    return OrderForm(web, session, organizer, found, order, form.pairs, form)
+    posted = await posted_form(web, request)
+    if isinstance(posted, Response):
+        return posted
+    return OrderForm(web, session, organizer, found, order, *posted)
 
 
 FormHandler = Callable[[Request, OrderForm], Awaitable[Response]]
