@@ -89,6 +89,18 @@ async def test_dependent_and_file_questions_in_chromium(live_server, tmp_path: P
             got = await http.get(link.get_attribute("href"))
         assert got.status_code == 200 and got.content == good.read_bytes()
         snap("order")
+        # the order page's details form: the file held is named, a new one replaces it
+        held = driver.find_element(By.CSS_SELECTOR, "form[action$='details'] p.muted.small")
+        assert "badge.png" in held.text
+        other = tmp_path / "badge-2.png"
+        other.write_bytes(good.read_bytes())
+        driver.find_element(
+            By.CSS_SELECTOR, f"form[action$='details'] [name^=q_][name$='_{photo.id}']"
+        ).send_keys(str(other))
+        driver.find_element(By.XPATH, "//button[text()='Save changes']").click()
+        wait.until(ec.text_to_be_present_in_element((By.CSS_SELECTOR, ".flash"), "saved"))
+        assert driver.find_elements(By.LINK_TEXT, "badge-2.png")
+        snap("order-file-replaced")
 
     finally:
         driver.quit()

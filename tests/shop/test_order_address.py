@@ -170,3 +170,19 @@ async def test_events_that_ask_no_address_offer_no_form(client, world, factory):
     assert "Change the invoice address" not in (await client.get(page)).text
     r = await client.post(f"{page}address", data={"csrf_token": token, **ADDRESS})
     assert r.status_code == 404
+
+
+async def test_junk_in_the_address_form_is_a_sentence_never_a_500(client, world, factory):
+    _shop, page, token = await _ordered(client, world, factory)
+    for junk in (
+        {**ADDRESS, "ia_country": "<script>"},
+        {**ADDRESS, "ia_country": "ZZZZZZ"},
+        {**ADDRESS, "ia_city": "x" * 5000, "ia_name": "\u00e9" * 3000},
+        {**ADDRESS, "ia_is_business": "yes", "ia_vat_id": "DE" + "1" * 900},
+        {"ia_street": "\x00\x01"},
+    ):
+        r = await client.post(f"{page}address", data={"csrf_token": token, **junk})
+        assert r.status_code in (400, 303), (junk, r.status_code)
+        if r.status_code == 400:
+            assert "Your invoice address was not saved" in r.text or "Bad request" in r.text
+    assert (await _stored(factory))["country"] == "DE"
