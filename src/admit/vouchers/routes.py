@@ -39,6 +39,7 @@ from admit.notifications.notify import notify_each, notify_in_event
 from admit.vouchers import blocking, render, seats, service
 from admit.vouchers.rows import VOUCHER_ROWS
 from admit.vouchers.schemas import VoucherIn, VoucherOut
+from admit.vouchers.voucher_json import VOUCHER_SHAPE
 
 READ = "event.vouchers:read"
 WRITE = "event.vouchers:write"
@@ -103,6 +104,7 @@ class VoucherResource(Resource[Voucher]):
     # Creation is its own route below (same shape as batch_create).
     actions = frozenset({"list", "retrieve", "update", "delete"})
     renderer = VOUCHER_ROWS
+    json_shape = VOUCHER_SHAPE
     # A redemption moves its voucher's stamp; a seat's guid never changes (seats are matched
     # by it, and one a voucher holds is never deleted).
     kept_by = event_pages(Voucher.last_modified)

@@ -9,6 +9,7 @@ from sqlalchemy.orm import selectinload
 from starlette.responses import Response
 
 from admit.catalog.items import item_service, service
+from admit.catalog.items.item_json import ITEM_SHAPE, item_params
 from admit.catalog.items.item_schemas import NESTED, ItemIn, ItemOut
 from admit.catalog.items.nested_routes import AddOnResource, BundleResource, VariationResource
 from admit.catalog.items.program_times import ProgramTimeResource
@@ -89,6 +90,11 @@ class ItemResource(ModifiedSinceList, CatalogResource):
     )
 
     renderer = ITEM_ROWS
+    json_shape = ITEM_SHAPE
+
+    def json_params(self, ctx: OrgContext) -> dict[str, Any]:
+        assert isinstance(ctx, EventContext)
+        return item_params(public_base_url(ctx.request), ctx.event.item_meta_properties)
 
     async def prepare(self, ctx: OrgContext, params: dict[str, str]) -> None:
         assert isinstance(ctx, EventContext)

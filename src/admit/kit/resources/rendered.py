@@ -6,6 +6,12 @@ the statements of ``kit/resources/listing.py``: the same access check, tenant, f
 pagination and 404s as the read schema path, which stays for writes and for what a resource
 does not render (``renders``). A list is also served in the fast lane (``list_lane``, on
 PostgreSQL), past the framework's routing and dependency solving.
+
+A resource that also declares ``json_shape`` (its renderer with the SQL of what ``finish``
+computes, ``kit/resources/sql_json.py``) has its list pages written as JSON by PostgreSQL:
+the same statements, filters and pages, one text per row, no Python object per row. Its
+``json_params`` are the request's values the shape's expressions bind. Details and SQLite
+keep the Python rendering; both give the same bytes (the domains' ``test_sql_json`` tests).
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from admit.kit.http.errors import not_found
 from admit.kit.lanes.fastlane import Handler, LaneRequest
 from admit.kit.resources.listing import Listing, detail_body
 from admit.kit.resources.render import Rows
+from admit.kit.resources.sql_json import JsonShape, respond_json
 from admit.kit.stamps.pagecache import (
     CONDITIONAL,
     Lookup,
@@ -40,6 +47,13 @@ class RenderedReads:
     # How list and detail GETs render without ORM objects (None: through ``read_schema``).
     renderer: ClassVar[Rows | None] = None
     _listing: Listing | None = None
+    # The renderer's rows as JSON written by PostgreSQL (None: lists render in Python).
+    json_shape: ClassVar[JsonShape | None] = None
+    _json_listing: Listing | None = None
+
+    def json_params(self, ctx: OrgContext) -> Mapping[str, Any]:
+        """The request's values ``json_shape`` binds (e.g. the public base URL)."""
+        return {}
 
     def renders(self, ctx: OrgContext) -> bool:
         """Whether this request is answered by ``renderer`` (else by the read schema)."""
@@ -82,36 +96,53 @@ class RenderedReads:
             return ctx.event.id  # type: ignore[attr-defined,no-any-return]
         return ctx.organizer_id
 
+    def _make_listing(self, rows: Any) -> Listing:
+        model = self.model  # type: ignore[attr-defined]
+        # Only the statements built once use it (``plain_base``); others start from
+        # ``base_query``.
+        column = "event_id" if self.scope == "event" else "organizer_id"  # type: ignore[attr-defined]
+        tenant = getattr(model, column, None)
+        return Listing(rows, model.__table__, tenant, model.id, self.ordering)  # type: ignore[attr-defined]
+
     def listing(self) -> Listing:
         if self._listing is None:
             assert self.renderer is not None
-            model = self.model  # type: ignore[attr-defined]
-            # Only the statements built once use it (``plain_base``); others start from
-            # ``base_query``.
-            column = "event_id" if self.scope == "event" else "organizer_id"  # type: ignore[attr-defined]
-            tenant = getattr(model, column, None)
-            self._listing = Listing(
-                self.renderer,
-                model.__table__,
-                tenant,
-                model.id,
-                self.ordering,  # type: ignore[attr-defined]
-            )
+            self._listing = self._make_listing(self.renderer)
         return self._listing
+
+    def json_listing(self) -> Listing:
+        """The listing whose rows are ``json_shape`` (one JSON text per row)."""
+        if self._json_listing is None:
+            self._json_listing = self._make_listing(self.json_shape)
+        return self._json_listing
 
     async def render_list(self, ctx: OrgContext) -> Response:
         assert self.renderer is not None
         resource: Resource[Any] = self  # type: ignore[assignment]
-        listing = self.listing()
-        extra = self.render_extra(ctx)
-        if not self.static_list(ctx):
-            query = resource.list_query(ctx)
-            return await listing.respond(ctx.request, ctx.session, query=query, extra=extra)
+        static = self.static_list(ctx)
+        query = None if static else resource.list_query(ctx)
         raw = None
-        if self.ordering is not None:  # type: ignore[attr-defined]
+        if static and self.ordering is not None:  # type: ignore[attr-defined]
             raw = ctx.request.query_params.get("ordering")
-        return await listing.respond(
-            ctx.request, ctx.session, tenant=self.tenant_id(ctx), ordering=raw, extra=extra
+        tenant = self.tenant_id(ctx) if static else None
+        if _in_sql(self, ctx):
+            values = self.json_params(ctx)
+            return await respond_json(
+                self.json_listing(),
+                ctx.request,
+                ctx.session,
+                query,
+                values,
+                tenant=tenant,
+                ordering=raw,
+            )
+        return await self.listing().respond(
+            ctx.request,
+            ctx.session,
+            query=query,
+            tenant=tenant,
+            ordering=raw,
+            extra=self.render_extra(ctx),
         )
 
     async def render_detail(self, ctx: OrgContext, raw_pk: str) -> Response:
@@ -140,6 +171,17 @@ class RenderedReads:
         if body is None:
             raise not_found()
         return Response(body, media_type="application/json")
+
+
+def _in_sql(resource: RenderedReads, ctx: OrgContext) -> bool:
+    """Whether PostgreSQL writes this list page's JSON: a resource with a ``json_shape``
+    (and its renderer: tests turn that off to compare with the read schema), on the native
+    pool."""
+    return (
+        resource.json_shape is not None
+        and resource.renderer is not None
+        and bool(ctx.session.info["fast"].native)
+    )
 
 
 # A resource that overrides one of these renders its own way: nothing is derived for it.

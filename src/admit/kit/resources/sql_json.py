@@ -146,12 +146,30 @@ def value_json(expr: ColumnElement[Any]) -> ColumnElement[str]:
     raise ValueError(f"{expr}: no JSON text for type {kind!r}; declare the field")
 
 
-def json_or_empty(expr: ColumnElement[Any]) -> ColumnElement[str]:
-    """Stored JSON, ``{}`` where Python's ``value or {}`` would give it (NULL or falsy;
-    compared as JSONB, which costs no text)."""
-    empty = [literal_column(f"'{v}'::jsonb") for v in ("{}", "null", "false", "0", '""', "[]")]
-    falsy = func.coalesce(expr.in_(empty), True)
-    return case((falsy, sql_text("{}")), else_=compact_json(expr))
+def json_or_empty(expr: ColumnElement[Any], empty: str = "{}") -> ColumnElement[str]:
+    """Stored JSON, ``empty`` where Python's ``value or {}`` (``value or []``) would give it
+    (NULL or falsy; compared as JSONB, which costs no text)."""
+    falsy_values = ("{}", "null", "false", "0", '""', "[]")
+    falsy = func.coalesce(expr.in_([literal_column(f"'{v}'::jsonb") for v in falsy_values]), True)
+    return case((falsy, sql_text(empty)), else_=compact_json(expr))
+
+
+def decimal_json(expr: ColumnElement[Any], places: int = 2) -> ColumnElement[str]:
+    """A number as a schema's money or rate serializer writes it (``f"{value:.2f}"``): its
+    text with exactly ``places`` decimals, in quotes (``null`` when NULL). The stored values
+    have that scale already, so rounding (half away from zero here, half to even in Python)
+    never applies to them."""
+    return _quoted(cast(func.round(expr, literal_column(str(int(places)))), Text))
+
+
+def sorted_object(expr: ColumnElement[Any]) -> ColumnElement[str]:
+    """A JSONB object as orjson writes ``dict(sorted(value.items()))``: its members ordered
+    by key in code point order (``COLLATE "C"`` on UTF-8), ``{}`` for none."""
+    each = func.jsonb_each(expr).table_valued("key", "value").render_derived()
+    member = concat(json_string(each.c.key), sql_text(":"), compact_json(each.c.value))
+    by_key = aggregate_order_by(sql_text(","), each.c.key.collate("C"))
+    members = select(func.string_agg(member, by_key)).select_from(each).scalar_subquery()
+    return concat(sql_text("{"), func.coalesce(members, sql_text("")), sql_text("}"))
 
 
 def json_array(
@@ -340,21 +358,27 @@ async def respond_json(
     listing: Listing,
     request: Request,
     session: AsyncSession,
-    query: Select[Any],
+    query: Select[Any] | None,
     values: Mapping[str, Any],
     *,
     snapshot_params: Mapping[str, Any] | None = None,
+    tenant: Any = None,
+    ordering: str | None = None,
 ) -> Response:
-    """``Listing.respond`` for a filtered list of a listing whose rows are a
-    :class:`JsonShape`: the same kept keys or ``OFFSET`` pages, the request's ``values``
-    bound with the statement's parameters."""
+    """``Listing.respond`` for a listing whose rows are a :class:`JsonShape`: a filtered
+    list ``query`` (the same kept keys or ``OFFSET`` pages), or (``query`` None) the page
+    statement built once for ``tenant`` and ``ordering``; the request's ``values`` bound
+    with the statement's parameters."""
     page, size, offset = page_window(request)
     reader: FastReader = session.info["fast"]
     kept = None
-    if snapshot_params is not None:
+    if snapshot_params is not None and query is not None:
         kept = await listing.kept_page(session, query, (page, size, offset), snapshot_params)
     if kept is not None:
         (stmt, params), static = kept, True
+    elif query is None:
+        stmt, static = listing.static_page(ordering, reader.native)
+        params = {"tenant": tenant, "limit": size, "offset": offset}
     else:
         stmt, params, static = listing.page_of(query, size, offset, reader.native), {}, False
     body = await json_page_body(
