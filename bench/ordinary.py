@@ -222,6 +222,7 @@ def figures(result: dict, seconds: int) -> dict:
         "requests_per_second": result["requests_per_second"],
         "p50_ms": latency_ms(result["p50"]),
         "p99_ms": latency_ms(result["p99"]),
+        "max_ms": latency_ms(result.get("max")),
         "requests": result["requests"],
         "non_2xx": non_2xx if statuses else result["non_2xx"],
         "socket_errors": result["socket_errors"],
@@ -340,17 +341,18 @@ def _ms(value: float | None) -> str:
 
 
 def table(report: dict) -> str:
-    rows = [("scenario", "req/s", "p50", "p99", "non-2xx", "target", "met")]
+    rows = [("scenario", "req/s", "p50", "p99", "max", "non-2xx", "target", "met")]
     for name, r in report["scenarios"].items():
         errors = f" (+{r['socket_errors']} socket)" if r["socket_errors"] else ""
         met = {True: "yes", False: "NO", None: "-"}[r["met"]]
         rows.append((f"{name}: {r['label']}", f"{r['requests_per_second']:,.1f}",
-                     _ms(r["p50_ms"]), _ms(r["p99_ms"]), f"{r['non_2xx']}{errors}",
+                     _ms(r["p50_ms"]), _ms(r["p99_ms"]), _ms(r.get("max_ms")),
+                     f"{r['non_2xx']}{errors}",
                      r["target"], met))  # fmt: skip
     rss = report["worker_rss_mb"]
     rss_met = "yes" if rss and max(rss) <= RSS_TARGET_MB else "NO"
     rows.append(("worker RSS after the run (MB)", ", ".join(f"{m:.1f}" for m in rss), "", "",
-                 "", f"<= {RSS_TARGET_MB:.0f} MB", rss_met))  # fmt: skip
+                 "", "", f"<= {RSS_TARGET_MB:.0f} MB", rss_met))  # fmt: skip
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = [" | ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in rows]
     lines.insert(1, "-+-".join("-" * w for w in widths))

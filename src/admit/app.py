@@ -28,6 +28,8 @@ from admit.customers.routes import router as customers_router
 from admit.db import create_database
 from admit.devices.eventselection import router as eventselection_router
 from admit.devices.routes import router as devices_router
+from admit.events.detail_lane import PATH as EVENT_DETAIL_PATH
+from admit.events.detail_lane import event_detail_lane
 from admit.events.routes import router as events_router
 from admit.events.settings_routes import router as event_settings_router
 from admit.exports.routes import router as exporters_router
@@ -140,6 +142,8 @@ LANE.add(
     f"{API_PREFIX}/organizers/{{organizer}}/events/{{event}}/quotas/{{id}}/availability/",
     availability_lane,
 )
+# The event detail: one statement, the body rendered once per row (events/detail_lane.py).
+LANE.add("GET", f"{API_PREFIX}{EVENT_DETAIL_PATH}", event_detail_lane)
 # Lists that integrations poll: every declared resource with a renderer (kit/resources/rendered.py).
 for _resource in MOUNTED:
     if _resource.renderer is not None and "list" in _resource.actions:
