@@ -18,6 +18,7 @@ ahead of the clock; ``Last-Modified`` then shows the clock, which only costs a 2
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from email.utils import format_datetime, parsedate_to_datetime
 from typing import Any
 
@@ -207,7 +208,9 @@ def _after_flush(session: Session, _flush: UOWTransaction) -> None:
 # -- HTTP ------------------------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=256)
 def http_date(value: dt.datetime) -> str:
+    """``value`` as an HTTP date (kept per value: every catalog list answers its stamp's)."""
     return format_datetime(value.astimezone(dt.UTC).replace(microsecond=0), usegmt=True)
 
 
