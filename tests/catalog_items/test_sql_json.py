@@ -44,6 +44,7 @@ ITEM_VARIANTS = (
     "?search=日本",
     "?tax_rate=19.00",
     "?tax_rate=0",
+    "?include=id&exclude=name",  # not offered by these lists: ignored by both paths
 )
 VOUCHER_VARIANTS = (
     "",
