@@ -42,7 +42,7 @@ from sqlalchemy.orm import aliased
 from admit.invoices import content, numbers
 from admit.invoices.content import LineData
 from admit.jobs.queue import enqueue, kick_after_commit, new_job_values
-from admit.kit.lanes import in_transaction
+from admit.kit.lanes import hot_writes
 from admit.models import Invoice, InvoiceCounter, InvoiceLine, Job, Organizer
 
 RENDER_KIND = "invoices.render"
@@ -301,7 +301,7 @@ async def _write_pg(session: AsyncSession, plan: Plan, guarded: bool) -> tuple[I
     if not guarded:
         del params["w_order"]
     statement = _statement(plan.width is not None, guarded)
-    (row,) = await in_transaction.fetch(session, statement, params)
+    (row,) = await hot_writes.fetch_with(session, statement, params)
     if row["last"] is None:
         return None, bool(row["invoiced"])
     number = plan.number(int(row["last"]))
