@@ -8,7 +8,10 @@ row's lock until the commit), and the job, the invoice (with its number and job)
 lines are inserted from those values. The counter's lock is therefore taken by the statement
 that writes the invoice and held only until the commit follows it. Every insert selects from
 the counter's result, so when the counter row does not exist yet nothing is written: the row
-is inserted (``ON CONFLICT DO NOTHING``) and the statement runs again.
+is inserted (``ON CONFLICT DO NOTHING``) and the statement runs again. The statement also
+carries the transaction's deferred hot writes (``kit/lanes/hot_writes``: a payment's sales
+totals), so a payment that issues its invoice makes no round trip more than one that does not,
+and the counter is locked before the totals, as by every other issuer.
 
 SQLite (tests, small installations) serialises writers anyway and gets the plain sequence:
 the number, the invoice, its job, the job's id on the invoice, the lines.
