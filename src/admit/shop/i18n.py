@@ -114,6 +114,9 @@ GERMAN: dict[str, str] = {
     ),
     "Update prices": "Preise aktualisieren",
     "Payment": "Zahlung",
+    "payment fee": "Zahlungsgebühr",
+    "total": "gesamt",
+    "with the fee of the payment method chosen": "mit der Gebühr der gewählten Zahlungsart",
     "Gift card code": "Geschenkgutschein-Code",
     "(if you pay with a gift card)": "(wenn Sie mit einem Geschenkgutschein zahlen)",
     "This shop offers no way to pay right now. Please contact the organizer.": (
