@@ -214,3 +214,19 @@ async def test_the_checkout_lane_hands_a_checkout_with_a_fee_to_the_general_path
     r = await h.buy(client, world, r.json()["cart_id"], payment_provider="banktransfer")
     assert r.status_code == 201, r.text
     assert outcomes == ["done"] and r.json()["total"] == "23.00" and r.json()["fees"] == []
+
+
+async def test_a_german_buyer_sees_the_fee_in_german(client, world, factory):
+    shop = await h.setup(factory, world, locales=["en", "de"], locale="de", **FEE)
+    front = f"/{world.org.slug}/{world.event.slug}/"
+    token = csrf((await client.get(front)).text)
+    await client.post(f"{front}cart/add", data={"csrf_token": token, f"qty_{shop.ticket.id}": "1"})
+    page = (await client.get(f"{front}checkout/")).text
+    assert "Banküberweisung" in page and "+ 0.94 EUR Zahlungsgebühr · gesamt 23.94 EUR" in page
+    r = await h.checkout_form(client, front, token)
+    assert r.status_code == 303, r.text
+    order = (await client.get(r.headers["location"])).text
+    assert "Zahlungsgebühr (Banküberweisung)" in order
+    async with factory.sessionmaker() as session:
+        mail = await session.scalar(select(OutgoingMail))
+    assert "Zahlungsgebühr (Banküberweisung): 0.94 EUR" in mail.body

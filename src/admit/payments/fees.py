@@ -221,14 +221,20 @@ def fees_for(
     return fees
 
 
-def fee_label(fee_type: str, description: str) -> str:
-    """How a buyer sees an order fee: its kind, and the method (or text) it is for."""
-    kind = {
-        "payment": FEE_LABEL,
-        "shipping": "Shipping fee",
-        "service": "Service fee",
-        "cancellation": "Cancellation fee",
-        "insurance": "Insurance",
-        "late": "Late fee",
-    }.get(fee_type, "Fee")
-    return f"{kind} ({description})" if description else kind
+FEE_KINDS = {
+    "payment": FEE_LABEL,
+    "shipping": "Shipping fee",
+    "service": "Service fee",
+    "cancellation": "Cancellation fee",
+    "insurance": "Insurance",
+    "late": "Late fee",
+}
+
+
+def fee_label(
+    fee_type: str, description: str, translate: Callable[[str], str] = lambda text: text
+) -> str:
+    """How a buyer sees an order fee: its kind, and the method (or text) it is for, each
+    through ``translate`` (the shop's catalogue for the order's language)."""
+    kind = translate(FEE_KINDS.get(fee_type, "Fee"))
+    return f"{kind} ({translate(description)})" if description else kind

@@ -28,6 +28,7 @@ from admit.payments import providers
 from admit.payments.fees import fee_label
 from admit.quotas import ledger
 from admit.shop.dates import label, load_many
+from admit.shop.i18n import translator
 from admit.tickets.documents import Part, plan, render_pages
 from admit.tickets.downloads import order_refusal
 from admit.tickets.loading import load_batch
@@ -155,7 +156,7 @@ async def view(session: AsyncSession, event: Event, order: Order) -> OrderView:
     shown_fees = [
         {
             "fee_type": f.fee_type,
-            "label": fee_label(f.fee_type, f.description),
+            "label": fee_label(f.fee_type, f.description, translator(order.locale)),
             "value": f"{f.value:.2f}",
             "tax_rate": f"{f.tax_rate:.2f}",
             "tax_value": f"{f.tax_value:.2f}",
