@@ -85,7 +85,7 @@ async def test_the_fee_settings_round_trip_and_refuse_bad_values(client, world, 
 
 
 async def test_a_headless_checkout_pays_the_fee_with_its_tax(client, world, factory):
-    shop = await h.setup(factory, world, **FEE)
+    shop = await h.setup(factory, world, invoice_generate="True", **FEE)
     vat = await _default_vat(factory, shop)
     r = await h.cart(client, world, {"item": shop.ticket.id})
     cart = r.json()
@@ -127,6 +127,19 @@ async def test_a_headless_checkout_pays_the_fee_with_its_tax(client, world, fact
     assert [(p.provider, p.amount) for p in payments] == [("banktransfer", Decimal("23.94"))]
     assert "Payment fee (Bank transfer): 0.94 EUR" in mail.body and "23.94 EUR" in mail.body
     assert "Payment fee (Bank transfer): 0.94 EUR" in mail.html
+    # the invoice written with the order has it as a line, with its tax
+    invoices = await client.get(
+        "/api/v1/organizers/acme/events/summit/invoices/", headers=auth(world.admin)
+    )
+    (invoice,) = invoices.json()["results"]
+    line = invoice["lines"][-1]
+    assert (line["fee_type"], line["gross_value"], line["tax_rate"], line["tax_value"]) == (
+        "payment",
+        "0.94",
+        "19.00",
+        "0.15",
+    )
+    assert invoice["total"] == "23.94"
     # the buyer's order page (JSON) lists it too
     again = await client.get(order["url"].replace(
         f"http://testserver/{world.org.slug}/{world.event.slug}/order/",
