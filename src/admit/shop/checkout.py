@@ -4,7 +4,9 @@ service's own creation, then the payment provider.
 Why a layer of its own: order creation through the API trusts its caller (sale windows,
 min/max per order, required questions are the integrator's business, as with the reference).
 A buyer is not trusted, so this module checks those first and then hands the order to
-``orders.create.create_order`` (vouchers, quota, prices, taxes: one implementation).
+``orders.create.create_order`` (vouchers, quota, prices, taxes: one implementation). The
+chosen payment method's fee (``payments/fees.py``) is computed there from the priced total and
+written as one of the order's fees, so the total, the payment and the invoice include it.
 
 The cart's positions hold quota; the order must take it over without ever counting both.
 The cart's rows are first locked and marked expired inside this transaction (a second
