@@ -254,6 +254,7 @@ def parse_wrk(out: str) -> dict:
     """wrk's report (with ``--latency``) as numbers; latencies stay wrk's text ("12.3ms")."""
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
     lat = dict(re.findall(r"^\s+(50|99)%\s+(\S+)\s*$", out, re.M))  # "1.24s " ends in a space
+    slowest = re.search(r"^\s+Latency\s+\S+\s+\S+\s+(\S+)", out, re.M)
     non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     total = int(re.search(r"(\d+) requests in", out).group(1))
     errors = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
@@ -263,6 +264,7 @@ def parse_wrk(out: str) -> dict:
         "requests_per_second": rps,
         "p50": lat.get("50"),
         "p99": lat.get("99"),
+        "max": slowest.group(1) if slowest else None,
         "non_2xx": int(non2xx.group(1)) if non2xx else 0,
         # by status code; only when the script appends STATUS_TALLY
         "statuses": dict(sorted(statuses.items())),
