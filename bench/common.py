@@ -254,7 +254,6 @@ def parse_wrk(out: str) -> dict:
     """wrk's report (with ``--latency``) as numbers; latencies stay wrk's text ("12.3ms")."""
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
     lat = dict(re.findall(r"^\s+(50|99)%\s+(\S+)\s*$", out, re.M))  # "1.24s " ends in a space
-    # "Latency   1.20ms  0.80ms  45.00ms   90.00%": average, deviation, maximum
     slowest = re.search(r"^\s+Latency\s+\S+\s+\S+\s+(\S+)", out, re.M)
     non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     total = int(re.search(r"(\d+) requests in", out).group(1))

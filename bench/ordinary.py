@@ -36,6 +36,15 @@ order lists >= 1,500/s; the five catalog lists >= 3,000/s; worker RSS <= 150 MB.
 Prints a table, then one JSON line.
 Run: .venv/bin/python bench/ordinary.py [--only orders,order_1] [--seconds 10]
      [--connections 16] [--workers 2] [--orders 20000] [--sellout 500] [--page-cache-mb 0]
+     [--compete 2]
+
+Per scenario the report gives wrk's p50, p99 and maximum, and beside wrk a probe
+(``bench/stalls.py``, GET scenarios) times single requests on a connection of its own, as a
+scanner polls: its p99 and maximum per second of the run (``probe_per_second``) show when a
+stall happened and whether one connection waited while the others were served.
+``--compete N`` runs N busy processes at nice 19 beside the scenarios (issue 34: with a
+competing CPU load, no request may wait 500 ms); run >= 65 s (``--seconds 65``) to include the
+periodic tasks.
 
 The list scenarios read one page over and over, as a poller that finds nothing new does: with
 the kept pages on (the default) they measure answering a proved-unchanged page; with
@@ -46,6 +55,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import re
@@ -74,6 +84,7 @@ from bench.common import (
 )
 from bench.rush import count, product_with_quota
 from bench.seed_ordinary import EVENT, ORGANIZER, SERIES, Seeded, seed
+from bench.stalls import Probe, compete
 
 EVENT_PATH = f"/api/v1/organizers/{ORGANIZER}/events/{EVENT}/"
 SERIES_PATH = f"/api/v1/organizers/{ORGANIZER}/events/{SERIES}/"
@@ -222,7 +233,7 @@ def figures(result: dict, seconds: int) -> dict:
         "requests_per_second": result["requests_per_second"],
         "p50_ms": latency_ms(result["p50"]),
         "p99_ms": latency_ms(result["p99"]),
-        "max_ms": latency_ms(result.get("max")),
+        "max_ms": latency_ms(result["max"]),
         "requests": result["requests"],
         "non_2xx": non_2xx if statuses else result["non_2xx"],
         "socket_errors": result["socket_errors"],
@@ -236,15 +247,21 @@ def run_scenario(scenario: Scenario, base: str, token: str, seeded: Seeded, args
     body = scenario.body(seeded) if scenario.body else None
     precheck(scenario.name, url, token, body, scenario.page)
     script = script_for(body)
+    probe = None
     try:
         if args.warmup:
             wrk(url, token, connections=args.connections, seconds=args.warmup, script=script,
                 timeout=WRK_TIMEOUT)  # fmt: skip
-        result = wrk(url, token, connections=args.connections, seconds=args.seconds,
-                     script=script, timeout=WRK_TIMEOUT)  # fmt: skip
+        # A probe times single requests beside wrk, second by second (GETs only: a POST
+        # scenario's probe would add orders of its own).
+        with Probe(url, token) if body is None else contextlib.nullcontext() as probe:
+            result = wrk(url, token, connections=args.connections, seconds=args.seconds,
+                         script=script, timeout=WRK_TIMEOUT)  # fmt: skip
     finally:
         Path(script).unlink()
     out = figures(result, args.seconds)
+    if probe is not None:
+        out.update(probe.report())
     met = (
         out["non_2xx"] == 0
         and out["socket_errors"] == 0
@@ -341,18 +358,18 @@ def _ms(value: float | None) -> str:
 
 
 def table(report: dict) -> str:
-    rows = [("scenario", "req/s", "p50", "p99", "max", "non-2xx", "target", "met")]
+    rows = [("scenario", "req/s", "p50", "p99", "max", "probe max", "non-2xx", "target", "met")]
     for name, r in report["scenarios"].items():
         errors = f" (+{r['socket_errors']} socket)" if r["socket_errors"] else ""
         met = {True: "yes", False: "NO", None: "-"}[r["met"]]
         rows.append((f"{name}: {r['label']}", f"{r['requests_per_second']:,.1f}",
-                     _ms(r["p50_ms"]), _ms(r["p99_ms"]), _ms(r.get("max_ms")),
-                     f"{r['non_2xx']}{errors}",
+                     _ms(r["p50_ms"]), _ms(r["p99_ms"]), _ms(r["max_ms"]),
+                     _ms(r.get("probe_max_ms")), f"{r['non_2xx']}{errors}",
                      r["target"], met))  # fmt: skip
     rss = report["worker_rss_mb"]
     rss_met = "yes" if rss and max(rss) <= RSS_TARGET_MB else "NO"
     rows.append(("worker RSS after the run (MB)", ", ".join(f"{m:.1f}" for m in rss), "", "",
-                 "", "", f"<= {RSS_TARGET_MB:.0f} MB", rss_met))  # fmt: skip
+                 "", "", "", f"<= {RSS_TARGET_MB:.0f} MB", rss_met))  # fmt: skip
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = [" | ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in rows]
     lines.insert(1, "-+-".join("-" * w for w in widths))
@@ -367,6 +384,13 @@ def main() -> None:
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--orders", type=int, default=20_000)
+    parser.add_argument(
+        "--compete",
+        type=int,
+        default=0,
+        help="busy processes at nice 19 beside the scenarios (the issue's competing load: "
+        "one per core)",
+    )
     parser.add_argument("--sellout", type=int, default=500)
     parser.add_argument(
         "--pool-size", type=int, help="ADMIT_DB_POOL_SIZE of the server (default: its own)"
@@ -406,7 +430,12 @@ def main() -> None:
     }
     log_path = Path(data_dir) / "server.log"
     print(f"seeded {report['seeded']}; server log {log_path}", file=sys.stderr)
-    with log_path.open("w") as log, serving(env, args.workers, log=log) as served:
+    report["compete"] = args.compete
+    with (
+        log_path.open("w") as log,
+        serving(env, args.workers, log=log) as served,
+        compete(args.compete),
+    ):
         for scenario in SCENARIOS:
             if scenario.name in chosen:
                 result = run_scenario(scenario, served.base, token, seeded, args)

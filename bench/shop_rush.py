@@ -30,8 +30,6 @@ import time
 from collections import Counter
 from pathlib import Path
 
-import httpx
-
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from sqlalchemy import text
@@ -47,6 +45,7 @@ from bench.common import (
     serving,
     wrk,
 )
+from bench.rawhttp import Connection
 
 
 async def _set_quota(url: str, size: int) -> None:
@@ -77,35 +76,42 @@ async def _sold(url: str, item: int) -> tuple[int, int]:
 
 
 async def _buyers(base: str, path: str, item: int, buyers: int, connections: int) -> dict:
-    limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
-    gate = asyncio.Semaphore(connections)
+    """``connections`` kept connections, each a buyer at a time: a cart, then its checkout
+    (``bench/rawhttp.py``: the client must cost far less than the server it measures)."""
     statuses: Counter[str] = Counter()
     reasons: Counter[str] = Counter()
     latencies: list[float] = []
-    async with httpx.AsyncClient(base_url=base, limits=limits, timeout=60) as client:
+    waiting = iter(range(buyers))
 
-        async def one(n: int) -> None:
-            async with gate:
-                r = await client.post(f"{path}/carts/", json={"products": [{"item": item}]})
-                statuses[f"cart {r.status_code}"] += 1
-                if r.status_code != 201:
-                    reasons[json.dumps(r.json())[:120]] += 1
-                    return
-                start = time.perf_counter()
-                body = {
-                    "cart_id": r.json()["cart_id"],
-                    "email": f"buyer{n}@example.org",
-                    "payment_provider": "banktransfer",
-                }
-                r = await client.post(f"{path}/checkout/", json=body)
-                latencies.append((time.perf_counter() - start) * 1000)
-                statuses[f"checkout {r.status_code}"] += 1
-                if r.status_code != 201:
-                    reasons[json.dumps(r.json())[:120]] += 1
+    async def one(connection: Connection, n: int) -> None:
+        r = await connection.request("POST", f"{path}/carts/", {"products": [{"item": item}]})
+        statuses[f"cart {r.status}"] += 1
+        if r.status != 201:
+            reasons[r.body.decode()[:120]] += 1
+            return
+        start = time.perf_counter()
+        body = {
+            "cart_id": r.json()["cart_id"],
+            "email": f"buyer{n}@example.org",
+            "payment_provider": "banktransfer",
+        }
+        r = await connection.request("POST", f"{path}/checkout/", body)
+        latencies.append((time.perf_counter() - start) * 1000)
+        statuses[f"checkout {r.status}"] += 1
+        if r.status != 201:
+            reasons[r.body.decode()[:120]] += 1
 
-        began = time.perf_counter()
-        await asyncio.gather(*(one(n) for n in range(buyers)))
-        seconds = time.perf_counter() - began
+    async def serve_buyers() -> None:
+        connection = Connection(base)
+        try:
+            for n in waiting:
+                await one(connection, n)
+        finally:
+            await connection.close()
+
+    began = time.perf_counter()
+    await asyncio.gather(*(serve_buyers() for _ in range(connections)))
+    seconds = time.perf_counter() - began
     latencies.sort()
     return {
         "seconds": round(seconds, 2),

@@ -1,5 +1,6 @@
 """A buyer in headless Chromium against a live server: buys a free ticket, then a ticket paid
-by bank transfer with a voucher (after one refused attempt, whose input is kept), sees both
+by bank transfer with a voucher and the method's fee (after one refused attempt, whose input
+is kept; the total follows the payment method chosen), sees both
 order pages, downloads the PDF and cancels the unpaid order. Every page is checked with
 axe-core at a phone's width (390 px) and a desktop's (1280 px) and saved as a screenshot
 (``ADMIT_SCREENSHOT_DIR``, else the test's temporary folder; never committed).
@@ -28,6 +29,7 @@ async def test_a_buyer_buys_two_orders_in_chromium(live_server, tmp_path: Path) 
         attendee_names_required=True,
         contact_mail="tickets@acme.example",
         frontpage_text={"en": "Two days of talks on ticketing, with lunch."},
+        payment_banktransfer__fee_abs="1.50",  # shown with bank transfer, in its total
     )
     await factory._add(
         Item(
@@ -86,7 +88,13 @@ async def test_a_buyer_buys_two_orders_in_chromium(live_server, tmp_path: Path) 
         field("email").send_keys("grace@example.org")
         field("email_repeat").send_keys("grace@example.com")
         driver.find_element(By.CSS_SELECTOR, "input[id^=name_]").send_keys("Grace Hopper")
+        # each method names its fee; the total follows the method chosen
+        assert "+ 1.50 EUR payment fee" in field("fee-banktransfer").text
+        click("#pay-giftcard")
+        assert field("total-amount").text == "18.00 EUR"
         click("#pay-banktransfer")
+        assert field("total-amount").text == "19.50 EUR"
+        snap("checkout-fee")
         click("#place-order")
         alert = field("form-errors")
         assert "The two e-mail addresses differ." in alert.text
@@ -99,6 +107,7 @@ async def test_a_buyer_buys_two_orders_in_chromium(live_server, tmp_path: Path) 
         wait.until(ec.title_contains("Order"))
         page = driver.page_source
         assert "Pending payment" in page and h.IBAN in page and "18.00 EUR" in page
+        assert "Payment fee (Bank transfer)" in page and "Total 19.50 EUR" in page
         snap("order-bank")
         click("button.danger")
         wait.until(ec.text_to_be_present_in_element((By.CSS_SELECTOR, ".status"), "Canceled"))

@@ -75,7 +75,15 @@ PAYMENT_FIELDS = [
     Field("payment_banktransfer_bank_details_sepa_iban", "IBAN"),
     Field("payment_banktransfer_bank_details_sepa_bic", "BIC"),
     Field("payment_banktransfer_bank_details_sepa_bank", "Bank"),
-]
+    Field("payment_banktransfer__fee_abs", "Bank transfer fee: fixed amount",
+          help="Added to the order when the buyer pays by bank transfer."),
+    Field("payment_banktransfer__fee_percent", "Bank transfer fee: percentage"),
+    Field("payment_banktransfer__fee_reverse_calc", "Calculate the fee back", "bool",
+          help="The percentage is taken so that you receive the total after the payment "
+          "service took its percentage of everything the buyer pays."),
+    Field("tax_rule_payment", "Tax on payment fees", "select",
+          choices=[("default", "the event's default tax rule"), ("none", "no tax")]),
+]  # fmt: skip
 
 
 def _current(ctx: OrgContext, event: Any) -> dict[str, Any]:

@@ -8,7 +8,10 @@ row's lock until the commit), and the job, the invoice (with its number and job)
 lines are inserted from those values. The counter's lock is therefore taken by the statement
 that writes the invoice and held only until the commit follows it. Every insert selects from
 the counter's result, so when the counter row does not exist yet nothing is written: the row
-is inserted (``ON CONFLICT DO NOTHING``) and the statement runs again.
+is inserted (``ON CONFLICT DO NOTHING``) and the statement runs again. The statement also
+carries the transaction's deferred hot writes (``kit/lanes/hot_writes``: a payment's sales
+totals), so a payment that issues its invoice makes no round trip more than one that does not,
+and the counter is locked before the totals, as by every other issuer.
 
 SQLite (tests, small installations) serialises writers anyway and gets the plain sequence:
 the number, the invoice, its job, the job's id on the invoice, the lines.
@@ -42,7 +45,7 @@ from sqlalchemy.orm import aliased
 from admit.invoices import content, numbers
 from admit.invoices.content import LineData
 from admit.jobs.queue import enqueue, kick_after_commit, new_job_values
-from admit.kit.lanes import in_transaction
+from admit.kit.lanes import hot_writes
 from admit.models import Invoice, InvoiceCounter, InvoiceLine, Job, Organizer
 
 RENDER_KIND = "invoices.render"
@@ -301,7 +304,7 @@ async def _write_pg(session: AsyncSession, plan: Plan, guarded: bool) -> tuple[I
     if not guarded:
         del params["w_order"]
     statement = _statement(plan.width is not None, guarded)
-    (row,) = await in_transaction.fetch(session, statement, params)
+    (row,) = await hot_writes.fetch_with(session, statement, params)
     if row["last"] is None:
         return None, bool(row["invoiced"])
     number = plan.number(int(row["last"]))

@@ -14,7 +14,9 @@ held only for the inserts and the commit.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -23,7 +25,7 @@ from admit.customers import membership_rules
 from admit.db import utcnow
 from admit.kit.http.errors import FieldErrors
 from admit.kit.http.transaction import before_commit
-from admit.models import Event, OrderPosition
+from admit.models import Event, OrderPosition, TaxRule
 from admit.notifications.notify import notify_all
 from admit.orders import codes, customer_link, hooks, order_fields, validity
 from admit.orders.created import order_snapshot
@@ -52,7 +54,7 @@ from admit.orders.rows import (
     position_values,
     write,
 )
-from admit.orders.schemas import OrderIn
+from admit.orders.schemas import FeeIn, OrderIn
 from admit.quotas import ledger
 from admit.quotas.availability import NoQuota, QuotaExceeded, reserve
 from admit.seating import claim as seating
@@ -107,12 +109,23 @@ class Held:
     until: dt.datetime
 
 
+# Fees that depend on the priced total (a payment method's fee): the total and the event's tax
+# rules in, the fees to add out.
+FeesFor = Callable[[Decimal, Mapping[int, TaxRule]], list[FeeIn]]
+
+
 async def create_order(
-    session: AsyncSession, event: Event, data: OrderIn, *, held: Held | None = None
+    session: AsyncSession,
+    event: Event,
+    data: OrderIn,
+    *,
+    held: Held | None = None,
+    fees: FeesFor | None = None,
 ) -> Placed:
     """Validates, prices, reserves quota and writes the order with its notifications
     (flushed, not committed). With ``held`` units that cover the order exactly, no quota is
-    locked: see :func:`_takes_over`."""
+    locked: see :func:`_takes_over`. ``fees`` adds fees computed from the priced total (the
+    shop's payment fee): the order is priced again with them, before anything is written."""
     now = utcnow()
     customer_id = await customer_link.resolve(session, event.organizer_id, data.customer)
     order_fields.check_create(data)
@@ -137,6 +150,9 @@ async def create_order(
     discounts = await load_discounts(session, event.id) if needs_discounts(lines) else []
     uses = await voucher_sales.for_order(session, event, drafts, now)  # locks the vouchers
     priced = price_order(event, data, lines, rules, discounts, now)
+    if fees is not None and (more := fees(priced.total, rules)):
+        data = data.model_copy(update={"fees": [*data.fees, *more]})
+        priced = price_order(event, data, lines, rules, discounts, now)
     new = build(
         event,
         data,

@@ -47,6 +47,7 @@ class BankTransfer(Provider):
 
     identifier = "banktransfer"
     label = "Bank transfer"
+    takes_fees = True
 
     def enabled(self, event: Event) -> bool:
         return bool(value(event, BANKTRANSFER_ENABLED))

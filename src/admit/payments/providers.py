@@ -24,6 +24,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.models import Event, Order, OrderPayment
+from admit.payments import fees
 
 
 @dataclass
@@ -56,6 +57,8 @@ class Provider:
     label: str = ""
     # The buyer types something for it (a gift card code): the field the checkout asks for.
     input_field: str | None = None
+    # The organizer may charge a fee for it: ``payment_<identifier>__fee_*`` (``fees.py``).
+    takes_fees: bool = False
 
     def enabled(self, event: Event) -> bool:
         """Whether the organizer switched the method on for this event."""
@@ -93,6 +96,8 @@ def register(provider: Provider) -> Provider:
     if not provider.identifier or provider.identifier in PROVIDERS:
         raise ValueError(f"payment provider {provider.identifier!r} is registered twice or unnamed")
     PROVIDERS[provider.identifier] = provider
+    if provider.takes_fees:
+        fees.register_settings(provider.identifier)
     return provider
 
 

@@ -21,15 +21,18 @@ after every test; ``admit recount-sales`` repairs a database edited by hand).
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from sqlalchemy import bindparam, delete, func, select
+from sqlalchemy import Integer, bindparam, delete, func, select
 from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.kit.http.transaction import before_commit
+from admit.kit.lanes import hot_writes
 from admit.models import CartPosition, Order, OrderPosition
 from admit.models.quotas import SalesCount
 
@@ -44,9 +47,8 @@ def key_of(item_id: int, variation_id: int | None, subevent_id: int | None) -> K
     return (item_id, variation_id or 0, subevent_id or 0)
 
 
-async def apply(session: AsyncSession, deltas: Mapping[Key, Totals]) -> None:
-    """Adds the deltas to the totals (creating rows as needed), in key order."""
-    rows = [
+def _rows(deltas: Mapping[Key, Totals]) -> list[dict[str, Any]]:
+    return [
         {
             "item_id": k[0],
             "variation_id": k[1],
@@ -56,6 +58,11 @@ async def apply(session: AsyncSession, deltas: Mapping[Key, Totals]) -> None:
         for k, d in sorted(deltas.items())
         if any(d)
     ]
+
+
+async def apply(session: AsyncSession, deltas: Mapping[Key, Totals]) -> None:
+    """Adds the deltas to the totals (creating rows as needed), in key order."""
+    rows = _rows(deltas)
     if not rows:
         return
     stmt = upsert_statement(session.bind.dialect.name)  # type: ignore[union-attr]
@@ -64,6 +71,39 @@ async def apply(session: AsyncSession, deltas: Mapping[Key, Totals]) -> None:
 
 
 _UPSERTS: dict[str, Any] = {}
+_NAMES = ("item_id", "variation_id", "subevent_id", *COLUMNS)
+
+
+async def _apply_last(session: AsyncSession, deltas: Mapping[Key, Totals]) -> None:
+    """As :func:`apply`, with the transaction's last statements (``kit.lanes.hot_writes``):
+    on PostgreSQL all keys in one upsert, their rows locked in key order, sent along with an
+    invoice's number where the payment issues one."""
+    rows = _rows(deltas)
+    if not rows:
+        return
+    if session.get_bind().dialect.name != "postgresql":
+        await apply(session, deltas)
+        return
+    params = {f"sc_{name}": [row[name] for row in rows] for name in _NAMES}
+    await hot_writes.defer(session, _hot_upsert(), params)
+
+
+@functools.cache
+def _hot_upsert() -> Any:
+    """Every key's deltas (arrays, one element per key) added in one statement, in key order."""
+    given = (
+        func.unnest(*(bindparam(f"sc_{name}", type_=ARRAY(Integer)) for name in _NAMES))
+        .table_valued(*_NAMES)
+        .render_derived(name="given")
+    )
+    key = (given.c.item_id, given.c.variation_id, given.c.subevent_id)
+    base = postgresql.insert(SalesCount).from_select(
+        list(_NAMES), select(*(given.c[name] for name in _NAMES)).order_by(*key)
+    )
+    return base.on_conflict_do_update(
+        index_elements=["item_id", "variation_id", "subevent_id"],
+        set_={c: getattr(SalesCount, c) + getattr(base.excluded, c) for c in COLUMNS},
+    )
 
 
 def upsert_statement(dialect: str) -> Any:
@@ -149,7 +189,7 @@ async def _settle(session: AsyncSession) -> None:
         deltas.setdefault(key, [0, 0, 0])[0 if status == "n" else 1] += n
     for (key, status), n in (before - after).items():
         deltas.setdefault(key, [0, 0, 0])[0 if status == "n" else 1] -= n
-    await apply(session, {k: (d[0], d[1], d[2]) for k, d in deltas.items()})
+    await _apply_last(session, {k: (d[0], d[1], d[2]) for k, d in deltas.items()})
 
 
 async def recount(session: AsyncSession) -> dict[Key, Totals]:

@@ -160,8 +160,9 @@ async def cart_detail(
     is_business: bool = False,
     vat_id: Annotated[str | None, Query(max_length=64)] = None,
 ) -> Response:
-    """The cart's positions with the prices the checkout will charge, the total and how long
-    the reservation lasts. With ``country`` (and ``is_business``, ``vat_id``) the prices are
+    """The cart's positions with the prices the checkout will charge, the total, what each
+    payment method offered adds as its fee (``payment_fees``: fee and total per method) and how
+    long the reservation lasts. With ``country`` (and ``is_business``, ``vat_id``) the prices are
     those for that invoice address: e.g. reverse charged for an EU business with a VAT ID
     from another member state (``reverse_charge`` true)."""
     found = await shop_event(session, organizer, event)
@@ -240,8 +241,10 @@ async def checkout_order(
 ) -> Response:
     """Validates everything (shop open, sale windows, min/max per order, vouchers, required
     questions (those that depend on another's answer only when it matches) and names, terms,
-    payment method), writes the order and starts its payment. Answers the order with ``url``,
-    its page; 400 names every problem, nothing is kept. A file question is answered with the
+    payment method), writes the order and starts its payment. The payment method's fee, if the
+    organizer charges one, is in the order's ``total`` and listed in its ``fees`` (a gift card
+    pays none). Answers the order with ``url``, its page; 400 names every problem, nothing is
+    kept. A file question is answered with the
     id `POST …/upload/` gave (`"answer": "file:<id>"`)."""
     found = await shop_event(session, organizer, event)
     data: CheckoutIn = validate_input(CheckoutIn, await read_object(request))  # type: ignore[assignment]

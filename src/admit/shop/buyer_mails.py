@@ -206,9 +206,7 @@ async def send_buyer_mail(job: JobContext) -> str | None:
             "contact": value(event, "contact_mail"),
             "total": f"{order.total:.2f}",
             "currency": event.currency,
-            "positions": [
-                orders.line_text(p, event.currency) for p in view.positions if not p["canceled"]
-            ],
+            "positions": orders.mail_lines(view, event.currency),
             "link": order_url(base, event.organizer_slug, event.slug, order),  # type: ignore[attr-defined]
             **extra,
         }

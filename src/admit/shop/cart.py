@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import secrets
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
@@ -29,6 +29,8 @@ from admit.kit.resources.filtering import parse_int
 from admit.kit.resources.i18n import localized
 from admit.models import CartPosition, Event, Item, Voucher
 from admit.orders.pricing import Line, TaxBlocked, load_discounts, load_tax_rules, price_lines
+from admit.payments import providers
+from admit.payments.fees import payment_fee
 from admit.quotas.availability import quota_busy, sold_out_message
 from admit.shop import addons, catalog, dates
 from admit.shop.cart_rows import cart_items, cart_positions
@@ -216,6 +218,8 @@ class Cart:
     expires: dt.datetime | None
     # some line is reverse charged for the invoice address the prices were computed for
     reverse_charge: bool = False
+    # each payment method offered for the total, with the fee it adds (``payments/fees.py``)
+    payment_fees: dict[str, Decimal] = field(default_factory=dict)
 
     def as_dict(self, now: dt.datetime) -> dict[str, Any]:
         left = int((self.expires - now).total_seconds()) if self.expires else 0
@@ -239,6 +243,10 @@ class Cart:
             ],
             "total": f"{self.total:.2f}",
             "reverse_charge": self.reverse_charge,
+            "payment_fees": [
+                {"provider": method, "fee": f"{fee:.2f}", "total": f"{self.total + fee:.2f}"}
+                for method, fee in self.payment_fees.items()
+            ],
             "expires": self.expires.isoformat() if self.expires else None,
             "seconds_left": max(left, 0),
         }
@@ -320,4 +328,6 @@ def priced_cart(
     total = sum((line.price for line in built), ZERO)
     live = [p.expires for p in positions if p.expires >= now]
     reverse = any(p.tax_code == REVERSE_CHARGE_CODE for p in priced)
-    return Cart(cart_id, built, total, min(live) if live else None, reverse)
+    methods = providers.offered(event, total) if total > 0 else []
+    fees = {m.identifier: payment_fee(event, m.identifier, total) for m in methods}
+    return Cart(cart_id, built, total, min(live) if live else None, reverse, fees)

@@ -4,7 +4,9 @@ service's own creation, then the payment provider.
 Why a layer of its own: order creation through the API trusts its caller (sale windows,
 min/max per order, required questions are the integrator's business, as with the reference).
 A buyer is not trusted, so this module checks those first and then hands the order to
-``orders.create.create_order`` (vouchers, quota, prices, taxes: one implementation).
+``orders.create.create_order`` (vouchers, quota, prices, taxes: one implementation). The
+chosen payment method's fee (``payments/fees.py``) is computed there from the priced total and
+written as one of the order's fees, so the total, the payment and the invoice include it.
 
 The cart's positions hold quota; the order must take it over without ever counting both.
 The cart's rows are first locked and marked expired inside this transaction (a second
@@ -47,7 +49,7 @@ from admit.orders.pricing import load_tax_rules
 from admit.orders.rows import PAID, PAYMENT_CONFIRMED
 from admit.orders.schemas import EMAIL_RE, OrderIn, PositionIn
 from admit.orders.serialize import ORDER_LOAD
-from admit.payments import providers
+from admit.payments import fees, providers
 from admit.quotas import ledger
 from admit.shop import addons, address, catalog, dates, dependencies, mails, orders
 from admit.shop.cart import valid_cart_id
@@ -324,13 +326,16 @@ async def checkout(
         )
     except ValidationError as exc:
         raise validation_error(exc) from None
-    placed = await create_order(session, event, order_in, held=_held(rows, until, now))
+    fee = fees.fees_for(event, provider.identifier, provider.label) if provider else None
+    placed = await create_order(session, event, order_in, held=_held(rows, until, now), fees=fee)
     details = {d.id: d for d in data.positions}
     for row, position_id in zip(rows, placed.written.position_ids, strict=False):
         if (mine := details.get(row.id)) is not None and mine.files:
             await attach(session, base_url, position_id, mine.files)
     total = placed.new.order["total"]
-    if data.expected_total is not None and total != data.expected_total:
+    # the page shows the goods' total beside each method's fee: compared without the fee
+    goods = total - sum((f["value"] for f in placed.new.fees if f["fee_type"] == fees.FEE_TYPE), 0)
+    if data.expected_total is not None and goods != data.expected_total:
         raise FieldErrors.single("total", PRICES_CHANGED)
     if total == 0:
         provider = providers.get("free")
@@ -357,7 +362,7 @@ async def checkout(
     await session.flush()
     link = order_url(base_url, event.organizer_slug, event.slug, order)  # type: ignore[attr-defined]
     view = await orders.view(session, event, order)
-    lines = [orders.line_text(p, event.currency) for p in view.positions]
+    lines = orders.mail_lines(view, event.currency)
     await mails.order_mail(session, event, order, link, view.instructions, lines)
     return Placed(order, order.status == "p", started.redirect_url, view)
 

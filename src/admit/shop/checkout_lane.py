@@ -12,8 +12,8 @@ moves the sales ledger, for every checkout that queued meanwhile at once.
 
 The lane only ever takes a checkout that the general path would accept; anything else (a
 problem of any kind, an invoice address, answers, another payment method, a free order, an
-``Idempotency-Key``, a cart that changed or runs out) goes to the general path before
-anything is written, and gets its answer and message there.
+``Idempotency-Key``, a cart that changed or runs out, a fee configured for bank transfer) goes
+to the general path before anything is written, and gets its answer and message there.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from admit.orders.drafts import check_positions
 from admit.orders.pricing import needs_discounts, price_order
 from admit.orders.rows import build, complete
 from admit.orders.schemas import EMAIL_RE, OrderIn, PositionIn
-from admit.payments import providers
+from admit.payments import fees, providers
 from admit.quotas.availability import quota_busy
 from admit.shop import address, catalog, lane_shared, mails, orders
 from admit.shop.cart import valid_cart_id
@@ -100,6 +100,7 @@ async def _checkout(shop: lane_shared.Shop, data: CheckoutIn) -> Response | None
     if (
         provider is None
         or not provider.enabled(event)
+        or fees.configured(event, PROVIDER)  # the general path writes the method's fee
         or (setting(event, TERMS_URL) and not data.accept_terms)
     ):
         return None

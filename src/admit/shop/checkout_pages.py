@@ -72,6 +72,10 @@ async def _checkout_page(
         for described in per_item[line.position.id]:
             described["depends"] = links.get(described["id"])
     methods = [p for p in providers.offered(event, cart.total)] if cart.total > 0 else []
+    # the method the form shows checked (the buyer's, else the first): its fee is in the total
+    wanted = (kept.get("payment") or [""])[0]
+    chosen = wanted if any(m.identifier == wanted for m in methods) else None
+    chosen = chosen or (methods[0].identifier if methods else None)
     return render_page(
         web,
         "checkout.html",
@@ -81,6 +85,7 @@ async def _checkout_page(
         now=now,
         questions=per_item,
         methods=methods,
+        chosen=chosen,
         names_asked=value(event, "attendee_names_asked"),
         names_required=value(event, "attendee_names_required"),
         emails_asked=value(event, "attendee_emails_asked"),

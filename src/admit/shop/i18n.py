@@ -114,6 +114,18 @@ GERMAN: dict[str, str] = {
     ),
     "Update prices": "Preise aktualisieren",
     "Payment": "Zahlung",
+    # payment methods and order fees (``payments/fees.py``)
+    "Bank transfer": "Banküberweisung",
+    "Payment fee": "Zahlungsgebühr",
+    "Shipping fee": "Versandgebühr",
+    "Service fee": "Servicegebühr",
+    "Cancellation fee": "Stornogebühr",
+    "Insurance": "Versicherung",
+    "Late fee": "Säumnisgebühr",
+    "Fee": "Gebühr",
+    "payment fee": "Zahlungsgebühr",
+    "total": "gesamt",
+    "with the fee of the payment method chosen": "mit der Gebühr der gewählten Zahlungsart",
     "Gift card code": "Geschenkgutschein-Code",
     "(if you pay with a gift card)": "(wenn Sie mit einem Geschenkgutschein zahlen)",
     "This shop offers no way to pay right now. Please contact the organizer.": (

@@ -99,11 +99,18 @@ class CartLineOut(BaseModel):
     expired: bool  # the reservation ran out: the checkout checks availability again
 
 
+class PaymentFeeOut(BaseModel):
+    provider: str  # a payment method offered for the cart's total
+    fee: str  # what the method adds ("0.00": nothing)
+    total: str  # the order's total when paid so
+
+
 class CartOut(BaseModel):
     cart_id: str
     positions: list[CartLineOut]
     total: str
     reverse_charge: bool
+    payment_fees: list[PaymentFeeOut]
     expires: str | None
     seconds_left: int
 
@@ -126,6 +133,14 @@ class OrderPositionOut(BaseModel):
     answers: list[str]
 
 
+class OrderFeeOut(BaseModel):
+    fee_type: str  # payment | shipping | service | cancellation | ...
+    label: str  # e.g. "Payment fee (Bank transfer)"
+    value: str  # gross, included in the total
+    tax_rate: str
+    tax_value: str
+
+
 class PublicOrderOut(BaseModel):
     code: str
     status: str
@@ -135,6 +150,7 @@ class PublicOrderOut(BaseModel):
     expires: str
     url: str
     positions: list[OrderPositionOut]
+    fees: list[OrderFeeOut]
     payment_instructions: InstructionsOut | None
     can_cancel: bool
     tickets: bool

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hmac
 import io
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import select
@@ -25,8 +25,10 @@ from admit.orders import actions
 from admit.orders.schemas import CancelIn
 from admit.orders.serialize import ORDER_LOAD
 from admit.payments import providers
+from admit.payments.fees import fee_label
 from admit.quotas import ledger
 from admit.shop.dates import label, load_many
+from admit.shop.i18n import translator
 from admit.tickets.documents import Part, plan, render_pages
 from admit.tickets.downloads import order_refusal
 from admit.tickets.loading import load_batch
@@ -87,6 +89,8 @@ class OrderView:
     instructions: Any
     can_cancel: bool
     tickets: bool
+    # the order's fees (a payment method's): label, value and tax, as the order page lists them
+    fees: list[dict[str, Any]] = field(default_factory=list)
 
     def as_dict(self, url: str) -> dict[str, Any]:
         ins = self.instructions
@@ -99,6 +103,7 @@ class OrderView:
             "expires": self.order.expires.isoformat(),
             "url": url,
             "positions": self.positions,
+            "fees": self.fees,
             "payment_instructions": None
             if ins is None
             else {"title": ins.title, "text": ins.text, "details": dict(ins.details)},
@@ -148,6 +153,17 @@ async def view(session: AsyncSession, event: Event, order: Order) -> OrderView:
                 "answers": [a.answer for a in p.answers],
             }
         )
+    shown_fees = [
+        {
+            "fee_type": f.fee_type,
+            "label": fee_label(f.fee_type, f.description, translator(order.locale)),
+            "value": f"{f.value:.2f}",
+            "tax_rate": f"{f.tax_rate:.2f}",
+            "tax_value": f"{f.tax_value:.2f}",
+        }
+        for f in sorted(order.fees, key=lambda f: f.id)
+        if not f.canceled
+    ]
     instructions = None
     if order.status == "n":
         waiting = [p for p in order.payments if p.state in ("created", "pending")]
@@ -160,7 +176,14 @@ async def view(session: AsyncSession, event: Event, order: Order) -> OrderView:
         instructions,
         may_cancel(event, order),
         tickets_allowed(event, order),
+        shown_fees,
     )
+
+
+def mail_lines(view: OrderView, currency: str) -> list[str]:
+    """The lines the buyer's mails list: the positions not canceled, then the fees."""
+    lines = [line_text(p, currency) for p in view.positions if not p["canceled"]]
+    return lines + [f"{f['label']}: {f['value']} {currency}" for f in view.fees]
 
 
 def line_text(position: dict[str, Any], currency: str) -> str:

@@ -20,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.db import write_intent
 from admit.kit.idempotency.store import CLAIM, in_session
+from admit.kit.lanes import hot_writes
 
 log = logging.getLogger("admit")
 
@@ -77,14 +78,20 @@ def discard_before_commit(session: AsyncSession) -> None:
     """Forgets the registered before-commit work (the transaction is being rolled back)."""
     session.info.pop(_PLAIN, None)
     session.info.pop(_HOT, None)
+    hot_writes.discard(session)
 
 
 async def run_before_commit(session: AsyncSession) -> None:
     """The registered before-commit work, without the commit: the plain callbacks first
     (and those they register), then the ones that take hot locks."""
-    while callbacks := session.info.pop(_PLAIN, None) or session.info.pop(_HOT, None):
-        for callback in callbacks.values():
-            await callback(session)
+    try:
+        while callbacks := session.info.pop(_PLAIN, None) or session.info.pop(_HOT, None):
+            for callback in callbacks.values():
+                await callback(session)
+        await hot_writes.flush(session)
+    except BaseException:
+        hot_writes.discard(session)  # never carried into the session's next transaction
+        raise
 
 
 async def db_session(request: Request) -> AsyncIterator[AsyncSession]:

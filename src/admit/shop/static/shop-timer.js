@@ -71,3 +71,18 @@
   update();  // a chain of dependencies settles in document order
   document.addEventListener("change", update);
 })();
+
+// The checkout's total follows the payment method chosen: each method's radio carries the
+// total with its fee (data-total). Without this script the total shows the method checked
+// when the page was drawn, and every method names its own fee and total.
+(function () {
+  "use strict";
+  var out = document.getElementById("total-amount");
+  if (!out) { return; }
+  document.addEventListener("change", function (event) {
+    var input = event.target;
+    if (input && input.name === "payment" && input.checked && input.getAttribute("data-total")) {
+      out.textContent = input.getAttribute("data-total");
+    }
+  });
+})();

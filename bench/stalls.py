@@ -1,0 +1,118 @@
+"""Seeing stalls: a probe that times single requests second by second, and a competing load.
+
+Why (issue 34): wrk's p99 and maximum say that some request waited a second, not when, nor
+whether one connection was starved while the others were served. The probe is one more
+client, as a scanner at the gate is: one kept connection, one request at a time with a pause
+between (``PAUSE`` seconds, so it costs the machine little), each timed; its answers are
+grouped by the second they were sent in, giving a p99 and a maximum per second: a stall shows
+as a second whose maximum stands out, and its time tells what ran then (a periodic task, a
+page cache's fill). ``compete`` starts one busy process per core at the lowest priority, as
+the issue asks (another program on the machine), for the duration of a ``with`` block.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from urllib.parse import urlsplit
+
+from bench.rawhttp import Connection
+
+PAUSE = 0.005
+_BUSY = "while True:\n    pass\n"
+
+
+class Probe:
+    """Times ``GET url`` (or POST ``body``) on its own connection, in a thread, until stopped."""
+
+    def __init__(self, url: str, token: str, body: dict | None = None) -> None:
+        parts = urlsplit(url)
+        self.base = f"{parts.scheme}://{parts.netloc}"
+        self.path = parts.path + (f"?{parts.query}" if parts.query else "")
+        self.headers = {"Authorization": f"Token {token}"}
+        self.body = body
+        self.samples: list[tuple[float, float, int]] = []  # (sent at, seconds taken, status)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=lambda: asyncio.run(self._run()), daemon=True)
+
+    def __enter__(self) -> Probe:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=60)
+
+    async def _run(self) -> None:
+        connection = Connection(self.base, self.headers)
+        method = "GET" if self.body is None else "POST"
+        try:
+            while not self._stop.is_set():
+                sent = time.monotonic()
+                answer = await connection.request(method, self.path, self.body)
+                self.samples.append((sent, time.monotonic() - sent, answer.status))
+                await asyncio.sleep(PAUSE)
+        finally:
+            await connection.close()
+
+    def report(self) -> dict:
+        """Per second: the probe's p99 and maximum (ms); overall: count, p99, maximum, the
+        worst second, answers over 200 and 500 ms, and non-2xx answers."""
+        if not self.samples:
+            return {"probe_requests": 0}
+        start = self.samples[0][0]
+        seconds: dict[int, list[float]] = {}
+        for sent, took, _ in self.samples:
+            seconds.setdefault(int(sent - start), []).append(took * 1000)
+        trace = [
+            (second, round(_p99(values), 1), round(max(values), 1))
+            for second, values in sorted(seconds.items())
+        ]
+        every = [took * 1000 for _, took, _ in self.samples]
+        worst = max(trace, key=lambda row: row[2])
+        return {
+            "probe_requests": len(every),
+            "probe_p99_ms": round(_p99(every), 1),
+            "probe_max_ms": round(max(every), 1),
+            "probe_over_200ms": sum(1 for v in every if v > 200),
+            "probe_over_500ms": sum(1 for v in every if v > 500),
+            "probe_non_2xx": sum(1 for *_, status in self.samples if not 200 <= status < 300),
+            "probe_worst_second": {"second": worst[0], "p99_ms": worst[1], "max_ms": worst[2]},
+            # [second, p99 ms, max ms] for each second of the run
+            "probe_per_second": trace,
+        }
+
+
+def _p99(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[max(0, int(len(ordered) * 0.99) - 1)]
+
+
+@contextlib.contextmanager
+def compete(processes: int) -> Iterator[list[int]]:
+    """``processes`` busy loops at the lowest priority (``nice 19``) while the block runs."""
+    busy = [
+        subprocess.Popen(
+            ["nice", "-n", "19", sys.executable, "-c", _BUSY],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for _ in range(processes)
+    ]
+    try:
+        yield [p.pid for p in busy]
+    finally:
+        for process in busy:
+            process.kill()
+        for process in busy:
+            process.wait()
+
+
+def cores() -> int:
+    return len(os.sched_getaffinity(0))
