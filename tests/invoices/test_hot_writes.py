@@ -100,3 +100,27 @@ async def test_deferred_writes_run_before_the_commit_and_never_after_a_rollback(
         assert (await ledger.stored(s))[key] == (0, 0, 3)
         await ledger.apply(s, {key: (0, 0, -3)})  # as found: the test's ledger check agrees
         await s.commit()
+
+
+async def test_the_first_numbers_of_a_sequence_paid_at_once_for_one_product(
+    client, world: World, factory, database_url: str
+):
+    """Sixteen first payments at once of one product, where no number of the sequence exists
+    yet (its counter row is created by the first of them): all succeed, none deadlocks."""
+    if not database_url.startswith("postgresql"):
+        pytest.skip(PG_ONLY)
+    item = await ih.ticket(factory, world, "10.00")
+    await ih.settings(client, world, **ih.ISSUER, invoice_generate="paid")
+    orders = [await ih.order(client, world, [item, item]) for _ in range(16)]
+    deadlocks_before = await _deadlocks(factory)
+    async with lock_waits(factory) as waits:
+        answers = await asyncio.gather(
+            *(ih.action(client, world, o["code"], "mark_paid") for o in orders)
+        )
+    assert [a.status_code for a in answers] == [200] * 16, [a.text for a in answers]
+    assert max(waits) >= 1, "no request waited for another's lock: the race did not happen"
+    await asyncio.sleep(1.5)
+    assert await _deadlocks(factory) == deadlocks_before
+    async with factory.sessionmaker() as s:
+        numbers = sorted(int(no) for no in await s.scalars(select(Invoice.invoice_no)))
+    assert numbers == list(range(1, 17))

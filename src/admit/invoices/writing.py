@@ -20,6 +20,7 @@ the number, the invoice, its job, the job's id on the invoice, the lines.
 from __future__ import annotations
 
 import functools
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import Any
@@ -108,15 +109,34 @@ async def write_unless_invoiced(session: AsyncSession, plan: Plan) -> Issued | N
     return await _write(session, plan, guarded=True)
 
 
+# Shared counters (organizer, name) this process has taken a number from, per database
+# (engine): they exist (a counter row goes only with its organizer, whose id is not reused).
+_COUNTERS_SEEN: weakref.WeakKeyDictionary[Any, set[tuple[int, str]]] = weakref.WeakKeyDictionary()
+_SEEN_AT_MOST = 10_000
+
+
 async def _write(session: AsyncSession, plan: Plan, *, guarded: bool) -> Issued | None:
     if session.get_bind().dialect.name != "postgresql":
         return await _write_plain(session, plan, guarded)
+    shared = (plan.organizer_id, plan.counter) if plan.width is not None else None
+    seen = _COUNTERS_SEEN.setdefault(session.get_bind(), set())
+    if shared is not None and shared not in seen:
+        # Made sure of before the statement: the statement also carries the transaction's
+        # hot writes (a payment's sales totals), and must lock the counter before them, as
+        # every issuer does. Finding the counter missing would have taken the totals' lock
+        # first and the counter's after, which deadlocks against an issuer that found it.
+        await numbers.create_counter(session, plan.organizer_id, plan.counter)
     issued, invoiced = await _write_pg(session, plan, guarded)
     if issued is None and not invoiced:
-        # The first number of this counter: create its row, then again.
+        # The first number of an order's own counter: create its row, then again (the
+        # order's row, locked by the caller, keeps other issuers of this counter out).
         await numbers.create_counter(session, plan.organizer_id, plan.counter)
         issued, invoiced = await _write_pg(session, plan, guarded)
     if issued is not None:
+        if shared is not None and shared not in seen:
+            if len(seen) >= _SEEN_AT_MOST:
+                seen.clear()
+            seen.add(shared)
         kick_after_commit(session, issued.render_job_id, soon=True)  # a PDF: see dispatch
     elif not invoiced:
         raise RuntimeError("invoice counter row missing after creating it")
