@@ -13,8 +13,11 @@ whatever is still deferred when the before-commit work is done runs in one state
 
 Lock order: PostgreSQL runs a CTE that the main query does not read after the main query,
 so in a combined statement the statement's own rows (the counter) are locked before the
-deferred ones (the totals), as when the counter is taken earlier in the transaction and the
-totals right before the commit. Deferred writes must not depend on each other's results.
+deferred ones (the totals), as when the counter is taken earlier in the transaction (a
+cancellation's number) and the totals right before the commit. A statement that may find its
+own row missing and then run again must make sure of the row first (``invoices/writing``
+does), or its second run would lock them the other way round. Deferred writes must not depend
+on each other's results.
 
 Other dialects (SQLite, which serialises writers anyway) run the write at once.
 """
