@@ -12,6 +12,20 @@ from tests.oauth.helpers import csrf
 NEW = "/control/organizer/acme/events/new"
 
 
+def settings_form(token: str, **fields: str) -> dict[str, str]:
+    """The event settings page's form as the test event fills it, with ``fields`` added."""
+    return {
+        "csrf_token": token,
+        "name": "Summit 2030",
+        "date_from": "2030-06-01T09:00",
+        "timezone": "UTC",
+        "currency": "EUR",
+        "payment_term_days": "10",
+        "ticket_secret_generator": "random",
+        **fields,
+    }
+
+
 async def _form(web, url: str) -> str:
     page = await web.get(url)
     assert page.status_code == 200, page.text[:500]
@@ -94,16 +108,7 @@ async def test_settings_saved_and_refused_by_field(web, people, factory, shop):
     await _as(web, people["boss"])
     url = shop.base + "settings/"
     token = await _form(web, url)
-    form = {
-        "csrf_token": token,
-        "name": "Summit 2030",
-        "date_from": "2030-06-01T09:00",
-        "timezone": "UTC",
-        "currency": "EUR",
-        "payment_term_days": "10",
-        "ticket_secret_generator": "random",
-        "payment_banktransfer_bank_details_sepa_iban": "DE00 1234",
-    }
+    form = settings_form(token, payment_banktransfer_bank_details_sepa_iban="DE00 1234")
     bad = await web.post(url, data=form)
     assert bad.status_code == 400
     assert "Enter a valid IBAN." in bad.text and 'value="DE00 1234"' in bad.text

@@ -6,7 +6,7 @@ from __future__ import annotations
 from sqlalchemy import select
 
 from admit.models import Event
-from tests.control.test_events import _form
+from tests.control.test_events import _form, settings_form
 from tests.control.test_pages import _as
 
 
@@ -16,19 +16,13 @@ async def test_the_bank_transfer_fee_is_set_in_the_back_office(web, people, fact
     token = await _form(web, url)
     page = (await web.get(url)).text
     assert 'name="payment_banktransfer__fee_abs"' in page and 'name="tax_rule_payment"' in page
-    form = {
-        "csrf_token": token,
-        "name": "Summit 2030",
-        "date_from": "2030-06-01T09:00",
-        "timezone": "UTC",
-        "currency": "EUR",
-        "payment_term_days": "10",
-        "ticket_secret_generator": "random",
-        "payment_banktransfer__fee_abs": "1.5x",
-        "payment_banktransfer__fee_percent": "2.9",
-        "payment_banktransfer__fee_reverse_calc": "1",
-        "tax_rule_payment": "none",
-    }
+    form = settings_form(
+        token,
+        payment_banktransfer__fee_abs="1.5x",
+        payment_banktransfer__fee_percent="2.9",
+        payment_banktransfer__fee_reverse_calc="1",
+        tax_rule_payment="none",
+    )
     bad = await web.post(url, data=form)
     assert bad.status_code == 400
     assert "A valid number is required." in bad.text and 'value="1.5x"' in bad.text

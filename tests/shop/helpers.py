@@ -118,6 +118,12 @@ async def buy(client: Any, world: World, cart_id: str, **kw: Any) -> Any:
     return await client.post(f"{base(world)}/checkout/", json=body)
 
 
+async def buy_with_card(client: Any, world: World, cart_id: str, code: str) -> Any:
+    """Checks the cart out paid with the gift card ``code``."""
+    data = {"gift_card": code}
+    return await buy(client, world, cart_id, payment_provider="giftcard", payment_data=data)
+
+
 @dataclass
 class Series:
     shop: Shop

@@ -167,24 +167,12 @@ async def test_gift_card_pays_all_or_leaves_the_rest_to_bank_transfer(client, wo
     shop = await h.setup(factory, world)
     card = await h.gift_card(factory, world, "GIFT-30", "30.00")
     r = await h.cart(client, world, {"item": shop.ticket.id})
-    r = await h.buy(
-        client,
-        world,
-        r.json()["cart_id"],
-        payment_provider="giftcard",
-        payment_data={"gift_card": "gift-30"},
-    )
+    r = await h.buy_with_card(client, world, r.json()["cart_id"], "gift-30")
     assert r.status_code == 201, r.text
     assert r.json()["status"] == "p"
     assert await h.card_value(factory, card.id) == 7
     r = await h.cart(client, world, {"item": shop.ticket.id})
-    r = await h.buy(
-        client,
-        world,
-        r.json()["cart_id"],
-        payment_provider="giftcard",
-        payment_data={"gift_card": "GIFT-30"},
-    )
+    r = await h.buy_with_card(client, world, r.json()["cart_id"], "GIFT-30")
     assert r.status_code == 201, r.text
     body = r.json()
     assert body["status"] == "n"
@@ -197,13 +185,7 @@ async def test_gift_card_pays_all_or_leaves_the_rest_to_bank_transfer(client, wo
         )
     assert total == -30 and paid == 1
     r = await h.cart(client, world, {"item": shop.ticket.id})
-    r = await h.buy(
-        client,
-        world,
-        r.json()["cart_id"],
-        payment_provider="giftcard",
-        payment_data={"gift_card": "GIFT-30"},
-    )
+    r = await h.buy_with_card(client, world, r.json()["cart_id"], "GIFT-30")
     assert r.status_code == 400 and r.json() == {
         "gift_card": ["This gift card has no credit left."]
     }
