@@ -11,7 +11,12 @@ the counter's result, so when the counter row does not exist yet nothing is writ
 is inserted (``ON CONFLICT DO NOTHING``) and the statement runs again. The statement also
 carries the transaction's deferred hot writes (``kit/lanes/hot_writes``: a payment's sales
 totals), so a payment that issues its invoice makes no round trip more than one that does not,
-and the counter is locked before the totals, as by every other issuer.
+and the counter is locked before the totals, as by a cancellation (its number mid-transaction,
+the totals at the end). One pair still takes them the other way round: an order placed with
+its invoice (``invoice_generate`` "True") locks the totals during its quota check and the
+counter at the end, so when at the same moment a payment of the same product issues the
+first invoice of another order (placed before invoicing on placement was switched on),
+PostgreSQL may end the pair's deadlock after a second with a 409 to one of them.
 
 SQLite (tests, small installations) serialises writers anyway and gets the plain sequence:
 the number, the invoice, its job, the job's id on the invoice, the lines.
