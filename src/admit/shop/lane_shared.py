@@ -125,6 +125,43 @@ class ShopEvent:
         return getattr(self._event, name)
 
 
+class _ReadSession:
+    """The request's read session, opened on first use: with the worker's copy current (the
+    rush's every request) nothing reads through it, and opening and closing one cost the
+    lanes as much as a statement. The cart's batched call asks only for the native pool and
+    whether the session holds changes (none before it opens)."""
+
+    def __init__(self, db: Any) -> None:
+        self._db = db
+        self._session: Any = None
+        self.info = {"fast": db.fast}
+
+    def _open(self) -> Any:
+        if self._session is None:
+            self._session = self._db.read_sessionmaker()
+            self._session.info["fast"] = self._db.fast
+        return self._session
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._open(), name)
+
+    @property
+    def new(self) -> Any:
+        return () if self._session is None else self._session.new
+
+    @property
+    def dirty(self) -> Any:
+        return () if self._session is None else self._session.dirty
+
+    @property
+    def deleted(self) -> Any:
+        return () if self._session is None else self._session.deleted
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+
+
 async def serve(request: LaneRequest, handle: Handle) -> Response | None:
     """Runs ``handle`` for a request of an open shop; None (the route) otherwise. The
     address's budget is counted here, once (``limits.py``)."""
@@ -137,8 +174,7 @@ async def serve(request: LaneRequest, handle: Handle) -> Response | None:
     if not db.fast.native:
         return None
     await per_address(http)
-    session = db.read_sessionmaker()
-    session.info["fast"] = db.fast
+    session = _ReadSession(db)
     try:
         pool = await db.fast.pool()
         seen = await pool.fetchrow(_EVENT, request.params["organizer"], request.params["event"])
