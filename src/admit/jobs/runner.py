@@ -236,8 +236,7 @@ class JobEngine:
             hours = values.pop("keep_hours")
             values.update(finished=now, expires=now + dt.timedelta(hours=hours))
             if self._native is not None and values.keys() == set(native.END_VALUES):
-                pool = await self._native.pool()
-                held.update(await native.end(pool, ids, self.worker, values))
+                held.update(await native.end(await self._native.pool(), ids, self.worker, values))
                 continue
             statement = (
                 update(Job)
@@ -326,18 +325,23 @@ class JobEngine:
     async def _heartbeat(self, job_id: int, handler: asyncio.Future[Any]) -> AsyncIterator[None]:
         async def beat() -> None:
             while True:
-                await asyncio.sleep(self.lease / 3)
                 if not await self._extend(job_id):
                     handler.cancel()  # someone else has the job now: stop its side effects
                     return
+                await asyncio.sleep(self.lease / 3)
 
-        task = asyncio.create_task(beat())
+        # The first beat is due after a third of the lease: most jobs never need its task.
+        tasks: list[asyncio.Task[None]] = []
+        start = lambda: tasks.append(asyncio.create_task(beat()))  # noqa: E731
+        timer = asyncio.get_running_loop().call_later(self.lease / 3, start)
         try:
             yield
         finally:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            timer.cancel()
+            for task in tasks:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
 
     async def _extend(self, job_id: int, **values: Any) -> bool:
         lease = utcnow() + dt.timedelta(seconds=self.lease)

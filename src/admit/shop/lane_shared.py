@@ -153,7 +153,10 @@ class ShopEvent:
         self.organizer_slug = organizer_slug
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(self._event, name)
+        # Kept on first read (the copy's event does not change under a request): the rules
+        # read the same settings many times a request.
+        found = self.__dict__[name] = getattr(self._event, name)
+        return found
 
 
 class _ReadSession:
