@@ -325,23 +325,18 @@ class JobEngine:
     async def _heartbeat(self, job_id: int, handler: asyncio.Future[Any]) -> AsyncIterator[None]:
         async def beat() -> None:
             while True:
+                await asyncio.sleep(self.lease / 3)
                 if not await self._extend(job_id):
                     handler.cancel()  # someone else has the job now: stop its side effects
                     return
-                await asyncio.sleep(self.lease / 3)
 
-        # The first beat is due after a third of the lease: most jobs never need its task.
-        tasks: list[asyncio.Task[None]] = []
-        start = lambda: tasks.append(asyncio.create_task(beat()))  # noqa: E731
-        timer = asyncio.get_running_loop().call_later(self.lease / 3, start)
+        task = asyncio.create_task(beat())
         try:
             yield
         finally:
-            timer.cancel()
-            for task in tasks:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
 
     async def _extend(self, job_id: int, **values: Any) -> bool:
         lease = utcnow() + dt.timedelta(seconds=self.lease)
