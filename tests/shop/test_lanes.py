@@ -42,11 +42,11 @@ class _Used:
         self.most_in_flight = 0
         original = lane_shared.serve
 
-        async def serve(request: Any, handle: Any) -> Any:
+        async def serve(request: Any, handle: Any, *rest: Any) -> Any:
             self.in_flight += 1
             self.most_in_flight = max(self.most_in_flight, self.in_flight)
             try:
-                answer = await original(request, handle)
+                answer = await original(request, handle, *rest)
             except Exception:  # an answer too (the sold-out 400, say)
                 self.answered += 1
                 raise
@@ -59,7 +59,7 @@ class _Used:
 
 
 def _route_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    async def declined(request: Any, handle: Any) -> None:
+    async def declined(request: Any, handle: Any, *rest: Any) -> None:
         return None
 
     monkeypatch.setattr(lane_shared, "serve", declined)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import datetime as dt
+import os
 import secrets
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -69,8 +70,12 @@ _TMPDIR: contextvars.ContextVar[str | None] = contextvars.ContextVar("job_tmpdir
 
 
 def job_tmpdir() -> str | None:
-    """The running job's temporary directory (None outside a job)."""
-    return _TMPDIR.get()
+    """The running job's temporary directory (None outside a job), made when first asked
+    for (the runner removes it after the run)."""
+    path = _TMPDIR.get()
+    if path is not None:
+        os.makedirs(path, exist_ok=True)
+    return path
 
 
 def job_kind(

@@ -24,6 +24,7 @@ from typing import Any
 from sqlalchemy import select, update
 
 from admit.db import Database, utcnow
+from admit.jobs import native
 from admit.jobs.broker import create_broker
 from admit.jobs.claims import CLAIM, held_by
 from admit.jobs.fairgate import FairGate
@@ -81,6 +82,8 @@ class JobEngine:
         self._state_engine = (
             db.engine if db.is_sqlite else db.engine.execution_options(isolation_level="AUTOCOMMIT")
         )
+        # PostgreSQL: claims and ends on the native pool (``native.py``).
+        self._native = None if db.is_sqlite or not db.fast.native else db.fast
         # Slots shared fairly among organizers (the one with the fewest running jobs here
         # goes next), not in arrival order.
         self._gate = FairGate(self.concurrency)
@@ -170,9 +173,9 @@ class JobEngine:
     async def _tenants(self, ids: list[int]) -> dict[int, int | None]:
         """The organizer of each job (one query per broker message), for the fair gate."""
         try:
-            result = await self._state(
-                select(Job.id, Job.organizer_id).where(Job.id.in_(ids)), None
-            )
+            if self._native is not None:
+                return await native.tenants(await self._native.pool(), ids)
+            result = await self._state(select(Job.id, Job.organizer_id).where(Job.id.in_(ids)))
         except Exception:
             log.warning("jobs %s: organizers not read; run in arrival order", ids[:10])
             return {}
@@ -210,13 +213,13 @@ class JobEngine:
     async def _claim_batch(self, _key: None, ids: list[int]) -> list[Any]:
         """Claims the jobs that queued for a claim together, in one statement."""
         now = utcnow()
-        params = {
-            "ids": ids,
-            "now": now,
-            "worker": self.worker,
-            "lease_until": now + dt.timedelta(seconds=self.lease),
-        }
-        rows = {row.id: row for row in (await self._state(CLAIM, params)).rows}
+        lease_until = now + dt.timedelta(seconds=self.lease)
+        if self._native is not None:
+            pool = await self._native.pool()
+            rows = await native.claim(pool, ids, now, self.worker, lease_until)
+        else:
+            params = {"ids": ids, "now": now, "worker": self.worker, "lease_until": lease_until}
+            rows = {row.id: row for row in (await self._state(CLAIM, params)).rows}
         # A job sent twice (a redelivery) may queue twice: only its first claim runs it.
         return [rows.pop(job_id, None) for job_id in ids]
 
@@ -232,6 +235,9 @@ class JobEngine:
             values = dict(key)
             hours = values.pop("keep_hours")
             values.update(finished=now, expires=now + dt.timedelta(hours=hours))
+            if self._native is not None and values.keys() == set(native.END_VALUES):
+                held.update(await native.end(await self._native.pool(), ids, self.worker, values))
+                continue
             statement = (
                 update(Job)
                 .where(Job.id.in_(ids), Job.worker == self.worker, Job.status == "running")
@@ -267,8 +273,7 @@ class JobEngine:
             report=_ProgressReporter(self, job_id),
         )
         workdir = self.tmp_root / f"job-{job_id}-{row.attempts}"
-        workdir.mkdir(parents=True, exist_ok=True)
-        token = _TMPDIR.set(str(workdir))
+        token = _TMPDIR.set(str(workdir))  # made by the first ``job_tmpdir()`` call that asks
         try:
             handler = asyncio.ensure_future(kind.handler(context))  # copies the context
         finally:
@@ -293,16 +298,10 @@ class JobEngine:
                 log.warning("job %s (%s): lease lost, stopped", job_id, row.kind)
                 return True
             # This process is stopping: the job goes back for another worker at once.
+            back = {"status": "waiting", "attempts": Job.attempts - 1, "worker": None}
+            message = "Its worker stopped; it runs again."
             await self._write(
-                job_id,
-                {
-                    "status": "waiting",
-                    "attempts": Job.attempts - 1,
-                    "worker": None,
-                    "lease_until": None,
-                    "enqueued_at": None,
-                    "message": "Its worker stopped; it runs again.",
-                },
+                job_id, {**back, "lease_until": None, "enqueued_at": None, "message": message}
             )
             raise
         except RetryLater as exc:
@@ -318,7 +317,8 @@ class JobEngine:
             await self._end(job_id, status="finished", message=message, context=context)
         finally:
             overtime.cancel()
-            await asyncio.to_thread(shutil.rmtree, workdir, True)
+            if workdir.exists():  # most jobs never ask for it: no thread hop to remove it
+                await asyncio.to_thread(shutil.rmtree, workdir, True)
         return True
 
     @contextlib.asynccontextmanager
@@ -357,15 +357,10 @@ class JobEngine:
             await self._end(job_id, status="failed", message=message, context=context)
             return
         await self._discard_result(context)
-        values = {
-            "status": "waiting",
-            "message": message,
-            "worker": None,
-            "lease_until": None,
-            "run_after": utcnow() + dt.timedelta(seconds=delay),
-            "enqueued_at": None,  # the sweep hands it to the broker when it is due
-        }
-        await self._write(job_id, values)
+        after = utcnow() + dt.timedelta(seconds=delay)
+        # enqueued_at None: the sweep hands it to the broker when it is due
+        values = {"status": "waiting", "message": message, "worker": None, "lease_until": None}
+        await self._write(job_id, {**values, "run_after": after, "enqueued_at": None})
 
     async def _end(
         self, job_id: int, *, status: str, message: str | None, context: JobContext | None = None

@@ -60,7 +60,9 @@ async def send_mail(ctx: JobContext) -> str | None:
     mail_id = ctx.input.get("mail_id")
     if not isinstance(mail_id, int) or isinstance(mail_id, bool):
         raise JobFailed("The job names no mail.")
-    async with ctx.db.sessionmaker() as session:
+    # Only reads: no transaction on PostgreSQL (``read_sessionmaker``), so no BEGIN and
+    # ROLLBACK round trips around every mail at a rush.
+    async with ctx.db.read_sessionmaker() as session:
         mail = await session.get(OutgoingMail, mail_id)
         if mail is None:
             return "The mail no longer exists."

@@ -79,19 +79,22 @@ def _columns(model: type) -> str:
     return ", ".join(f'"{c.name}"' for c in table.columns if c.key != "id")
 
 
-def _insert(model: type, source: str, returning: bool = True) -> str:
-    """INSERT of one row given as JSON, cast to the table's row type."""
+def _insert(model: type, source: str, returning: bool = True, row_id: str | None = None) -> str:
+    """INSERT of one row given as JSON, cast to the table's row type (with ``row_id``, the
+    id taken from the table's sequence beforehand)."""
     table = model.__table__.name  # type: ignore[attr-defined]
     cols = _columns(model)
+    into, values = (cols, cols) if row_id is None else (f'"id", {cols}', f"{row_id}, {cols}")
     sql = (
-        f"INSERT INTO {table} ({cols}) "
-        f"SELECT {cols} FROM jsonb_populate_record(NULL::{table}, {source})"
+        f"INSERT INTO {table} ({into}) "
+        f"SELECT {values} FROM jsonb_populate_record(NULL::{table}, {source})"
     )
     return sql + (" RETURNING id" if returning else "")
 
 
 # A mail's delivery job names the mail (``mail/tasks.enqueue_delivery``).
 _JOB_ROW = "o->'job' || jsonb_build_object('input', jsonb_build_object('mail_id', v_id))"
+_MAIL_ROW = "o->'mail' || jsonb_build_object('order_id', v_order, 'job_id', r_job_id)"
 
 
 def _result(outcome: str) -> str:
@@ -368,11 +371,12 @@ FOR o IN SELECT value FROM jsonb_array_elements(p_orders) LOOP
     -- The buyer's mail with the job that delivers it (the sweep hands it to the broker).
     r_job_id := NULL;
     IF o->'mail' IS NOT NULL THEN
-        {_insert(OutgoingMail, "o->'mail' || jsonb_build_object('order_id', v_order)")}
-            INTO v_id;
+        -- The mail's id first: the job names it, and the mail is written naming its job
+        -- (no second version of the mail's row).
+        v_id := nextval(pg_get_serial_sequence('outgoing_mails', 'id'));
         {_insert(Job, _JOB_ROW)}
             INTO r_job_id;
-        UPDATE outgoing_mails SET job_id = r_job_id WHERE id = v_id;
+        {_insert(OutgoingMail, _MAIL_ROW, returning=False, row_id="v_id")};
     END IF;
     FOR j IN 1 .. cardinality(v_dk) LOOP
         IF v_cart THEN

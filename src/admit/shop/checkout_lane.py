@@ -52,11 +52,6 @@ from admit.tickets.secrets import generator as secret_generator
 
 PROVIDER = "banktransfer"
 _FIELDS = frozenset(CheckoutIn.model_fields)
-_CART = (
-    "SELECT id, item_id, variation_id, subevent_id, price, voucher_id, addon_to_id, "
-    "is_bundled, seat_id, expires FROM cart_positions "
-    "WHERE event_id = $1 AND cart_id = $2 ORDER BY id"
-)
 _ORDER_COLUMNS = frozenset(Order.__table__.columns.keys())  # type: ignore[attr-defined]
 _PAYMENT_COLUMNS = frozenset(OrderPayment.__table__.columns.keys())  # type: ignore[attr-defined]
 
@@ -91,7 +86,7 @@ async def checkout(request: LaneRequest) -> Response | None:
     data = _plain(raw) if raw is not None else None
     if data is None:
         return None
-    return await lane_shared.serve(request, lambda shop: _checkout(shop, data))
+    return await lane_shared.serve(request, lambda shop: _checkout(shop, data), data.cart_id)
 
 
 async def _checkout(shop: lane_shared.Shop, data: CheckoutIn) -> Response | None:
@@ -111,7 +106,7 @@ async def _checkout(shop: lane_shared.Shop, data: CheckoutIn) -> Response | None
         return None
     base = public_base_url(shop.http)  # a Host links may not be built from: 400 before writing
     pool = await shop.pool()
-    rows = await pool.fetch(_CART, event.id, data.cart_id)
+    rows = shop.cart  # read with the event (``lane_shared.serve``)
     if not rows or any(
         r["voucher_id"] or r["addon_to_id"] or r["is_bundled"] or r["seat_id"] or r["subevent_id"]
         for r in rows

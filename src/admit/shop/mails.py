@@ -16,9 +16,15 @@ from admit.mail.outbox import queue_mail
 from admit.models import Event, Order
 
 _loader = PackageLoader("admit.shop", "mail")
-_text = Environment(loader=_loader, autoescape=False, undefined=StrictUndefined)
+# The templates ship with the package: no stat of each file at every mail (``auto_reload``).
+_text = Environment(loader=_loader, autoescape=False, undefined=StrictUndefined, auto_reload=False)
 _html = Environment(
-    loader=_loader, autoescape=True, undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True
+    loader=_loader,
+    autoescape=True,
+    undefined=StrictUndefined,
+    trim_blocks=True,
+    lstrip_blocks=True,
+    auto_reload=False,
 )
 
 
