@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import gc
+import logging
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
@@ -218,6 +220,34 @@ def settle_garbage_collector() -> None:
     gc.set_threshold(10_000, 20, 50)
 
 
+def log_gc_pauses(threshold_ms: float) -> None:
+    """``ADMIT_LOG_GC_PAUSES_MS``: each collection at least ``threshold_ms`` long is logged
+    with its generation, so a stall seen by a client can be matched to the collector or
+    ruled out. Once per process."""
+    if threshold_ms <= 0 or _gc_timer in gc.callbacks:
+        return
+    _gc_threshold[0] = threshold_ms / 1000
+    gc.callbacks.append(_gc_timer)
+
+
+_gc_threshold = [0.0]
+_gc_started = [0.0]
+
+
+def _gc_timer(phase: str, info: dict[str, int]) -> None:
+    if phase == "start":
+        _gc_started[0] = time.perf_counter()
+        return
+    took = time.perf_counter() - _gc_started[0]
+    if took >= _gc_threshold[0]:
+        logging.getLogger("admit.gc").warning(
+            "garbage collection of generation %d held the loop %.1f ms (%d collected)",
+            info.get("generation", -1),
+            took * 1000,
+            info.get("collected", 0),
+        )
+
+
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
     database = create_database(
@@ -232,6 +262,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         settle_garbage_collector()
+        log_gc_pauses(settings.log_gc_pauses_ms)
         prepare_login_timing()
         # Embedded: this process runs the jobs it enqueues and the periodic work. With a
         # broker, workers run the jobs and ``admit scheduler`` the periodic work.

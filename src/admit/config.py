@@ -35,6 +35,9 @@ class Settings(BaseSettings):
     # cart or voucher to the next such visitors (shop/front_pages.py: what the page shows is
     # at most twice this old); 0 renders every one.
     shop_page_seconds: float = Field(default=1.0, ge=0, le=60)
+    # Logs every garbage collection that held a worker's event loop at least this long
+    # (its generation and duration), to tell collector pauses from other stalls; 0: off.
+    log_gc_pauses_ms: float = Field(default=0.0, ge=0, le=60_000)
     idempotency_hours: float = Field(default=24.0, gt=0, le=24 * 30)  # answers to keys kept
     # How long after a scan the scanning device may annul it.
     checkin_annul_window_minutes: int = Field(default=15, ge=0, le=24 * 60)
