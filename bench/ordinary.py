@@ -84,7 +84,7 @@ from bench.common import (
 )
 from bench.rush import count, product_with_quota
 from bench.seed_ordinary import EVENT, ORGANIZER, SERIES, Seeded, seed
-from bench.stalls import Probe, compete
+from bench.stalls import Probe, RunQueueWaits, compete
 
 EVENT_PATH = f"/api/v1/organizers/{ORGANIZER}/events/{EVENT}/"
 SERIES_PATH = f"/api/v1/organizers/{ORGANIZER}/events/{SERIES}/"
@@ -242,7 +242,9 @@ def figures(result: dict, seconds: int) -> dict:
     }
 
 
-def run_scenario(scenario: Scenario, base: str, token: str, seeded: Seeded, args) -> dict:
+def run_scenario(
+    scenario: Scenario, base: str, token: str, seeded: Seeded, args, workers: list[int]
+) -> dict:
     url = base + scenario.path(seeded)
     body = scenario.body(seeded) if scenario.body else None
     precheck(scenario.name, url, token, body, scenario.page)
@@ -254,14 +256,17 @@ def run_scenario(scenario: Scenario, base: str, token: str, seeded: Seeded, args
                 timeout=WRK_TIMEOUT)  # fmt: skip
         # A probe times single requests beside wrk, second by second (GETs only: a POST
         # scenario's probe would add orders of its own).
-        with Probe(url, token) if body is None else contextlib.nullcontext() as probe:
+        with (
+            Probe(url, token) if body is None else contextlib.nullcontext() as probe,
+            RunQueueWaits(workers) as waits,
+        ):
             result = wrk(url, token, connections=args.connections, seconds=args.seconds,
                          script=script, timeout=WRK_TIMEOUT)  # fmt: skip
     finally:
         Path(script).unlink()
     out = figures(result, args.seconds)
     if probe is not None:
-        out.update(probe.report())
+        out.update(probe.report(waits))
     met = (
         out["non_2xx"] == 0
         and out["socket_errors"] == 0
@@ -438,7 +443,9 @@ def main() -> None:
     ):
         for scenario in SCENARIOS:
             if scenario.name in chosen:
-                result = run_scenario(scenario, served.base, token, seeded, args)
+                result = run_scenario(
+                    scenario, served.base, token, seeded, args, served.worker_pids()
+                )
                 report["scenarios"][scenario.name] = result
                 print(f"{scenario.name}: {result['requests_per_second']}/s", file=sys.stderr)
         if "sellout" in chosen:

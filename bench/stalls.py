@@ -61,9 +61,10 @@ class Probe:
         finally:
             await connection.close()
 
-    def report(self) -> dict:
+    def report(self, waits: RunQueueWaits | None = None) -> dict:
         """Per second: the probe's p99 and maximum (ms); overall: count, p99, maximum, the
-        worst second, answers over 200 and 500 ms, and non-2xx answers."""
+        worst second, answers over 200 and 500 ms, and non-2xx answers; with ``waits``, the
+        workers' wait for a CPU per second beside them."""
         if not self.samples:
             return {"probe_requests": 0}
         start = self.samples[0][0]
@@ -86,7 +87,54 @@ class Probe:
             "probe_worst_second": {"second": worst[0], "p99_ms": worst[1], "max_ms": worst[2]},
             # [second, p99 ms, max ms] for each second of the run
             "probe_per_second": trace,
+            # [second, the most one worker waited for a CPU in it, ms]
+            **({"cpu_wait_per_second": waits.per_second(start)} if waits else {}),
         }
+
+
+class RunQueueWaits:
+    """How long the server's workers waited for a CPU, second by second (the kernel's
+    ``/proc/<pid>/schedstat``: time runnable but not running). A stall whose second shows a
+    worker waiting about as long was the machine's CPUs being busy elsewhere, not the server;
+    one without such a wait was the server's own doing (a blocking call, a long task)."""
+
+    def __init__(self, pids: list[int]) -> None:
+        self.pids = pids
+        self.samples: list[tuple[float, dict[int, int]]] = []  # (time, waited ns per pid)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> RunQueueWaits:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=10)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            waited = {}
+            for pid in self.pids:
+                try:
+                    waited[pid] = int(open(f"/proc/{pid}/schedstat").read().split()[1])
+                except (OSError, IndexError, ValueError):
+                    continue
+            self.samples.append((time.monotonic(), waited))
+            self._stop.wait(0.1)
+
+    def per_second(self, start: float) -> list[tuple[int, float]]:
+        """[second since ``start``, the most one worker waited for a CPU in it (ms)]."""
+        by_second: dict[int, dict[int, float]] = {}
+        for (_, before), (at, after) in zip(self.samples, self.samples[1:], strict=False):
+            waits = by_second.setdefault(int(at - start), {})
+            for pid, now in after.items():
+                waits[pid] = waits.get(pid, 0.0) + (now - before.get(pid, now)) / 1e6
+        return [
+            (second, round(max(waits.values(), default=0.0), 1))
+            for second, waits in sorted(by_second.items())
+            if second >= 0
+        ]
 
 
 def _p99(values: list[float]) -> float:
