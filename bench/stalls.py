@@ -8,19 +8,30 @@ grouped by the second they were sent in, giving a p99 and a maximum per second: 
 as a second whose maximum stands out, and its time tells what ran then (a periodic task, a
 page cache's fill). ``compete`` starts one busy process per core at the lowest priority, as
 the issue asks (another program on the machine), for the duration of a ``with`` block.
+
+``--reference`` runs the same wrk, probe and competing load against
+``bench/reference_server.py`` (a server that does one database round trip a request and
+nothing else): its maximum is what the machine alone gives.
+Run: .venv/bin/python bench/stalls.py --reference [--seconds 65] [--compete 2]
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
+import json
 import os
+import socket
 import subprocess
 import sys
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from urllib.parse import urlsplit
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.rawhttp import Connection
 
@@ -164,3 +175,55 @@ def compete(processes: int) -> Iterator[list[int]]:
 
 def cores() -> int:
     return len(os.sched_getaffinity(0))
+
+
+def _reference_run(args: argparse.Namespace) -> dict:
+    """wrk, the probe and the CPU waits against ``bench/reference_server.py``."""
+    from bench import reference_server
+    from bench.common import free_port, latency_ms, wrk
+
+    port = free_port()
+    processes = reference_server.start(port, args.workers, args.body_bytes)
+    url = f"http://127.0.0.1:{port}/"
+    try:
+        for _ in range(100):
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=1):
+                    break
+            except OSError:
+                time.sleep(0.1)
+        time.sleep(1)  # every worker's pool open
+        with compete(args.compete), Probe(url, "-") as probe:
+            with RunQueueWaits([p.pid for p in processes if p.pid]) as waits:
+                result = wrk(url, "-", connections=args.connections, seconds=args.seconds)
+    finally:
+        for process in processes:
+            process.terminate()
+    return {
+        "benchmark": "reference_server",
+        "compete": args.compete,
+        "seconds": args.seconds,
+        "requests_per_second": result["requests_per_second"],
+        "p50_ms": latency_ms(result["p50"]),
+        "p99_ms": latency_ms(result["p99"]),
+        "max_ms": latency_ms(result["max"]),
+        **probe.report(waits),
+        "load_average": [round(x, 2) for x in os.getloadavg()],
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--reference", action="store_true", required=True,
+                        help="measure bench/reference_server.py (the machine alone)")  # fmt: skip
+    parser.add_argument("--seconds", type=int, default=65)
+    parser.add_argument("--connections", type=int, default=16)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--compete", type=int, default=0)
+    parser.add_argument("--body-bytes", type=int, default=20_000)
+    report = _reference_run(parser.parse_args())
+    print(json.dumps(report))
+
+
+if __name__ == "__main__":
+    main()
