@@ -29,6 +29,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -39,7 +40,26 @@ PAUSE = 0.005
 _BUSY = "while True:\n    pass\n"
 
 
-class Probe:
+class _Sampler:
+    """Samples in a thread of its own while a ``with`` block runs (``_sample`` until stopped)."""
+
+    def __init__(self) -> None:
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def __enter__(self) -> Any:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=60)
+
+    def _sample(self) -> None:
+        raise NotImplementedError
+
+
+class Probe(_Sampler):
     """Times ``GET url`` (or POST ``body``) on its own connection, in a thread, until stopped."""
 
     def __init__(self, url: str, token: str, body: dict | None = None) -> None:
@@ -49,16 +69,10 @@ class Probe:
         self.headers = {"Authorization": f"Token {token}"}
         self.body = body
         self.samples: list[tuple[float, float, int]] = []  # (sent at, seconds taken, status)
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=lambda: asyncio.run(self._run()), daemon=True)
+        super().__init__()
 
-    def __enter__(self) -> Probe:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join(timeout=60)
+    def _sample(self) -> None:
+        asyncio.run(self._run())
 
     async def _run(self) -> None:
         connection = Connection(self.base, self.headers)
@@ -103,27 +117,19 @@ class Probe:
         }
 
 
-class RunQueueWaits:
+class RunQueueWaits(_Sampler):
     """How long the server's workers waited for a CPU, second by second (the kernel's
-    ``/proc/<pid>/schedstat``: time runnable but not running). A stall whose second shows a
-    worker waiting about as long was the machine's CPUs being busy elsewhere, not the server;
-    one without such a wait was the server's own doing (a blocking call, a long task)."""
+    ``/proc/<pid>/schedstat``: time runnable but not running), beside the probe's seconds. A
+    stall in a second without such a wait was the server's own doing (a blocking call, a long
+    task); one with it may be the machine's, which ``--reference`` tells (the same load
+    against a server that does almost nothing)."""
 
     def __init__(self, pids: list[int]) -> None:
         self.pids = pids
         self.samples: list[tuple[float, dict[int, int]]] = []  # (time, waited ns per pid)
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
+        super().__init__()
 
-    def __enter__(self) -> RunQueueWaits:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join(timeout=10)
-
-    def _run(self) -> None:
+    def _sample(self) -> None:
         while not self._stop.is_set():
             waited = {}
             for pid in self.pids:

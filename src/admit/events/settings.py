@@ -86,23 +86,46 @@ Iban = Annotated[str, Field(max_length=64), AfterValidator(_check_iban)]
 Bic = Annotated[str, Field(max_length=16), AfterValidator(_check_bic)]
 
 
-def _percent_text(raw: Any) -> Any:
-    """A percentage as the reference shows it: decimal text with two places ("12.50"),
-    from a number or text; anything else fails with the reference's sentence."""
+NOT_A_NUMBER = "A valid number is required."
+MAX_AMOUNT = Decimal("99999999.99")
+
+
+def _number(raw: Any) -> Decimal:
+    """A number from JSON (number or text); never a bool, NaN or infinity."""
     if isinstance(raw, bool) or not isinstance(raw, int | float | str):
-        raise ValueError("A valid number is required.")
+        raise ValueError(NOT_A_NUMBER)
     try:
         number = Decimal(str(raw).strip())
     except InvalidOperation:
-        raise ValueError("A valid number is required.") from None
+        raise ValueError(NOT_A_NUMBER) from None
     if not number.is_finite():
-        raise ValueError("A valid number is required.")
+        raise ValueError(NOT_A_NUMBER)
+    return number
+
+
+def _percent_text(raw: Any) -> Any:
+    """A percentage as the reference shows it: decimal text with two places ("12.50"),
+    from a number or text; anything else fails with the reference's sentence."""
+    number = _number(raw)
     if not 0 <= number <= 100:
         raise ValueError("Ensure this value is between 0 and 100.")
     return str(number.quantize(Decimal("0.01")))
 
 
+def _amount_text(raw: Any) -> str:
+    """An amount of money: 0 or more, at most two places, kept as decimal text ("1.50")."""
+    number = _number(raw)
+    if number < 0:
+        raise ValueError("Ensure this value is greater than or equal to 0.")
+    if number > MAX_AMOUNT:
+        raise ValueError(f"Ensure this value is less than or equal to {MAX_AMOUNT}.")
+    if number != number.quantize(Decimal("0.01")):
+        raise ValueError("Ensure that there are no more than 2 decimal places.")
+    return str(number.quantize(Decimal("0.01")))
+
+
 Percent = Annotated[str, BeforeValidator(_percent_text)]
+Amount = Annotated[str, BeforeValidator(_amount_text)]
 Locales = Annotated[list[LocaleCode], Field(min_length=1, max_length=50)]
 Email = email_type()
 

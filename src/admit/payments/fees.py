@@ -26,24 +26,20 @@ chose, and the order is priced before the card's credit is known.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
-from typing import Annotated, Any, Literal
-
-from pydantic import BeforeValidator
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Any, Literal
 
 from admit.catalog.taxes.compute import currency_places
-from admit.events.settings import EVENT_SETTINGS, PAYMENT, value
+from admit.events.settings import EVENT_SETTINGS, PAYMENT, Amount, Percent, value
 from admit.kit.resources.settings import Setting
 from admit.models import Event, TaxRule
 from admit.orders.schemas import FeeIn
 
 ZERO = Decimal("0.00")
 HUNDRED = Decimal(100)
-MAX_ABS = Decimal("99999999.99")
 TAX_RULE_PAYMENT = "tax_rule_payment"
 FEE_TYPE = "payment"
 FEE_LABEL = "Payment fee"
-NOT_A_NUMBER = "A valid number is required."
 REVERSE_100 = (
     "A percentage of 100 cannot be calculated back: nothing would be left for the organizer."
 )
@@ -60,47 +56,6 @@ def percent_key(method: str) -> str:
 def reverse_key(method: str) -> str:
     return f"payment_{method}__fee_reverse_calc"
 
-
-def _decimal(raw: Any) -> Decimal:
-    """A number from JSON (number or text); never a bool, NaN or infinity."""
-    if isinstance(raw, bool) or not isinstance(raw, int | float | str):
-        raise ValueError(NOT_A_NUMBER)
-    try:
-        number = Decimal(str(raw).strip())
-    except InvalidOperation:
-        raise ValueError(NOT_A_NUMBER) from None
-    if not number.is_finite():
-        raise ValueError(NOT_A_NUMBER)
-    return number
-
-
-def _places(number: Decimal) -> None:
-    if number != number.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP):
-        raise ValueError("Ensure that there are no more than 2 decimal places.")
-
-
-def _amount_text(raw: Any) -> str:
-    """A fixed fee: 0 or more, at most two places, kept as decimal text ("1.50")."""
-    number = _decimal(raw)
-    if number < 0:
-        raise ValueError("Ensure this value is greater than or equal to 0.")
-    if number > MAX_ABS:
-        raise ValueError(f"Ensure this value is less than or equal to {MAX_ABS}.")
-    _places(number)
-    return str(number.quantize(Decimal("0.01")))
-
-
-def _percent_text(raw: Any) -> str:
-    """A fee percentage: 0 up to 100, at most two places, kept as decimal text ("2.90")."""
-    number = _decimal(raw)
-    if not 0 <= number <= 100:
-        raise ValueError("Ensure this value is between 0 and 100.")
-    _places(number)
-    return str(number.quantize(Decimal("0.01")))
-
-
-FeeAmount = Annotated[str, BeforeValidator(_amount_text)]
-FeePercent = Annotated[str, BeforeValidator(_percent_text)]
 
 EVENT_SETTINGS.register(
     Setting(
@@ -119,8 +74,8 @@ def register_settings(method: str) -> None:
     """Declares the fee settings of a method that takes fees (``providers.register`` calls it),
     and the rule that a reverse calculation needs a percentage below 100."""
     EVENT_SETTINGS.register(
-        Setting(abs_key(method), FeeAmount, "0.00", "Additional fee: fixed amount", PAYMENT),
-        Setting(percent_key(method), FeePercent, "0.00", "Additional fee: percentage", PAYMENT),
+        Setting(abs_key(method), Amount, "0.00", "Additional fee: fixed amount", PAYMENT),
+        Setting(percent_key(method), Percent, "0.00", "Additional fee: percentage", PAYMENT),
         Setting(
             reverse_key(method),
             bool,
