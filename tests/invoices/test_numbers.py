@@ -15,7 +15,7 @@ from admit.kit.http.transaction import after_commit
 from admit.models import Invoice
 from tests.factories import World, auth
 from tests.invoices import helpers as ih
-from tests.lock_waits import PG_ONLY, WAITING, lock_waits
+from tests.lock_waits import PG_ONLY, lock_waits
 
 
 async def test_prefixes_shared_sequences_and_per_order_numbers(client, world: World, factory):
@@ -105,18 +105,6 @@ async def test_fifty_concurrent_payments_get_fifty_consecutive_numbers(
         return issued
 
     monkeypatch.setattr(writing, "_write_pg", write)
-    waiting_seen = []
-    done = asyncio.Event()
-
-    async def watch_locks() -> None:
-        """Seen from PostgreSQL itself: transactions waiting for a row lock."""
-        async with factory.sessionmaker() as s:
-            while not done.is_set():
-                waiting_seen.append(int(await s.scalar(WAITING) or 0))
-                await s.rollback()
-                await asyncio.sleep(0.002)
-
-    watcher = asyncio.create_task(watch_locks())
     retried = []
 
     async def pay(code: str):
@@ -129,9 +117,8 @@ async def test_fifty_concurrent_payments_get_fifty_consecutive_numbers(
             await asyncio.sleep(float(answer.headers.get("retry-after", "1")))
         return answer
 
-    answers = await asyncio.gather(*(pay(c) for c in codes))
-    done.set()
-    await watcher
+    async with lock_waits(factory) as waiting_seen:  # seen from PostgreSQL itself
+        answers = await asyncio.gather(*(pay(c) for c in codes))
     assert [a.status_code for a in answers] == [200] * 50, [
         a.text for a in answers if a.status_code != 200
     ]
