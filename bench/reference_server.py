@@ -17,6 +17,10 @@ import asyncio
 import multiprocessing
 import os
 import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import asyncpg
 
@@ -62,15 +66,26 @@ def _worker(port: int, body_bytes: int) -> None:
     asyncio.run(_serve(port, body))
 
 
-def start(port: int, workers: int = 2, body_bytes: int = 20_000) -> list[multiprocessing.Process]:
-    """The server's processes, started (``terminate()`` them to stop)."""
-    processes = [
-        multiprocessing.Process(target=_worker, args=(port, body_bytes), daemon=True)
-        for _ in range(workers)
-    ]
-    for process in processes:
-        process.start()
-    return processes
+def start(port: int, workers: int = 2, body_bytes: int = 20_000) -> subprocess.Popen[bytes]:
+    """The server, started as ``admit serve`` is by the benchmarks (``bench/common.serving``):
+    a process of its own in a session of its own, so that the kernel shares the CPU between
+    it and the benchmark's other programs exactly as it does for Admit (with the scheduler's
+    autogroups, each session is weighed as one). ``os.killpg`` its pid to stop it; its
+    workers are :func:`worker_pids`."""
+    command = [sys.executable, __file__, "--port", str(port), "--workers", str(workers)]
+    command += ["--body-bytes", str(body_bytes)]
+    return subprocess.Popen(command, start_new_session=True)
+
+
+def worker_pids(server: subprocess.Popen[bytes], workers: int) -> list[int]:
+    """The pids of the server's worker processes (waits until all have started)."""
+    path = Path(f"/proc/{server.pid}/task/{server.pid}/children")
+    for _ in range(200):
+        found = [int(pid) for pid in path.read_text().split()]
+        if len(found) >= workers:
+            return found
+        time.sleep(0.05)
+    raise RuntimeError("the reference server's workers did not start")
 
 
 def main() -> None:
@@ -79,7 +94,13 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--body-bytes", type=int, default=20_000)
     args = parser.parse_args()
-    for process in start(args.port, args.workers, args.body_bytes):
+    processes = [
+        multiprocessing.Process(target=_worker, args=(args.port, args.body_bytes), daemon=True)
+        for _ in range(args.workers)
+    ]
+    for process in processes:
+        process.start()
+    for process in processes:
         process.join()
 
 

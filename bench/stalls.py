@@ -22,6 +22,7 @@ import asyncio
 import contextlib
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -159,17 +160,40 @@ def _p99(values: list[float]) -> float:
     return ordered[max(0, int(len(ordered) * 0.99) - 1)]
 
 
+def _lowest_autogroup_priority(pid: int) -> bool:
+    """Sets the scheduler autogroup of ``pid`` (its session) to nice 19; False where the
+    kernel has no autogroups (then the process's own nice is all that counts)."""
+    try:
+        Path(f"/proc/{pid}/autogroup").write_text("19")
+    except OSError:
+        return False
+    return True
+
+
 @contextlib.contextmanager
 def compete(processes: int) -> Iterator[list[int]]:
-    """``processes`` busy loops at the lowest priority (``nice 19``) while the block runs."""
+    """``processes`` busy loops at the lowest priority while the block runs: each another
+    program, in a session of its own, as the issue's "another program on the machine" is.
+
+    Where the kernel groups the CPU by session (``sched_autogroup_enabled``, on in Debian's
+    kernels) a process's nice counts only against the processes of its own session; between
+    sessions each group counts as one task of its group's nice. The servers under test run in
+    sessions of their own (``bench/common.serving``, ``reference_server.start``), so a busy
+    loop merely started with ``nice 19`` from this process would compete with them at full
+    weight, and with this process's own wrk at nice 19. Until session 23 it did so: Admit's
+    workers were starved for up to 0.55 s (seen from a watchdog thread in the worker), while
+    the reference server, then started in this session, was protected by the nice."""
     busy = [
         subprocess.Popen(
             ["nice", "-n", "19", sys.executable, "-c", _BUSY],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
+            start_new_session=True,
         )
         for _ in range(processes)
     ]
+    for process in busy:
+        _lowest_autogroup_priority(process.pid)
     try:
         yield [p.pid for p in busy]
     finally:
@@ -189,9 +213,10 @@ def _reference_run(args: argparse.Namespace) -> dict:
     from bench.common import free_port, latency_ms, wrk
 
     port = free_port()
-    processes = reference_server.start(port, args.workers, args.body_bytes)
+    server = reference_server.start(port, args.workers, args.body_bytes)
     url = f"http://127.0.0.1:{port}/"
     try:
+        pids = reference_server.worker_pids(server, args.workers)
         for _ in range(100):
             try:
                 with socket.create_connection(("127.0.0.1", port), timeout=1):
@@ -200,11 +225,11 @@ def _reference_run(args: argparse.Namespace) -> dict:
                 time.sleep(0.1)
         time.sleep(1)  # every worker's pool open
         with compete(args.compete), Probe(url, "-") as probe:
-            with RunQueueWaits([p.pid for p in processes if p.pid]) as waits:
+            with RunQueueWaits(pids) as waits:
                 result = wrk(url, "-", connections=args.connections, seconds=args.seconds)
     finally:
-        for process in processes:
-            process.terminate()
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait()
     return {
         "benchmark": "reference_server",
         "compete": args.compete,
