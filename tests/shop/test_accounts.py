@@ -15,6 +15,7 @@ from admit.models import Customer
 from tests.conftest import asgi_client
 from tests.oauth.helpers import csrf
 from tests.shop import accounts_helpers as ah
+from tests.shop import helpers as h
 
 A = "/acme/account/"
 
@@ -32,6 +33,7 @@ async def _login(client, email: str, password: str = ah.PASSWORD, **extra: str):
 
 
 async def test_pages_are_404_while_accounts_are_off(client, world, factory):
+    await h.setup(factory, world)
     for path in ("", "login/", "signup/", "forgot/", "password/abc/"):
         assert (await client.get(f"{A}{path}")).status_code == 404, path
     await ah.customer(factory, world.org, "ada@example.org")
@@ -106,7 +108,7 @@ async def test_sign_up_set_password_and_log_in(client, world, factory):
     assert 'value="ada@example.org"' in r.text
     r = await _login(client, "ADA@example.org", next="/acme/summit/checkout/")
     assert r.status_code == 303 and r.headers["location"] == "/acme/summit/checkout/"
-    r = await _login(client, "ada@example.org", next="//evil.example/")
+    r = await client.get(f"{A}login/?next=//evil.example/")
     assert r.headers["location"] == A  # no open redirect (already logged in: straight on)
 
 
@@ -185,7 +187,7 @@ async def test_forgot_password_answers_the_same_for_unknown_addresses(client, wo
         token = await _form(client, f"{A}forgot/")
         r = await client.post(f"{A}forgot/", data={"csrf_token": token, "email": email})
         assert r.status_code == 200
-        answers.append(r.text.replace(csrf(r.text), ""))
+        answers.append(r.text)
     assert answers[0] == answers[1] == answers[2]
     assert "If an account with this address exists" in answers[0]
     [mail] = await ah.mails(factory)  # only the active account got one, in its language
