@@ -26,7 +26,7 @@ from admit.auth.devices import (
 from admit.devices.access import DeviceAccess, NoCredentials
 from admit.kit.http.context import Authenticated, EventAccess, OrganizerAccess, implied
 from admit.kit.http.routing import API_PREFIX
-from admit.shop.api import router as shop_api_router
+from admit.shop.routes import PUBLIC_ROUTERS
 from tests.devices.helpers import device_auth, make_device
 from tests.factories import Factory, World, auth
 from tests.routes import API_ROUTES, client, factory, openapi_document, world  # noqa: F401
@@ -67,7 +67,7 @@ def test_openapi_lists_exactly_the_enumerated_routes():
     else; the public ones take no credentials and so are not among the routes checked here."""
     paths = openapi_document()["paths"]
     documented = {(method.upper(), path) for path, ops in paths.items() for method in ops}
-    public = {(m, r.path) for r in shop_api_router.routes for m in r.methods}  # type: ignore[attr-defined]
+    public = {(m, r.path) for router in PUBLIC_ROUTERS for r in router.routes for m in r.methods}  # type: ignore[attr-defined]
     assert all(path.startswith("/api/v1/public/") for _, path in public)
     assert documented == {(m, p) for m, p, _ in ROUTES} | public
 

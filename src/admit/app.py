@@ -61,6 +61,7 @@ from admit.orders.print_logs import router as print_logs_router
 from admit.orders.routes import router as orders_router
 from admit.organizers.routes import router as organizers_router
 from admit.organizers.saleschannels import router as saleschannels_router
+from admit.organizers.settings_routes import router as organizer_settings_router
 from admit.quotas.routes import availability_lane
 from admit.quotas.routes import router as quotas_router
 from admit.scheduled_exports.routes import router as scheduled_exports_router
@@ -68,10 +69,9 @@ from admit.seating.plans import router as seatingplans_router
 from admit.seating.routes import router as seats_router
 from admit.sendmail.routes import router as sendmail_router
 from admit.shop import front_pages
-from admit.shop.api import router as shop_api_router
 from admit.shop.cart_lane import add as shop_cart_lane
 from admit.shop.checkout_lane import checkout as shop_checkout_lane
-from admit.shop.routes import mount_shop
+from admit.shop.routes import PUBLIC_ROUTERS, mount_shop
 from admit.shredders.routes import router as shredders_router
 from admit.subevents.routes import router as subevents_router
 from admit.teams.routes import router as teams_router
@@ -90,6 +90,7 @@ from admit.webhooks.routes import router as webhooks_router
 API_ROUTERS = (
     checkin_router,  # first: the redeem hot path matches without scanning every other route
     organizers_router,
+    organizer_settings_router,
     saleschannels_router,
     teams_router,
     events_router,
@@ -296,7 +297,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # The public shop: its headless API (no credentials, so not among API_ROUTERS, whose
     # routes the generated tests hold to tokens, ETags and idempotency keys) and its pages,
     # which match any /{organizer}/{event}/ path and so come last.
-    mount_routers(app, [shop_api_router])
+    mount_routers(app, PUBLIC_ROUTERS)
     mount_shop(app)
 
     install_error_handlers(app)

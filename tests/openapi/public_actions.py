@@ -61,4 +61,24 @@ async def public_upload(env: Env) -> None:
     assert response.status_code == 201, response.text
 
 
-SCENARIOS: list[Scenario] = [public_checkout, public_upload]
+async def public_customer(env: Env) -> None:
+    """The organizer switches customer accounts on and makes one; its buyer logs in."""
+    org = f"/api/v1/organizers/{env.world.org.slug}"
+    switched = await env.client.patch(
+        f"{org}/settings/", json={"customer_accounts": True}, headers=env.h
+    )
+    assert switched.status_code == 200, switched.text
+    made = await env.client.post(
+        f"{org}/customers/",
+        json={"email": "ada@example.org", "password": "a long password"},
+        headers=env.h,
+    )
+    assert made.status_code == 201, made.text
+    public = f"/api/v1/public/organizers/{env.world.org.slug}/customer"
+    login = {"email": "ada@example.org", "password": "a long password"}
+    token = (await _ok(env, "POST", f"{public}/login/", login))["token"]
+    answer = await env.client.get(f"{public}/", headers={"Authorization": f"Customer {token}"})
+    assert answer.status_code == 200, answer.text
+
+
+SCENARIOS: list[Scenario] = [public_checkout, public_upload, public_customer]

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from fastapi.routing import APIRoute
 
-from admit.shop.api import router as shop_router
+from admit.shop.routes import PUBLIC_ROUTERS
 from tests.routes import API_ROUTES, openapi_document
 
 DOCUMENT = openapi_document()
@@ -25,7 +25,7 @@ OPERATIONS = sorted(
 IDS = [f"{m} {p}" for m, p, _ in OPERATIONS]
 # The public checkout's routes (admit/shop) take no credentials and are mounted apart from the
 # API routers, but they are part of the document.
-PUBLIC_ROUTES = [r for r in shop_router.routes if isinstance(r, APIRoute)]
+PUBLIC_ROUTES = [r for router in PUBLIC_ROUTERS for r in router.routes if isinstance(r, APIRoute)]
 ROUTES = {
     (method, route.path): route
     for route in [*API_ROUTES, *PUBLIC_ROUTES]

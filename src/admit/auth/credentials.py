@@ -12,6 +12,7 @@ import secrets
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 from argon2 import PasswordHasher
@@ -38,6 +39,19 @@ def hash_token(token: str) -> str:
 
 def hash_password(password: str) -> str:
     return _hasher.hash(password)
+
+
+@cache
+def dummy_hash() -> str:
+    """Verified when no account matches, so a wrong e-mail address costs as long as a wrong
+    password (response times do not tell which addresses have accounts). Made on first use:
+    hashing costs a noticeable part of a second, which every process paid on import."""
+    return hash_password("admit-no-such-user")
+
+
+def hash_fingerprint(password_hash: str | None) -> str:
+    """Changes whenever the password does: sessions and links that carry it end with it."""
+    return hashlib.sha256((password_hash or "-").encode()).hexdigest()[:16]
 
 
 def verify_password(password_hash: str | None, password: str) -> bool:

@@ -71,22 +71,7 @@ async def _resolve_files(
 def _answer(values: dict[str, Any], explain: bool) -> Response:
     if not explain:
         return JSONResponse(values)
-    return JSONResponse(
-        {
-            s.key: {
-                "value": values[s.key],
-                "label": s.label,
-                "help_text": s.help_text,
-                "readonly": False,
-            }
-            for s in event_settings.EVENT_SETTINGS
-        }
-    )
-
-
-def _explain(raw: str | None) -> bool:
-    # The reference looks only at the parameter's presence (``?explain`` does it too).
-    return raw is not None
+    return JSONResponse(event_settings.EVENT_SETTINGS.explained(values))
 
 
 @router.get(PATH, name="event-settings", response_model=dict[str, Any])
@@ -104,8 +89,9 @@ async def get_settings(
     set. With `explain` present, each key is an object with `value`, `label`, `help_text` and
     `readonly`.
     """
+    # The reference looks only at the parameter's presence (``?explain`` does it too).
     values = _with_urls(ctx, await event_settings.load(ctx.session, ctx.event))
-    return _answer(values, _explain(explain))
+    return _answer(values, explain is not None)
 
 
 @router.patch(

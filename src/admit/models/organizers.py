@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 
 from sqlalchemy import Integer, String
 from sqlalchemy.orm import Mapped, mapped_column
@@ -15,4 +16,7 @@ class Organizer(Base):
     slug: Mapped[str] = mapped_column(String(50), unique=True)
     name: Mapped[str] = mapped_column(String(200))
     plugins: Mapped[list[str]] = mapped_column(JSONType, default=list)
+    # The organizer's settings that were set (key -> JSON value); unset keys show the default
+    # of their definition (``organizers/settings.py``).
+    settings: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict)
     created: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)

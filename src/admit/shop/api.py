@@ -30,6 +30,7 @@ from admit.payments import providers
 from admit.shop import addons, address, catalog, checkout, dates, file_answers, orders, waiting
 from admit.shop import cart as carts
 from admit.shop import openapi as _openapi  # noqa: F401  (the answers' shapes)
+from admit.shop.customer_api import logged_in
 from admit.shop.limits import PublicAccess
 from admit.shop.schemas import AddonsIn, CartIn, CheckoutIn, WaitingIn
 from admit.shop.settings import TERMS_URL
@@ -245,10 +246,15 @@ async def checkout_order(
     organizer charges one, is in the order's ``total`` and listed in its ``fees`` (a gift card
     pays none). Answers the order with ``url``, its page; 400 names every problem, nothing is
     kept. A file question is answered with the
-    id `POST …/upload/` gave (`"answer": "file:<id>"`)."""
+    id `POST …/upload/` gave (`"answer": "file:<id>"`). With a customer's login
+    (`Authorization: Customer <token>` from `customer/login/`) the order is theirs, and a
+    position may name one of their memberships as `used_membership` (required for a product
+    that requires a membership)."""
     found = await shop_event(session, organizer, event)
     data: CheckoutIn = validate_input(CheckoutIn, await read_object(request))  # type: ignore[assignment]
     wanted = to_checkout(data)
+    if (customer := await logged_in(request, session, found.organizer_id)) is not None:
+        wanted.customer = customer.identifier
     answers, files = await file_answers.split_answers(
         session, found, [p.answers or [] for p in wanted.positions]
     )
@@ -272,7 +278,13 @@ def to_checkout(data: CheckoutIn) -> checkout.CheckoutData:
         accept_terms=data.accept_terms,
         invoice_address=data.invoice_address,
         positions=[
-            checkout.PositionDetails(p.id, p.attendee_name, p.attendee_email, p.answers)
+            checkout.PositionDetails(
+                p.id,
+                p.attendee_name,
+                p.attendee_email,
+                p.answers,
+                used_membership=p.used_membership,
+            )
             for p in data.positions
         ],
     )

@@ -76,6 +76,8 @@ class PositionDetails:
     answers: list[AnswerIn] | None = None
     # answers to file questions (the pages only: the headless API takes no files)
     files: list[FileAnswer] = field(default_factory=list)
+    # the logged-in customer's membership this ticket is sold against
+    used_membership: int | None = None
 
 
 @dataclass
@@ -91,6 +93,9 @@ class CheckoutData:
     invoice_address: dict[str, Any] | None = None
     # the total the buyer was shown (the pages): the order is refused when it differs
     expected_total: Decimal | None = None
+    # the identifier of the logged-in customer (``customers/sign_in.py``): the order is
+    # theirs, and its positions may use their memberships
+    customer: str | None = None
 
 
 @dataclass
@@ -269,6 +274,7 @@ async def _check(
                     attendee_name=(mine.attendee_name or "").strip() or None,
                     attendee_email=email if "attendee_email" not in err else None,
                     answers=answers,
+                    used_membership=mine.used_membership,
                 )
             )
         except ValidationError as exc:
@@ -323,6 +329,7 @@ async def checkout(
             payment_provider=provider.identifier if provider else None,
             invoice_address=invoice_address,
             positions=positions,
+            customer=data.customer,
         )
     except ValidationError as exc:
         raise validation_error(exc) from None

@@ -64,7 +64,7 @@ def _plain(raw: dict[str, Any]) -> CheckoutIn | None:
         return None
     positions = raw.get("positions") or []
     if not isinstance(positions, list) or any(
-        not isinstance(p, dict) or p.get("answers") for p in positions
+        not isinstance(p, dict) or p.get("answers") or p.get("used_membership") for p in positions
     ):
         return None
     try:
@@ -83,6 +83,8 @@ def _plain(raw: dict[str, Any]) -> CheckoutIn | None:
 async def checkout(request: LaneRequest) -> Response | None:
     """The lane handler of ``POST …/public/…/checkout/``; None for what it leaves."""
     raw = request.json_object()
+    if request.header(b"authorization") is not None:
+        return None  # a logged-in customer: the order is linked to them (the general path)
     data = _plain(raw) if raw is not None else None
     if data is None:
         return None

@@ -204,7 +204,44 @@ class WaitingOut(BaseModel):
     email: str
 
 
+class CustomerOut(BaseModel):
+    identifier: str
+    email: str | None
+    name: str | None
+    locale: str
+
+
+class LoginOut(BaseModel):
+    token: str  # send as "Authorization: Customer <token>"
+    expires_in: int  # seconds
+    customer: CustomerOut
+
+
+class MembershipTypeBriefOut(BaseModel):
+    id: int
+    name: dict[str, str]
+    max_usages: int | None
+    allow_parallel_usage: bool
+
+
+class CustomerMembershipOut(BaseModel):
+    id: int  # what a checkout position names as used_membership
+    membership_type: MembershipTypeBriefOut
+    date_start: str
+    date_end: str
+    attendee_name: str | None
+    canceled: bool
+    testmode: bool
+    usages: int
+    valid_now: bool
+
+
+class CustomerAccountOut(CustomerOut):
+    memberships: list[CustomerMembershipOut]
+
+
 ORDER = f"{P}/orders/{{code}}/{{secret}}"
+C = "/public/organizers/{organizer}/customer"
 
 responses.document(
     {
@@ -222,5 +259,7 @@ responses.document(
         ("POST", f"{ORDER}/cancel/"): PublicOrderOut,
         ("POST", f"{P}/waitinglist/"): ("201", WaitingOut),
         ("POST", f"{P}/upload/"): ("201", FileOut),
+        ("POST", f"{C}/login/"): LoginOut,
+        ("GET", f"{C}/"): CustomerAccountOut,
     }
 )

@@ -11,7 +11,9 @@ from starlette.routing import Route
 from admit.shop.account_home import router as account_home_router
 from admit.shop.account_pages import router as account_router
 from admit.shop.addon_pages import router as addon_router
+from admit.shop.api import router as api_router
 from admit.shop.checkout_pages import router as checkout_router
+from admit.shop.customer_api import router as customer_api_router
 from admit.shop.order_forms import router as order_forms_router
 from admit.shop.order_invoices import router as invoice_router
 from admit.shop.order_pages import router as order_router
@@ -23,6 +25,9 @@ from admit.shop.waiting_pages import router as waiting_router
 # First path segments that are never an organizer's shop: an unknown API path keeps the API's
 # JSON 404 (and a server still starting answers it without touching the database).
 RESERVED = ("api",)
+# The headless checkout's JSON routes: no credentials, so mounted apart from the API routers,
+# but part of the API's document.
+PUBLIC_ROUTERS = (api_router, customer_api_router)
 _ORGANIZER = "^/(?P<organizer>"
 
 

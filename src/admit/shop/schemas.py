@@ -47,6 +47,8 @@ class PositionDetailsIn(WriteModel):
     attendee_name: Text | None = None
     attendee_email: Annotated[str, Field(max_length=254)] | None = None
     answers: list[AnswerIn] = Field(default_factory=list, max_length=100)
+    # a membership of the logged-in customer (``customer/``), for a product that requires one
+    used_membership: Pk | None = None
 
 
 class CheckoutIn(WriteModel):

@@ -2,31 +2,21 @@
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
-from functools import cache
 
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from admit.auth.credentials import hash_password, verify_password
+from admit.auth.credentials import dummy_hash, hash_fingerprint, hash_password, verify_password
 from admit.models import Organizer, Team, User, team_members
 
 MIN_PASSWORD_LENGTH = 8
 MAX_PASSWORD_LENGTH = 1024
 
 
-@cache
-def _dummy_hash() -> str:
-    """Verified when no account matches, so a wrong e-mail address costs as long as a wrong
-    password (response times do not tell which addresses have accounts). Made on first use:
-    hashing costs a noticeable part of a second, which every process paid on import."""
-    return hash_password("admit-no-such-user")
-
-
 def prepare_login_timing() -> None:
     """Made when a server starts, so that not even its first failed login takes longer."""
-    _dummy_hash()
+    dummy_hash()
 
 
 async def find_user(session: AsyncSession, email: str) -> User | None:
@@ -39,7 +29,7 @@ async def find_user(session: AsyncSession, email: str) -> User | None:
 
 def check_password(user: User | None, password: str) -> bool:
     if user is None or not user.is_active:
-        verify_password(_dummy_hash(), password)
+        verify_password(dummy_hash(), password)
         return False
     return verify_password(user.password_hash, password)
 
@@ -64,7 +54,7 @@ def set_password(user: User, password: str) -> None:
 def password_fingerprint(user: User) -> str:
     """Changes whenever the password does: sessions and reset links carry it, so changing
     the password ends every other session and spends every reset link."""
-    return hashlib.sha256((user.password_hash or "-").encode()).hexdigest()[:16]
+    return hash_fingerprint(user.password_hash)
 
 
 async def two_factor_required(session: AsyncSession, user_id: int) -> bool:

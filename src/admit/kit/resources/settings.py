@@ -123,6 +123,18 @@ class SettingsRegistry:
             raise FieldErrors(errors)
         return dumped, merged
 
+    def explained(self, values: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+        """The answer to ``?explain``: each key as its value, label and help text."""
+        return {
+            s.key: {
+                "value": values[s.key],
+                "label": s.label,
+                "help_text": s.help_text,
+                "readonly": False,
+            }
+            for s in self._settings.values()
+        }
+
     def permissions_for(self, keys: Iterable[str]) -> dict[str, list[str]]:
         """Permission -> the keys among ``keys`` that need it."""
         needed: dict[str, list[str]] = {}
