@@ -9,12 +9,10 @@ works once, and every older link is spent with it; it also expires. Nothing is s
 
 from __future__ import annotations
 
-import hashlib
-
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from admit.auth.credentials import hash_password
+from admit.auth.credentials import hash_fingerprint, hash_password
 from admit.db import utcnow
 from admit.models import Customer
 
@@ -25,7 +23,7 @@ _SALT = "admit.customer-password"
 
 def fingerprint(customer: Customer) -> str:
     """Changes whenever the password does (also from none to one)."""
-    return hashlib.sha256((customer.password_hash or "-").encode()).hexdigest()[:16]
+    return hash_fingerprint(customer.password_hash)
 
 
 def _serializer(secret_key: str) -> URLSafeTimedSerializer:
