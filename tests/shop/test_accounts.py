@@ -256,3 +256,37 @@ async def test_pages_in_german(client, world, factory):
     [mail] = await ah.mails(factory)
     assert mail.subject.startswith("Passwort für Ihr Konto") and "Hallo Ada" in mail.body
     assert 'lang="de"' in mail.html
+
+
+POSTS = ("signup/", "login/", "logout/", "forgot/", "password/x.y.z/", "name/", "change-password/")
+
+
+async def test_account_forms_refuse_garbage_with_a_4xx(client, world, factory):
+    """Bodies of the wrong shape, long and odd values, forged links: a 4xx or the form again,
+    never a 5xx (the client fails the test on one)."""
+    await ah.accounts_on(factory, world.org)
+    await ah.customer(factory, world.org, "ada@example.org")
+    assert (await _login(client, "ada@example.org")).status_code == 303
+    token = csrf((await client.get(A)).text)
+    odd = {
+        "name": "x" * 100_000,
+        "email": "\x00@\u00ff.example" * 50,
+        "password": "p" * 5000,
+        "current_password": "\x00",
+        "new_password": "y" * 2000,
+        "new_password_repeat": "y" * 2000,
+        "next": "javascript:alert(1)",
+    }
+    for path in POSTS:
+        url = f"{A}{path}"
+        assert (await client.post(url, json={"a": 1})).status_code in (400, 403, 415)
+        assert (await client.post(url, content=b"\xff\xfe=%%", headers=FORM)).status_code < 500
+        r = await client.post(url, data={"csrf_token": token, **odd})
+        assert r.status_code < 500
+        if (await client.get(A)).status_code != 200:
+            await _login(client, "ada@example.org")  # logged in again for the next form
+        token = csrf((await client.get(A)).text)
+    assert (await client.get(f"{A}password/{'a' * 5000}/")).status_code == 404
+
+
+FORM = {"content-type": "application/x-www-form-urlencoded"}
