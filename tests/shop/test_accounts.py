@@ -5,14 +5,17 @@ answering the same for unknown addresses; changing name and password; German."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 import itsdangerous.timed
+import pytest
 from sqlalchemy import select
 
-from admit.customers import password_links
+from admit.customers import password_links, self_service
 from admit.models import Customer
 from tests.conftest import asgi_client
+from tests.lock_waits import PG_ONLY, lock_waits
 from tests.oauth.helpers import csrf
 from tests.shop import accounts_helpers as ah
 from tests.shop import helpers as h
@@ -290,3 +293,29 @@ async def test_account_forms_refuse_garbage_with_a_4xx(client, world, factory):
 
 
 FORM = {"content-type": "application/x-www-form-urlencoded"}
+
+
+async def test_concurrent_sign_ups_with_one_address_make_one_account(
+    clean_app, world, factory, database_url: str
+):
+    """Ten sign-ups with the same address at once (PostgreSQL): the organizer's row lock
+    orders them, so the first makes the account and the others find it."""
+    if not database_url.startswith("postgresql"):
+        pytest.skip(PG_ONLY)
+    sessionmaker = clean_app.state.db.sessionmaker
+
+    async def sign_up(index: int) -> bool:
+        async with sessionmaker() as session:
+            _, created = await self_service.sign_up(
+                session, world.org.id, f"Ada {index}", "ada@example.org", "en"
+            )
+            await asyncio.sleep(0.02)  # hold the lock: the others queue behind it
+            await session.commit()
+            return created
+
+    async with lock_waits(factory) as waiting_seen:
+        made = await asyncio.gather(*(sign_up(i) for i in range(10)))
+    assert sorted(made) == [False] * 9 + [True]
+    assert max(waiting_seen) >= 1  # the race happened: sign-ups waited for the lock
+    async with factory.sessionmaker() as session:
+        assert len(list(await session.scalars(select(Customer)))) == 1
