@@ -113,7 +113,3 @@ def render(
         imprint=value(organizer, "imprint_url"),
         **context,
     )
-
-
-def not_found(web: Page) -> Response:
-    return web.not_found()
