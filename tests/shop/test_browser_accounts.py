@@ -1,8 +1,9 @@
 """A buyer with a customer account in headless Chromium against a live server that sends its
 mail to a local SMTP server (aiosmtpd): puts a ticket that requires a membership into the
 cart, is asked at checkout to log in, signs up, gets the mail, sets the password from its
-link, logs out and in again (after a refused attempt), buys the ticket with the membership
-the organizer granted meanwhile, and finds the order on the account page. Every page is
+link (which leads back to the checkout), logs out and in again (after a refused attempt),
+buys the ticket with the membership the organizer granted meanwhile, and finds the order on
+the account page. Every page is
 checked with axe-core at a phone's width (390 px) and a desktop's (1280 px) and saved as a
 screenshot (``ADMIT_SCREENSHOT_DIR``, else the test's temporary folder; never committed).
 
@@ -137,14 +138,20 @@ async def test_a_member_signs_up_and_buys_with_a_membership_in_chromium(
         field("password").send_keys(ah.PASSWORD)
         field("password_repeat").send_keys(ah.PASSWORD)
         click("#set-password")
-        wait.until(ec.presence_of_element_located((By.ID, "logout")))
+        # back at the checkout, logged in: but no membership yet
+        wait.until(ec.title_contains("Checkout"))
         assert "Your password has been set" in driver.page_source
-        snap("account-new")
+        assert "none of yours is valid for it" in driver.page_source
+        assert field("email").get_attribute("value") == "ada@example.org"  # from the account
+        snap("checkout-no-membership")
 
         # 4. the organizer grants a membership; log out, and in again (a wrong password first)
         async with factory.sessionmaker() as session:
             ada = await session.scalar(select(Customer).where(Customer.email == "ada@example.org"))
         await ah.membership(factory, ada, season)
+        driver.get(account)
+        field("logout")
+        snap("account-new")
         click("#logout")
         field("login")
         field("email").send_keys("ada@example.org")

@@ -35,6 +35,7 @@ WRONG_LOGIN = (
     "Wrong e-mail address or password. If you have just signed up, set your password with "
     "the link in our mail first."
 )
+NEXT = "account_next"  # the web session's key of where signing up leads on
 INVALID_LINK = "This link is not valid (any more). Ask for a new one below."
 
 
@@ -53,6 +54,11 @@ TOO_MANY = "Too many attempts. Please try again in %s minute(s)."
 
 def too_many(web: Page, wait: int) -> str:
     return aw.translator(web)(TOO_MANY) % max(1, round(wait / 60))
+
+
+def _next(web: Page, organizer: Organizer, raw: str | None) -> str:
+    """Where a form leads on: a path on this site, else the account page."""
+    return safe_next(raw, aw.account_url(organizer.slug))
 
 
 async def opened(
@@ -94,7 +100,8 @@ async def signup_form(organizer: str, request: Request, session: Session) -> Res
     if isinstance(got, Response):
         return got
     web, found, _ = got
-    return aw.render(web, found, "account_signup.html")
+    next_url = _next(web, found, request.query_params.get("next"))
+    return aw.render(web, found, "account_signup.html", next=next_url)
 
 
 @router.post(f"{A}/signup/")
@@ -104,11 +111,14 @@ async def signup(organizer: str, request: Request, session: Session) -> Response
         return got
     web, found, pairs = got
     kept = {"name": first(pairs, "name")[:300], "email": first(pairs, "email")[:300]}
+    next_url = _next(web, found, first(pairs, "next"))
     name, name_problem = self_service.clean_name(kept["name"])
     email, email_problem = self_service.clean_email(kept["email"])
     errors = [p for p in (name_problem, email_problem) if p]
     if errors:
-        return aw.render(web, found, "account_signup.html", 400, errors=errors, kept=kept)
+        return aw.render(
+            web, found, "account_signup.html", 400, errors=errors, kept=kept, next=next_url
+        )
     assert name is not None and email is not None
     if (wait := await _mail_budget(web, found, email)) is not None:
         return limited(web, found, too_many(web, wait), wait)
@@ -125,6 +135,8 @@ async def signup(organizer: str, request: Request, session: Session) -> Response
             kind,
             lang if created else (customer.locale or lang),
         )
+    # Where the password link leads on in this browser (the checkout the buyer came from).
+    web.web.set(NEXT, next_url if next_url != aw.account_url(found.slug) else None)
     # The same page either way: the form does not tell which addresses have accounts.
     return _sent(web, found, email)
 
@@ -190,14 +202,12 @@ async def password_set(organizer: str, token: str, request: Request, session: Se
     aw.log_in(web, customer)
     _ = aw.translator(web)
     web.web.flash(_("Your password has been set. You are logged in."))
-    return web.redirect(aw.account_url(found.slug))
+    target = _next(web, found, web.web.get(NEXT))
+    web.web.set(NEXT, None)
+    return web.redirect(target)
 
 
 # -- log in and out ----------------------------------------------------------------------------
-
-
-def _next(web: Page, organizer: Organizer, raw: str | None) -> str:
-    return safe_next(raw, aw.account_url(organizer.slug))
 
 
 @router.get(f"{A}/login/")
