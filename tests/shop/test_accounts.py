@@ -51,6 +51,16 @@ async def test_pages_are_404_while_accounts_are_off(client, world, factory):
     assert (await client.get("/rival/account/login/")).status_code == 404  # the other's is off
 
 
+async def test_an_event_called_account_keeps_its_shop_while_accounts_are_off(
+    client, world, factory
+):
+    await factory.event(world.org, "account", live=True, name={"en": "The Account Gala"})
+    page = await client.get(A)
+    assert page.status_code == 200 and "The Account Gala" in page.text
+    await ah.accounts_on(factory, world.org)
+    assert (await client.get(A)).headers["location"].startswith(f"{A}login/")
+
+
 async def test_sign_up_set_password_and_log_in(client, world, factory):
     await ah.accounts_on(factory, world.org)
     token = await _form(client, f"{A}signup/")

@@ -1,7 +1,8 @@
 """The customer's account page ``/{organizer}/account/``: their orders of this organizer (each
 linking to its order page), their memberships (type, validity, uses, canceled), and the forms
 to change their name and their password. Anyone not logged in is sent to the login page,
-which returns here.
+which returns here. (The path is the front page of an event whose slug is ``account`` while
+the organizer has no customer accounts; with accounts on, the account page shadows it.)
 
 Changing the password spends the login token of every other browser and app (the token
 carries the password's fingerprint); this browser gets a new one.
@@ -21,6 +22,7 @@ from admit.models import Customer, Organizer
 from admit.organizers.settings import value
 from admit.shop import account_web as aw
 from admit.shop import orders as shop_orders
+from admit.shop import pages
 from admit.shop.account_pages import login_key, opened, too_many
 from admit.users import throttle
 from admit.web.forms import first
@@ -82,6 +84,9 @@ async def _logged_in(
 
 @router.get(f"{A}/")
 async def home(organizer: str, request: Request, session: Session) -> Response:
+    if await aw.load_organizer(session, organizer) is None:
+        # the shop of an event whose slug is "account" while the organizer has no accounts
+        return await pages.front(organizer, "account", request, session)
     got = await _logged_in(request, session, organizer)
     if isinstance(got, Response):
         return got
