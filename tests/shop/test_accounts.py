@@ -271,6 +271,15 @@ async def test_pages_in_german(client, world, factory):
     assert 'lang="de"' in mail.html
 
 
+async def test_a_customer_who_speaks_german_sees_german_after_logging_in(client, world, factory):
+    await ah.accounts_on(factory, world.org)
+    await ah.customer(factory, world.org, "ada@example.org", locale="de")
+    assert (await _login(client, "ada@example.org")).status_code == 303
+    page = await client.get(A)
+    assert "Ihre Bestellungen" in page.text and 'lang="de"' in page.text
+    assert "Your orders" in (await client.get(f"{A}?lang=en")).text  # the browser's choice
+
+
 POSTS = ("signup/", "login/", "logout/", "forgot/", "password/x.y.z/", "name/", "change-password/")
 
 

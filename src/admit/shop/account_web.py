@@ -68,9 +68,13 @@ def _new_csrf(web: Page) -> None:
 
 
 def log_in(web: Page, customer: Customer) -> None:
-    """Keeps the login (the cart and the language stay: a buyer logs in during checkout)."""
+    """Keeps the login (the cart and the language stay: a buyer logs in during checkout); a
+    browser that has not chosen a language takes the customer's."""
     secret = web.request.app.state.secret_key
     web.web.set(_key(customer.organizer_id), sign_in.token_for(secret, customer))
+    own = (customer.locale or "en").split("-")[0]
+    if web.web.get("lang") is None and own in LANGUAGES:
+        web.web.set("lang", own)
     _new_csrf(web)
 
 
