@@ -139,6 +139,7 @@ async def test_a_headless_checkout_pays_the_fee_with_its_tax(client, world, fact
         "19.00",
         "0.15",
     )
+    assert line["description"] == "Payment fee (Bank transfer)"  # its kind, and what for
     assert invoice["total"] == "23.94"
     # the buyer's order page (JSON) lists it too
     again = await client.get(order["url"].replace(

@@ -20,6 +20,7 @@ from typing import Any
 from admit.catalog.taxes.rules import REVERSE_CHARGE_CODE
 from admit.invoices.settings_keys import setting
 from admit.models import Event, Invoice, InvoiceLine
+from admit.payments.fees import fee_label
 
 ZERO = Decimal("0.00")
 REVERSE_CHARGE_NOTE = (
@@ -75,18 +76,6 @@ def line_values(line: LineData | InvoiceLine) -> dict[str, Any]:
     return {f.name: getattr(line, f.name) for f in fields(LineData)}
 
 
-FEE_NAMES = {
-    "payment": "Payment fee",
-    "shipping": "Shipping fee",
-    "service": "Service fee",
-    "cancellation": "Cancellation fee",
-    "insurance": "Insurance",
-    "late": "Late fee",
-    "giftcard": "Gift card",
-    "other": "Other fees",
-}
-
-
 def line_of(
     row: Mapping[str, Any], event: Event, locale: str, names_shown: bool, location_shown: bool
 ) -> LineData:
@@ -102,7 +91,8 @@ def line_of(
         "tax_code": row["tax_code"],
     }
     if row["kind"] == 1:
-        description = row["fee_description"] or FEE_NAMES.get(row["fee_type"], "Fee")
+        # its kind and what it is for, as the order page says it: "Payment fee (Bank transfer)"
+        description = fee_label(row["fee_type"] or "", row["fee_description"] or "")
         return LineData(
             description=description,
             fee_type=row["fee_type"],

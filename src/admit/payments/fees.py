@@ -183,6 +183,8 @@ FEE_KINDS = {
     "cancellation": "Cancellation fee",
     "insurance": "Insurance",
     "late": "Late fee",
+    "giftcard": "Gift card",
+    "other": "Other fees",
 }
 
 
