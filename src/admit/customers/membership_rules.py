@@ -71,16 +71,18 @@ def _label(item: Item) -> str:
     return name.get("en") or next(iter(name.values()), str(item.id))
 
 
-async def _load_uses(session: AsyncSession, organizer_id: int, ids: set[int]) -> dict[int, _Use]:
+async def _load_uses(
+    session: AsyncSession, organizer_id: int, ids: set[int], *, lock: bool = True
+) -> dict[int, _Use]:
     if not ids:
         return {}
-    rows = await session.execute(
+    query = (
         select(Membership, MembershipType)
         .join(MembershipType, MembershipType.id == Membership.membership_type_id)
         .where(Membership.id.in_(ids), Membership.organizer_id == organizer_id)
         .order_by(Membership.id)
-        .with_for_update(of=Membership)
     )
+    rows = await session.execute(query.with_for_update(of=Membership) if lock else query)
     uses = {m.id: _Use(m, t, 0) for m, t in rows}
     if not uses:
         return uses
@@ -162,6 +164,20 @@ def _problem(
     return None
 
 
+async def _required_types(session: AsyncSession, item_ids: set[int]) -> dict[int, set[int]]:
+    """The membership types each item accepts."""
+    links = await session.execute(
+        select(
+            item_required_membership_types.c.item_id,
+            item_required_membership_types.c.membership_type_id,
+        ).where(item_required_membership_types.c.item_id.in_(item_ids))
+    )
+    types: dict[int, set[int]] = defaultdict(set)
+    for item_id, type_id in links:
+        types[item_id].add(type_id)
+    return types
+
+
 async def check_order(
     session: AsyncSession,
     event: Event,
@@ -175,16 +191,7 @@ async def check_order(
     wanted = [d for d in drafts if d.line.item.require_membership or d.data.used_membership]
     if not wanted:
         return {}
-    item_ids = {d.line.item.id for d in wanted}
-    links = await session.execute(
-        select(
-            item_required_membership_types.c.item_id,
-            item_required_membership_types.c.membership_type_id,
-        ).where(item_required_membership_types.c.item_id.in_(item_ids))
-    )
-    types: dict[int, set[int]] = defaultdict(set)
-    for item_id, type_id in links:
-        types[item_id].add(type_id)
+    types = await _required_types(session, {d.line.item.id for d in wanted})
     ids = {d.data.used_membership for d in wanted if d.data.used_membership}
     uses = await _load_uses(session, event.organizer_id, {i for i in ids if 0 < i < 2**31})
     errors: list[dict[str, list[str]]] = []
@@ -219,6 +226,50 @@ async def check_order(
     if any(errors):
         raise FieldErrors({"positions": errors})
     return chosen
+
+
+async def usable(
+    session: AsyncSession,
+    event: Event,
+    customer_id: int,
+    lines: Sequence[tuple[int, Item, SubEvent | None]],
+) -> dict[int, list[tuple[Membership, MembershipType]]]:
+    """For each ``(key, item, date)`` whose item requires a membership: the customer's
+    memberships that :func:`check_order` would accept for it on its own (the rules above,
+    each membership judged as if this were the only ticket using it; the order is checked
+    again in full when it is placed). Reads without locking: the shop's checkout form."""
+    wanted = [line for line in lines if line[1].require_membership]
+    if not wanted:
+        return {}
+    ids = set(
+        await session.scalars(
+            select(Membership.id).where(
+                Membership.customer_id == customer_id,
+                Membership.organizer_id == event.organizer_id,
+                Membership.canceled.is_(False),
+            )
+        )
+    )
+    uses = await _load_uses(session, event.organizer_id, ids, lock=False)
+    types = await _required_types(session, {item.id for _, item, _ in wanted})
+    found: dict[int, list[tuple[Membership, MembershipType]]] = {}
+    for key, item, subevent in wanted:
+        when = (subevent or event).date_from
+        found[key] = [
+            (use.membership, use.type)
+            for use in uses.values()
+            if _problem(
+                _Use(use.membership, use.type, use.usages, list(use.dates), list(use.ranges)),
+                item,
+                types[item.id],
+                customer_id,
+                event.testmode,
+                when,
+                (None, None),
+            )
+            is None
+        ]
+    return found
 
 
 # -- granting ---------------------------------------------------------------------------------

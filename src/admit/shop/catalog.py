@@ -31,6 +31,7 @@ from admit.models import (
     Voucher,
 )
 from admit.orders.pricing import catalog_price
+from admit.organizers.settings import accounts_open
 from admit.quotas import availability
 from admit.shop.settings import SHOP_OPEN, setting
 from admit.vouchers.redeem import EXPIRED, HIDDEN, REQUIRED, Use
@@ -57,6 +58,8 @@ async def load_event(session: AsyncSession, organizer: str, event: str) -> Event
     shop_event, org = row
     shop_event.organizer_name = org.name  # type: ignore[attr-defined]
     shop_event.organizer_slug = org.slug  # type: ignore[attr-defined]
+    # the header's link to the customer account, where the organizer has accounts on
+    shop_event.account_url = f"/{org.slug}/account/" if accounts_open(org) else None  # type: ignore[attr-defined]
     return shop_event
 
 

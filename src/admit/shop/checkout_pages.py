@@ -21,7 +21,15 @@ from admit.kit.http.errors import FieldErrors
 from admit.kit.resources.i18n import localized
 from admit.models import Event
 from admit.payments import providers
-from admit.shop import address, checkout, countries, file_answers, i18n, questions
+from admit.shop import (
+    address,
+    checkout,
+    checkout_accounts,
+    countries,
+    file_answers,
+    i18n,
+    questions,
+)
 from admit.shop import cart as carts
 from admit.shop.multipart import Multipart, posted_form
 from admit.shop.pages import Refused, _cart_key, _event, sentences
@@ -71,6 +79,10 @@ async def _checkout_page(
         links = questions.dependency_fields(mine, f"q_{line.position.id}_")
         for described in per_item[line.position.id]:
             described["depends"] = links.get(described["id"])
+    lang = language(web, event)
+    account = await checkout_accounts.state(web, event, organizer, cart, lang)
+    if account.customer is not None and not kept.get("email"):
+        kept = {**kept, "email": [account.customer.email], "email_repeat": [account.customer.email]}
     methods = [p for p in providers.offered(event, cart.total)] if cart.total > 0 else []
     # the method the form shows checked (the buyer's, else the first): its fee is in the total
     wanted = (kept.get("payment") or [""])[0]
@@ -100,6 +112,7 @@ async def _checkout_page(
         kept_files=kept_files or {},
         accept=file_answers.ACCEPT,
         has_files=any(q["type"] == "F" for asked in per_item.values() for q in asked),
+        account=account,
     )
 
 
@@ -117,6 +130,7 @@ def _details(
     cart: carts.Cart,
     asked: dict[int, list[dict[str, Any]]],
     files: dict[int, list[file_answers.FileAnswer]],
+    memberships: dict[int, int],
 ) -> list[checkout.PositionDetails]:
     from admit.catalog.questions.answers import AnswerIn
 
@@ -147,6 +161,7 @@ def _details(
                 first(pairs, f"email_{pid}").strip()[:254] or None,
                 answers,
                 files.get(pid, []),
+                used_membership=memberships.get(pid),
             )
         )
     return found
@@ -268,6 +283,13 @@ async def _submit(
     try:
         if cart is None or not cart.lines:
             raise FieldErrors.single("cart_id", checkout.EMPTY)
+        lang = language(web, found)
+        account = await checkout_accounts.state(web, found, organizer, cart, lang)
+        memberships, problems = checkout_accounts.chosen(
+            account, cart, pairs, i18n.translator(lang)
+        )
+        if problems:
+            raise FieldErrors({"non_field_errors": problems})
         if refused:
             raise FieldErrors(
                 {
@@ -287,10 +309,11 @@ async def _submit(
             payment_provider=method,
             payment_data={"gift_card": first(pairs, "gift_card").strip()[:190]},
             accept_terms=bool(first(pairs, "accept_terms")),
-            positions=_details(pairs, cart, per_item, files),
+            positions=_details(pairs, cart, per_item, files, memberships),
             invoice_address=address.from_form(pairs),
-            locale=language(web, found),
+            locale=lang,
             expected_total=_money(first(pairs, "shown_total")),
+            customer=account.customer.identifier if account.customer else None,
         )
         placed = await checkout.checkout(session, found, data, now, public_base_url(request))
     except FieldErrors as exc:

@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from admit.events.settings import value
 from admit.models import Event
+from admit.shop.i18n_accounts import ACCOUNTS
 
 LANGUAGES = {"en": "English", "de": "Deutsch"}
 
@@ -251,6 +252,7 @@ GERMAN: dict[str, str] = {
     "This gift card does not exist or is not accepted by this organizer.": (
         "Diesen Geschenkgutschein gibt es nicht, oder dieser Veranstalter nimmt ihn nicht an."
     ),
+    **ACCOUNTS,
 }
 
 CATALOGUES = {"de": GERMAN}

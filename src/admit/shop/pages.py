@@ -68,6 +68,8 @@ def sentences(errors: Any, where: str = "") -> list[str]:
         "vat_id": "VAT ID",
         "zipcode": "ZIP code",
         "total": "",
+        "used_membership": "Membership",
+        "customer": "Customer account",
     }
     found: list[str] = []
     if isinstance(errors, dict):

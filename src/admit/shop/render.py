@@ -29,26 +29,33 @@ SHOP_HEADERS = {
 }
 
 
-def language(web: Page, event: Event | None) -> str:
-    """The page's language (``i18n.choose``); a valid ``?lang=`` is remembered in the web
-    session."""
-    if event is None:
-        return "en"
+def language(web: Page, event: Event | None, offered: list[str] | None = None) -> str:
+    """The page's language (``i18n.choose``; on a page of no one event, the first of
+    ``offered`` asked or remembered); a valid ``?lang=`` is remembered in the web session."""
     asked = web.request.query_params.get("lang")
-    lang = i18n.choose(event, asked, web.web.get("lang"))
+    if event is None:
+        choices = offered or ["en"]
+        remembered = web.web.get("lang")
+        lang = next((c for c in (asked, remembered) if c in choices), choices[0])
+    else:
+        lang = i18n.choose(event, asked, web.web.get("lang"))
     if asked and asked == lang:
         web.web.set("lang", lang)
     return lang
 
 
-def page(web: Page, template: str, status: int = 200, **context: Any) -> Response:
+def page(
+    web: Page, template: str, status: int = 200, *, offered: list[str] | None = None, **context: Any
+) -> Response:
+    """The shop page ``template``; ``offered``: the languages of a page of no one event (the
+    customer account's), English alone by default."""
     context.setdefault("errors", [])
     context.setdefault("home", False)
     event = context.get("event")
-    lang = language(web, event)
+    lang = language(web, event, offered)
     _ = i18n.translator(lang)
     context["errors"] = [translate_sentence(_, e) for e in context["errors"]]
-    offered = i18n.offered(event) if event is not None else ["en"]
+    offered = i18n.offered(event) if event is not None else (offered or ["en"])
     return web.render(
         template,
         status,
@@ -82,6 +89,7 @@ def base_context(event: Event, organizer: str) -> dict[str, Any]:
         "shop_url": f"/{organizer}/{event.slug}/",
         "contact": value(event, "contact_mail"),
         "imprint": value(event, "imprint_url"),
+        "account_url": getattr(event, "account_url", None),
     }
 
 

@@ -8,6 +8,8 @@ import re
 from fastapi import FastAPI
 from starlette.routing import Route
 
+from admit.shop.account_home import router as account_home_router
+from admit.shop.account_pages import router as account_router
 from admit.shop.addon_pages import router as addon_router
 from admit.shop.api import router as api_router
 from admit.shop.checkout_pages import router as checkout_router
@@ -40,6 +42,9 @@ def _not_reserved(route: Route) -> Route:
 def mount_shop(app: FastAPI) -> None:
     for router in (
         static_router,
+        # before the event's pages: ``/{organizer}/account/`` would match ``/{organizer}/{event}/``
+        account_router,
+        account_home_router,
         order_router,
         order_forms_router,
         invoice_router,
