@@ -115,8 +115,10 @@ async def test_demo_is_idempotent_and_reuses_its_token(data_dir: Path):
             "ticket_item",
             "checkin_list",
             "shop",
+            "customer_accounts",
         }
         assert info["shop"] == f"{info['base_url']}/demo/democon/"
+        assert info["customer_accounts"] == f"{info['base_url']}/demo/account/"
         assert info["organizer"] == "demo"
         assert info["event"] == "democon"
         assert info["base_url"].startswith("http")

@@ -289,7 +289,13 @@ async def load_demo(settings: Settings) -> DemoResult:
             await session.execute(select(Organizer).where(Organizer.slug == "demo"))
         ).scalar_one_or_none()
         if org is None:
-            org = Organizer(slug="demo", name="Demo Organizer", plugins=list(PLUGINS))
+            org = Organizer(
+                slug="demo",
+                name="Demo Organizer",
+                plugins=list(PLUGINS),
+                # buyers may sign up for a customer account in the demo shop
+                settings={"customer_accounts": True, "contact_mail": DEMO_EMAIL},
+            )
             session.add(org)
             await session.flush()
         event = (

@@ -163,6 +163,7 @@ def demo(
         "ticket_item": result.ticket_item,
         "checkin_list": result.checkin_list,
         "shop": f"{base_url}/{result.organizer}/{result.event}/",
+        "customer_accounts": f"{base_url}/{result.organizer}/account/",
     }
     if as_json:
         print(json.dumps(info))
@@ -171,6 +172,7 @@ def demo(
     print(f"Demo user: {result.email} / password: {result.password}")
     print(f"API token: {result.token}")
     print(f"Shop (buy a ticket in the browser): {info['shop']}")
+    print(f"Buyers' customer accounts: {info['customer_accounts']}")
     print(demo_steps(base_url, result))
 
 

@@ -274,15 +274,10 @@ async def load(session: AsyncSession, event: Event) -> dict[str, Any]:
 
 async def save(session: AsyncSession, event: Event, changes: dict[str, Any]) -> None:
     """Writes the checked ``changes`` (None resets a key to its default)."""
-    stored = dict(event.settings or {})
     for key, raw in changes.items():
-        setting = EVENT_SETTINGS.get(key)
-        if setting.binding is not None:
-            await setting.binding.store(session, event, raw)
-        elif raw is None:
-            stored.pop(key, None)
-        else:
-            stored[key] = raw
+        if (binding := EVENT_SETTINGS.get(key).binding) is not None:
+            await binding.store(session, event, raw)
+    stored = EVENT_SETTINGS.applied(event.settings or {}, changes)
     if stored != (event.settings or {}):
         event.settings = stored  # a new dict: the JSON column sees the change
 

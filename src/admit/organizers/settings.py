@@ -63,11 +63,6 @@ def load(organizer: Organizer) -> dict[str, Any]:
 
 def save(organizer: Organizer, changes: dict[str, Any]) -> None:
     """Writes the checked ``changes`` (None resets a key to its default)."""
-    stored = dict(organizer.settings or {})
-    for key, raw in changes.items():
-        if raw is None:
-            stored.pop(key, None)
-        else:
-            stored[key] = raw
+    stored = ORGANIZER_SETTINGS.applied(organizer.settings or {}, changes)
     if stored != (organizer.settings or {}):
         organizer.settings = stored  # a new dict: the JSON column sees the change

@@ -123,6 +123,19 @@ class SettingsRegistry:
             raise FieldErrors(errors)
         return dumped, merged
 
+    def applied(self, stored: Mapping[str, Any], changes: Mapping[str, Any]) -> dict[str, Any]:
+        """The stored keys with checked ``changes`` made (None removes a key: its default
+        shows again); keys with a :class:`Binding` are left to their owner."""
+        result = dict(stored)
+        for key, raw in changes.items():
+            if self._settings[key].binding is not None:
+                continue
+            if raw is None:
+                result.pop(key, None)
+            else:
+                result[key] = raw
+        return result
+
     def explained(self, values: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
         """The answer to ``?explain``: each key as its value, label and help text."""
         return {
