@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from admit.auth.credentials import verify_password
 from admit.customers import password_links
-from admit.customers.service import _new_identifier, lock_organizer
+from admit.customers.service import lock_organizer, new_identifier
 from admit.db import utcnow
 from admit.kit.resources.schema import email_address
 from admit.models import (
@@ -76,7 +76,7 @@ async def sign_up(
         return existing, False
     customer = Customer(
         organizer_id=organizer_id,
-        identifier=await _new_identifier(session, organizer_id),
+        identifier=await new_identifier(session, organizer_id),
         email=email,
         name_parts={"_scheme": "full", "full_name": name},
         name_cached=name,

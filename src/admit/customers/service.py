@@ -53,7 +53,7 @@ def customer_to_read(customer: Customer) -> dict[str, Any]:
     }
 
 
-async def _new_identifier(session: AsyncSession, organizer_id: int) -> str:
+async def new_identifier(session: AsyncSession, organizer_id: int) -> str:
     while True:
         candidate = "".join(secrets.choice(IDENTIFIER_ALPHABET) for _ in range(IDENTIFIER_LENGTH))
         taken = await session.scalar(
@@ -95,7 +95,7 @@ async def create_customer(session: AsyncSession, organizer_id: int, data: Custom
     await lock_organizer(session, organizer_id)
     await _check_email_free(session, organizer_id, data.email, None)
     customer = Customer(
-        organizer_id=organizer_id, identifier=await _new_identifier(session, organizer_id)
+        organizer_id=organizer_id, identifier=await new_identifier(session, organizer_id)
     )
     _apply(customer, data)
     if data.password is not None:
