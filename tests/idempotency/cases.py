@@ -813,6 +813,11 @@ async def _event_delete(s: Scene) -> tuple[str, Any]:
     return s.real(f"{E}/"), None
 
 
+@case("PATCH", f"{O}/settings/")
+async def _organizer_settings_patch(s: Scene) -> tuple[str, Any]:
+    return s.real(f"{O}/settings/"), {"customer_accounts": True, "contact_mail": "a@b.example"}
+
+
 @case("PATCH", f"{E}/settings/")
 async def _settings_patch(s: Scene) -> tuple[str, Any]:
     return s.real(f"{E}/settings/"), {"payment_term_days": 2, "waiting_list_hours": 5}

@@ -140,7 +140,12 @@ async def test_a_change_is_made_once_and_replayed_byte_for_byte(
     assert await fingerprint(clean_app) != before, f"{method} {url} changed nothing"
 
 
-@pytest.mark.parametrize(("method", "path"), WRITES[:12], ids=[f"{m} {p}" for m, p in WRITES[:12]])
+# A settings object takes an empty change as nothing to change (200), as the reference does.
+ACCEPT_EMPTY = {("PATCH", "/api/v1/organizers/{organizer}/settings/")}
+REFUSING = [w for w in WRITES if w not in ACCEPT_EMPTY][:12]
+
+
+@pytest.mark.parametrize(("method", "path"), REFUSING, ids=[f"{m} {p}" for m, p in REFUSING])
 async def test_a_refusal_is_replayed(client, clean_app, world, method, path):
     body = None if method == "DELETE" else {}
     first = await _twice(client, clean_app, world, method, _url(path, world), body, path)

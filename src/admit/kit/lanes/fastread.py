@@ -91,13 +91,11 @@ class FastReader:
         return self._lax_pool
 
     async def _open(self, size: int, settings: dict[str, str]) -> asyncpg.Pool:
-        url = make_url(self.url)
+        # What SQLAlchemy would pass asyncpg for the same URL: host and port, or a Unix
+        # socket's directory (``?host=/var/run/postgresql``), user, password, database.
+        _args, connect = self.engine.dialect.create_connect_args(make_url(self.url))
         return await asyncpg.create_pool(
-            host=url.host,
-            port=url.port,
-            user=url.username,
-            password=url.password,
-            database=url.database,
+            **connect,
             min_size=1,
             max_size=size,
             init=_initializer(self.engine.dialect),
