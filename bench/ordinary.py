@@ -38,7 +38,9 @@ Run: .venv/bin/python bench/ordinary.py [--only orders,order_1] [--seconds 10]
      [--connections 16] [--workers 2] [--orders 20000] [--sellout 500] [--page-cache-mb 0]
      [--compete 2]
 
-Per scenario the report gives wrk's p50, p99 and maximum, and beside wrk a probe
+Per scenario the report gives wrk's p50, p99 and maximum, the CPU the workers and the
+database's backends used per answered request (``worker_cpu_ms``, ``postgres_cpu_ms``: on a
+shared machine a steadier figure than the rate), and beside wrk a probe
 (``bench/stalls.py``, GET scenarios) times single requests on a connection of its own, as a
 scanner polls: its p99 and maximum per second of the run (``probe_per_second``) show when a
 stall happened and whether one connection waited while the others were served.
@@ -70,15 +72,20 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from sqlalchemy.engine import make_url
+
 from bench.common import (
     ROOT,
     STATUS_TALLY,
     Served,
     admit,
+    cpu_by_process,
+    cpu_used,
     demo_token,
     fresh_pg_database,
     latency_ms,
     memory_mb,
+    postgres_backends,
     serving,
     wrk,
 )
@@ -242,8 +249,28 @@ def figures(result: dict, seconds: int) -> dict:
     }
 
 
+def cpu_per_request(database: str, workers: list[int]) -> Callable[[int], dict]:
+    """Starts counting the CPU of the workers and of PostgreSQL's backends for ``database``;
+    the function returned gives each one's milliseconds per answered request since."""
+    before = cpu_by_process(workers), cpu_by_process(postgres_backends(database))
+
+    def per_request(requests: int) -> dict:
+        after = cpu_by_process(workers), cpu_by_process(postgres_backends(database))
+        used = [cpu_used(b, a) for b, a in zip(before, after, strict=True)]
+        per = [round(1000 * u / max(requests, 1), 2) for u in used]
+        return {"worker_cpu_ms": per[0], "postgres_cpu_ms": per[1]}
+
+    return per_request
+
+
 def run_scenario(
-    scenario: Scenario, base: str, token: str, seeded: Seeded, args, workers: list[int]
+    scenario: Scenario,
+    base: str,
+    token: str,
+    seeded: Seeded,
+    args,
+    workers: list[int],
+    database: str,
 ) -> dict:
     url = base + scenario.path(seeded)
     body = scenario.body(seeded) if scenario.body else None
@@ -260,11 +287,15 @@ def run_scenario(
             Probe(url, token) if body is None else contextlib.nullcontext() as probe,
             RunQueueWaits(workers) as waits,
         ):
+            # The probe's requests (a few a second) are in the CPU too.
+            cpu = cpu_per_request(database, workers)
             result = wrk(url, token, connections=args.connections, seconds=args.seconds,
                          script=script, timeout=WRK_TIMEOUT)  # fmt: skip
+            used = cpu(result["requests"])
     finally:
         Path(script).unlink()
     out = figures(result, args.seconds)
+    out.update(used)
     if probe is not None:
         out.update(probe.report(waits))
     met = (
@@ -362,19 +393,26 @@ def _ms(value: float | None) -> str:
     return "-" if value is None else f"{value:.1f} ms"
 
 
+def _cpu(result: dict) -> str:
+    if "worker_cpu_ms" not in result:
+        return "-"
+    return f"{result['worker_cpu_ms']:.2f} + {result['postgres_cpu_ms']:.2f} ms"
+
+
 def table(report: dict) -> str:
-    rows = [("scenario", "req/s", "p50", "p99", "max", "probe max", "non-2xx", "target", "met")]
+    rows = [("scenario", "req/s", "p50", "p99", "max", "probe max", "CPU/req worker+db",
+             "non-2xx", "target", "met")]  # fmt: skip
     for name, r in report["scenarios"].items():
         errors = f" (+{r['socket_errors']} socket)" if r["socket_errors"] else ""
         met = {True: "yes", False: "NO", None: "-"}[r["met"]]
         rows.append((f"{name}: {r['label']}", f"{r['requests_per_second']:,.1f}",
                      _ms(r["p50_ms"]), _ms(r["p99_ms"]), _ms(r["max_ms"]),
-                     _ms(r.get("probe_max_ms")), f"{r['non_2xx']}{errors}",
+                     _ms(r.get("probe_max_ms")), _cpu(r), f"{r['non_2xx']}{errors}",
                      r["target"], met))  # fmt: skip
     rss = report["worker_rss_mb"]
     rss_met = "yes" if rss and max(rss) <= RSS_TARGET_MB else "NO"
     rows.append(("worker RSS after the run (MB)", ", ".join(f"{m:.1f}" for m in rss), "", "",
-                 "", "", "", f"<= {RSS_TARGET_MB:.0f} MB", rss_met))  # fmt: skip
+                 "", "", "", "", f"<= {RSS_TARGET_MB:.0f} MB", rss_met))  # fmt: skip
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = [" | ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in rows]
     lines.insert(1, "-+-".join("-" * w for w in widths))
@@ -411,6 +449,7 @@ def main() -> None:
         parser.error(f"unknown scenario(s) {sorted(unknown)}; known: {','.join(NAMES)}")
 
     url = fresh_pg_database("admit_bench_ordinary")
+    database = make_url(url).database or ""
     data_dir = tempfile.mkdtemp(prefix="admit-bench-ordinary-")
     env = {"ADMIT_DATABASE_URL": url, "ADMIT_DATA_DIR": data_dir}
     if args.pool_size:
@@ -444,7 +483,7 @@ def main() -> None:
         for scenario in SCENARIOS:
             if scenario.name in chosen:
                 result = run_scenario(
-                    scenario, served.base, token, seeded, args, served.worker_pids()
+                    scenario, served.base, token, seeded, args, served.worker_pids(), database
                 )
                 report["scenarios"][scenario.name] = result
                 print(f"{scenario.name}: {result['requests_per_second']}/s", file=sys.stderr)

@@ -337,7 +337,10 @@ async def seed(url: str, orders: int = 20_000) -> Seeded:
     raw = await asyncpg.connect(dsn(url))
     try:
         counts = await write_orders(raw, catalog, orders, extras=extras)
-        await raw.execute("ANALYZE")
+        # As autovacuum would after a load (it is off on some benchmark machines): the
+        # statistics, and the visibility map, without which a count that could read an
+        # index alone reads every row of the table too (orders: 5.8 ms against 1.4 ms).
+        await raw.execute("VACUUM ANALYZE")
     finally:
         await raw.close()
     return Seeded(

@@ -76,6 +76,16 @@ async def test_database_json_is_the_python_json(
         assert "Inv Name" in {r["attendee_name"] for r in page["results"]}
     assert served >= 2 * (len(VARIANTS) - 1)
     assert paths.in_sql >= served
+    # A list of another kind (first pages are statements kept per kind): one product,
+    # pending orders in.
+    changed = {"all_products": False, "limit_products": [shirt], "include_pending": True}
+    list_url = oh.url(world, f"checkinlists/{lists[1]}/")
+    assert (await client.patch(list_url, json=changed, headers=h)).status_code == 200
+    base = list_url + "positions/"
+    for variant in ("", "?page_size=1", "?ordering=attendee_name"):
+        assert await compare(client, h, paths, base + variant) == 200
+    page = (await client.get(base, headers=h)).json()
+    assert page["count"] and all(r["item"] == shirt for r in page["results"])
     before = paths.in_sql
     url = oh.url(world, f"checkinlists/{lists[0]}/positions/?expand=item")
     assert await compare(client, h, paths, url) == 200

@@ -10,10 +10,10 @@ invoice address. Pages render in a fixed number of queries.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from sqlalchemy import Select, and_, exists, func, literal, or_, select
+from sqlalchemy import Integer, Select, and_, bindparam, exists, func, literal, or_, select
 from sqlalchemy.orm import aliased
 from starlette.responses import Response
 
@@ -35,8 +35,9 @@ from admit.kit.resources.filtering import (
     parse_pk,
     parse_str,
 )
-from admit.kit.resources.listing import Complete, Listing, detail_body
-from admit.kit.resources.sql_json import respond_json
+from admit.kit.resources.listing import Complete, Listing, detail_body, page_window
+from admit.kit.resources.pagination import PAGE_SIZE
+from admit.kit.resources.sql_json import json_page_body, respond_json
 from admit.kit.stamps.catalog import event_pages
 from admit.kit.stamps.page import header_value, page_generated
 from admit.models import (
@@ -253,11 +254,68 @@ async def _page(ctx: OrgContext, lists: Sequence[CheckinList], query: Select[Any
     return response
 
 
+class _BoundList:
+    """What ``positions_query`` reads of a list, its id, event and date as the statement's
+    parameters (``list_id``, ``event_id``, ``subevent_id``): one statement serves every list
+    of its kind."""
+
+    def __init__(self, clist: CheckinList) -> None:
+        self.id = bindparam("list_id", type_=Integer)
+        self.event_id = bindparam("event_id", type_=Integer)
+        dated = clist.subevent_id is not None
+        self.subevent_id = bindparam("subevent_id", type_=Integer) if dated else None
+        self.all_products = clist.all_products
+        self.include_pending = clist.include_pending
+
+
+# The JSON statements of first pages that nothing narrows, by the list's kind and page size.
+_FIRST_PAGES: dict[tuple[bool, bool, bool, int], Select[Any]] = {}
+
+
+def _first_page(
+    ctx: EventContext, clist: CheckinList, build: Callable[..., Select[Any]]
+) -> tuple[Select[Any], dict[str, Any]] | None:
+    """The statement kept for a first page of ``clist`` that the request narrows by nothing
+    (what scanners poll), and its values; None for any other request. Built per request,
+    the list's query and page statement cost the worker about 2 ms of the 5 a page costs.
+    ``build``: ``positions_query`` (named by the caller, as ``_page``'s query is, so that
+    the OpenAPI document finds the filters it applies)."""
+    if any(name not in ("page", "page_size") for name in ctx.request.query_params):
+        return None
+    if not _in_sql(ctx, [clist], None, None):
+        return None
+    _, size, offset = page_window(ctx.request)
+    if offset or size > PAGE_SIZE:
+        return None
+    key = (clist.all_products, clist.include_pending, clist.subevent_id is not None, size)
+    stmt = _FIRST_PAGES.get(key)
+    if stmt is None:
+        query = build(ctx, [_BoundList(clist)])
+        stmt = _FIRST_PAGES[key] = LISTING_JSON.page_of(query, size, 0, True)
+    values = {
+        "list_id": clist.id,
+        "event_id": clist.event_id,
+        "subevent_id": clist.subevent_id,
+        "j_list": clist.id,
+    }
+    return stmt, values
+
+
 async def list_positions(ctx: EventContext, clist: CheckinList) -> Response:
     """``X-Page-Generated``: the bound to pass back as ``modified_since``, taken before the
     page is read (``kit/stamps/page.py``)."""
     generated = header_value(await page_generated(ctx.session))
-    response = await _page(ctx, [clist], positions_query(ctx, [clist]))
+    first = _first_page(ctx, clist, positions_query)
+    if first is None:
+        response = await _page(ctx, [clist], positions_query(ctx, [clist]))
+    else:
+        stmt, values = first
+        page, size, _ = page_window(ctx.request)
+        reader = ctx.session.info["fast"]
+        body = await json_page_body(
+            ctx.request, reader, ctx.session, stmt, values, static=True, page=page, size=size
+        )
+        response = Response(body, media_type="application/json")
     response.headers["X-Page-Generated"] = generated
     return response
 

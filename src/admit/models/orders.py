@@ -36,7 +36,9 @@ class Order(Base):
     __tablename__ = "orders"
     __table_args__ = (
         UniqueConstraint("event_id", "code"),
-        Index("ix_orders_event_status", "event_id", "status"),
+        # Status filters; with the id, counts of an event's orders and a check-in list's
+        # count (its positions joined with their orders' status) read the index alone.
+        Index("ix_orders_event_status_valid", "event_id", "status", "valid_if_pending", "id"),
         # Lists page in the reference's default order (datetime): the page is found by
         # walking the index, not by sorting every order of the event.
         Index("ix_orders_event_datetime", "event_id", "datetime", "id"),
@@ -97,14 +99,23 @@ class OrderPosition(Base):
     __table_args__ = (
         UniqueConstraint("event_id", "secret"),
         Index("ix_order_positions_item_variation", "item_id", "variation_id"),
-        # Check-in list pages (default order: attendee name) walk it; counts of an event's
-        # live positions read it alone.
+        # Check-in list pages (default order: attendee name) walk it.
         Index(
             "ix_order_positions_event_name",
             "event_id",
             "attendee_name_cached",
             "positionid",
             "id",
+            postgresql_where=text("canceled IS false"),
+            sqlite_where=text("canceled IS 0"),
+        ),
+        # The count of an event's live positions reads this narrow index alone (the wide one
+        # above costs the planner more than the table: 6.7 ms against 2.1 ms for 45,000
+        # positions), and a check-in list's count joins it with the orders by its order ids.
+        Index(
+            "ix_order_positions_event_live",
+            "event_id",
+            "order_id",
             postgresql_where=text("canceled IS false"),
             sqlite_where=text("canceled IS 0"),
         ),

@@ -273,7 +273,9 @@ async def order_list(
     elif event is not None and not _narrowed(params, ORDER_FILTERS.names):
         view = View()
         listing, variant, in_sql = _order_kind(ctx, event, view)
-        stmt, static = listing.static_page(params.get("ordering"), _reader(ctx).native, variant)
+        stmt, static = listing.static_page(
+            params.get("ordering"), _reader(ctx).native, variant, size=size, offset=offset
+        )
         bind = {"tenant": event.id, "limit": size, "offset": offset}
     else:
         if event is not None:
@@ -337,7 +339,7 @@ async def position_list(ctx: EventContext, base: Select[Any]) -> Response:
         view = View()
         in_sql = _in_sql(ctx, ctx.event, view)
         listing = (POSITIONS_JSON if in_sql else POSITIONS)[False]
-        stmt, static = listing.static_page(params.get("ordering"), native)
+        stmt, static = listing.static_page(params.get("ordering"), native, size=size, offset=offset)
         bind: dict[str, Any] = {"tenant": ctx.event.id, "limit": size, "offset": offset}
     else:
         query = POSITION_FILTERS.apply(base, params)

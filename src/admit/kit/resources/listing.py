@@ -11,6 +11,13 @@ tenant, the page size and the offset as parameters, so a request builds no SQL a
 filtered list is built per request from the resource's own list query (the same filters
 as ever) with its columns swapped for the rendered ones; the native pool caches its SQL by
 SQLAlchemy's cache key. Either way the rows are those the resource's list query selects.
+
+A first page (offset 0, what pollers read) has its size written into the statement, not
+bound: PostgreSQL then plans a prepared page statement once (its generic plan, kept by the
+connection) instead of planning it anew for every execution, as it does while a bound
+``LIMIT``/``OFFSET`` makes the generic plan look costlier than a custom one (measured: 1.5-2
+ms of the database's CPU per page of orders, about a fifth of it). Deeper pages keep both
+bound, so that they share one statement.
 """
 
 from __future__ import annotations
@@ -20,7 +27,7 @@ from typing import Any
 
 import orjson
 from fastapi import Request
-from sqlalchemy import ColumnElement, Integer, Select, bindparam, func, select
+from sqlalchemy import ColumnElement, Integer, Select, bindparam, func, literal_column, select
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.responses import Response
@@ -59,6 +66,19 @@ def page_window(request: Request) -> tuple[int, int, int]:
     if offset > INT_MAX:
         raise APIError(404, "Invalid page.")
     return page, size, offset
+
+
+def first_page(size: int | None, offset: int) -> int | None:
+    """The page size to write into a page statement: that of a first page, else None."""
+    return int(size) if size is not None and offset == 0 else None
+
+
+def _window(first: int | None) -> tuple[Any, Any]:
+    """``LIMIT`` and ``OFFSET`` of a page statement: a first page's size written in (and no
+    offset), else both bound (``limit``, ``offset``)."""
+    if first is not None:
+        return literal_column(str(first), Integer), None
+    return bindparam("limit"), bindparam("offset")
 
 
 def fetcher(reader: FastReader, session: AsyncSession) -> Fetch:
@@ -123,13 +143,24 @@ class Listing:
         )
 
     def static_page(
-        self, raw_ordering: str | None, native: bool, variant: tuple[bool, ...] = ()
+        self,
+        raw_ordering: str | None,
+        native: bool,
+        variant: tuple[bool, ...] = (),
+        *,
+        size: int | None = None,
+        offset: int = 0,
     ) -> tuple[Select[Any], bool]:
         """The page statement for an ordering (unknown names dropped), and whether it is kept
-        (else it was built for this request). ``variant``: see :meth:`Rows.variant`."""
+        (else it was built for this request). ``variant``: see :meth:`Rows.variant`. Its
+        parameters are ``tenant``, ``limit`` and ``offset``; for a first page (``size``
+        given, ``offset`` 0) the size is written in (module docstring) and the two are
+        unused."""
         if self.ordering is not None:
             raw_ordering = self.ordering.known(raw_ordering)
-        stmt = self._pages.get((raw_ordering, native, variant))
+        first = first_page(size, offset)
+        key = (raw_ordering, native, variant, first)
+        stmt = self._pages.get(key)
         if stmt is not None:
             return stmt, True
         count = (
@@ -139,18 +170,18 @@ class Listing:
             .scalar_subquery()
         )
         order = self.ordering.clauses(raw_ordering) if self.ordering is not None else [self.pk]
-        limit, offset = bindparam("limit"), bindparam("offset")
+        limit, skip = _window(first)
         if self.narrow:
             keys = select(self.pk).select_from(self.table)
             keys = keys.where(self.tenant == bindparam("tenant"), *self.where, *self.key_where)
             keys = keys.order_by(*order)
-            stmt = self._keyed(keys, limit, offset, count, native, variant)
+            stmt = self._keyed(keys, limit, skip, count, native, variant)
         else:
             stmt = self._base(native, variant).add_columns(count.label(COUNT)).order_by(*order)
-            stmt = stmt.limit(limit).offset(offset)
+            stmt = stmt.limit(limit).offset(skip)
         if len(self._pages) >= _MAX_ORDERINGS:
             return stmt, False
-        self._pages[(raw_ordering, native, variant)] = stmt
+        self._pages[key] = stmt
         return stmt, True
 
     def page_of(
@@ -166,13 +197,18 @@ class Listing:
         count = select(func.count()).select_from(query.order_by(None).subquery())
         if self.ordering is None:
             query = query.order_by(self.pk)  # a stable order, as the static statement's
+        # A first page's size is written in (module docstring); deeper pages bind both.
+        limit: Any = size
+        skip: Any = offset
+        if (first := first_page(size, offset)) is not None:
+            limit, skip = _window(first)
         if self.narrow:
-            return self._keyed(query, size, offset, count.scalar_subquery(), native, variant)
+            return self._keyed(query, limit, skip, count.scalar_subquery(), native, variant)
         columns = self.rows.columns_for(native, variant)
         return (
             query.with_only_columns(*columns, count.scalar_subquery().label(COUNT))
-            .limit(size)
-            .offset(offset)
+            .limit(limit)
+            .offset(skip)
         )
 
     def _keyed(
@@ -219,7 +255,7 @@ class Listing:
             stmt, params = kept
             static = True
         elif query is None:
-            stmt, static = self.static_page(ordering, reader.native)
+            stmt, static = self.static_page(ordering, reader.native, size=size, offset=offset)
             params: dict[str, Any] = {"tenant": tenant, "limit": size, "offset": offset}
         else:
             stmt, static, params = self.page_of(query, size, offset, reader.native), False, {}

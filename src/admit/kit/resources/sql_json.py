@@ -377,7 +377,7 @@ async def respond_json(
     if kept is not None:
         (stmt, params), static = kept, True
     elif query is None:
-        stmt, static = listing.static_page(ordering, reader.native)
+        stmt, static = listing.static_page(ordering, reader.native, size=size, offset=offset)
         params = {"tenant": tenant, "limit": size, "offset": offset}
     else:
         stmt, params, static = listing.page_of(query, size, offset, reader.native), {}, False
