@@ -4,8 +4,8 @@ check-in list's count), and the orders' status index with ``valid_if_pending`` a
 check-in list's count reads the orders' side from it alone). It replaces the index on
 (event, status), whose uses it serves too.
 
-Revision ID: 0034_render2
-Revises: 0033_audit
+Revision ID: 0035_render2
+Revises: 0034_organizer_settings
 """
 
 from collections.abc import Sequence
@@ -13,8 +13,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0034_render2"
-down_revision: str | None = "0033_audit"
+revision: str = "0035_render2"
+down_revision: str | None = "0034_organizer_settings"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
