@@ -24,14 +24,7 @@ from pathlib import Path
 
 import asyncpg
 
-# As Admit's benchmarks reach PostgreSQL (``bench/common.PG_SERVER``): its Unix socket, else TCP.
-_SOCKET = "/var/run/postgresql"
-DSN = os.environ.get(
-    "ADMIT_BENCH_PG_DSN",
-    f"postgresql://postgres@/postgres?host={_SOCKET}"
-    if os.path.exists(f"{_SOCKET}/.s.PGSQL.5432")
-    else "postgresql://postgres@127.0.0.1:5432/postgres",
-)
+DSN = os.environ.get("ADMIT_BENCH_PG_DSN", "postgresql://postgres@127.0.0.1:5432/postgres")
 
 
 async def _serve(port: int, body: bytes) -> None:
