@@ -71,14 +71,12 @@ def _localized(names: dict[str, str] | None, lang: str) -> str:
 
 async def _logged_in(
     request: Request, session: Session, organizer: str, *, form: bool = False
-) -> tuple[Page, Organizer, Customer, list[tuple[str, str]]] | Response:
-    got = await opened(request, session, organizer, form=form)
-    if isinstance(got, Response):
-        return got
-    web, found, pairs = got
+) -> tuple[Page, Organizer, Customer, list[tuple[str, str]]]:
+    """As :func:`opened`, and the logged-in customer (else the answer is the login page)."""
+    web, found, pairs = await opened(request, session, organizer, form=form)
     customer = await aw.current(web, found.id)
     if customer is None:
-        return web.redirect(aw.login_link(found.slug, aw.account_url(found.slug)))
+        raise pages.Refused(web.redirect(aw.login_link(found.slug, aw.account_url(found.slug))))
     return web, found, customer, pairs
 
 
@@ -87,19 +85,13 @@ async def home(organizer: str, request: Request, session: Session) -> Response:
     if await aw.load_organizer(session, organizer) is None:
         # the shop of an event whose slug is "account" while the organizer has no accounts
         return await pages.front(organizer, "account", request, session)
-    got = await _logged_in(request, session, organizer)
-    if isinstance(got, Response):
-        return got
-    web, found, customer, _ = got
+    web, found, customer, _ = await _logged_in(request, session, organizer)
     return await _show(web, found, customer)
 
 
 @router.post(f"{A}/name/")
 async def change_name(organizer: str, request: Request, session: Session) -> Response:
-    got = await _logged_in(request, session, organizer, form=True)
-    if isinstance(got, Response):
-        return got
-    web, found, customer, pairs = got
+    web, found, customer, pairs = await _logged_in(request, session, organizer, form=True)
     raw = first(pairs, "name")[:300]
     name, problem = self_service.clean_name(raw)
     if problem:
@@ -113,10 +105,7 @@ async def change_name(organizer: str, request: Request, session: Session) -> Res
 
 @router.post(f"{A}/change-password/")
 async def change_password(organizer: str, request: Request, session: Session) -> Response:
-    got = await _logged_in(request, session, organizer, form=True)
-    if isinstance(got, Response):
-        return got
-    web, found, customer, pairs = got
+    web, found, customer, pairs = await _logged_in(request, session, organizer, form=True)
     key = login_key(found, customer.email or customer.identifier)
     if wait := await throttle.retry_after(session, web.settings, key, web.ip):
         response = await _show(web, found, customer, 429, errors=[too_many(web, wait)])

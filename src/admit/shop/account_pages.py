@@ -24,6 +24,7 @@ from admit.models import Organizer
 from admit.shop import account_mails
 from admit.shop import account_web as aw
 from admit.shop.limits import per_address
+from admit.shop.pages import Refused
 from admit.users import throttle
 from admit.users.accounts import password_problems
 from admit.web.forms import first
@@ -63,23 +64,25 @@ def _next(web: Page, organizer: Organizer, raw: str | None) -> str:
 
 async def opened(
     request: Request, session: Session, organizer: str, *, form: bool = False
-) -> tuple[Page, Organizer, list[tuple[str, str]]] | Response:
-    """An account page's start: the web page, the organizer (404 page unless its accounts
-    are on) and, for a form, its fields with the CSRF check passed (403 page when not). A
-    form counts against the shop's budget per client address (429 page past it)."""
+) -> tuple[Page, Organizer, list[tuple[str, str]]]:
+    """An account page's start: the web page, the organizer and, for a form, its fields.
+    Raises :class:`Refused` with the page to answer instead: 404 unless the organizer's
+    accounts are on, 403 when a form's CSRF check fails, 429 past the shop's budget per
+    client address (which every form counts against)."""
     web = await Page.load(request, session)
     found = await aw.load_organizer(session, organizer)
     if found is None:
-        return web.not_found()
+        raise Refused(web.not_found())
     if not form:
         return web, found, []
     pairs, refused = await web.post()
     if refused:
-        return refused
+        raise Refused(refused)
     try:
         await per_address(request)
     except APIError as exc:
-        return limited(web, found, exc.detail, int(exc.headers.get("Retry-After", "60")))
+        wait = int(exc.headers.get("Retry-After", "60"))
+        raise Refused(limited(web, found, exc.detail, wait)) from None
     return web, found, pairs
 
 
@@ -96,20 +99,14 @@ def limited(web: Page, organizer: Organizer, sentence: str, wait: int) -> Respon
 
 @router.get(f"{A}/signup/")
 async def signup_form(organizer: str, request: Request, session: Session) -> Response:
-    got = await opened(request, session, organizer)
-    if isinstance(got, Response):
-        return got
-    web, found, _ = got
+    web, found, _ = await opened(request, session, organizer)
     next_url = _next(web, found, request.query_params.get("next"))
     return aw.render(web, found, "account_signup.html", next=next_url)
 
 
 @router.post(f"{A}/signup/")
 async def signup(organizer: str, request: Request, session: Session) -> Response:
-    got = await opened(request, session, organizer, form=True)
-    if isinstance(got, Response):
-        return got
-    web, found, pairs = got
+    web, found, pairs = await opened(request, session, organizer, form=True)
     kept = {"name": first(pairs, "name")[:300], "email": first(pairs, "email")[:300]}
     next_url = _next(web, found, first(pairs, "next"))
     name, name_problem = self_service.clean_name(kept["name"])
@@ -171,10 +168,7 @@ def _invalid_link(web: Page, organizer: Organizer) -> Response:
 
 @router.get(f"{A}/password/{{token}}/")
 async def password_form(organizer: str, token: str, request: Request, session: Session) -> Response:
-    got = await opened(request, session, organizer)
-    if isinstance(got, Response):
-        return got
-    web, found, _ = got
+    web, found, _ = await opened(request, session, organizer)
     customer = await _link_customer(web, found, token)
     if customer is None:
         return _invalid_link(web, found)
@@ -183,10 +177,7 @@ async def password_form(organizer: str, token: str, request: Request, session: S
 
 @router.post(f"{A}/password/{{token}}/")
 async def password_set(organizer: str, token: str, request: Request, session: Session) -> Response:
-    got = await opened(request, session, organizer, form=True)
-    if isinstance(got, Response):
-        return got
-    web, found, pairs = got
+    web, found, pairs = await opened(request, session, organizer, form=True)
     customer = await _link_customer(web, found, token)
     if customer is None:
         return _invalid_link(web, found)
@@ -212,10 +203,7 @@ async def password_set(organizer: str, token: str, request: Request, session: Se
 
 @router.get(f"{A}/login/")
 async def login_form(organizer: str, request: Request, session: Session) -> Response:
-    got = await opened(request, session, organizer)
-    if isinstance(got, Response):
-        return got
-    web, found, _ = got
+    web, found, _ = await opened(request, session, organizer)
     next_url = _next(web, found, request.query_params.get("next"))
     if await aw.current(web, found.id) is not None:
         return web.redirect(next_url)
@@ -224,10 +212,7 @@ async def login_form(organizer: str, request: Request, session: Session) -> Resp
 
 @router.post(f"{A}/login/")
 async def login(organizer: str, request: Request, session: Session) -> Response:
-    got = await opened(request, session, organizer, form=True)
-    if isinstance(got, Response):
-        return got
-    web, found, pairs = got
+    web, found, pairs = await opened(request, session, organizer, form=True)
     email = first(pairs, "email").strip()[:190]
     next_url = _next(web, found, first(pairs, "next"))
     context = {"next": next_url, "kept": {"email": email}}
@@ -250,19 +235,13 @@ async def login(organizer: str, request: Request, session: Session) -> Response:
 
 @router.get(f"{A}/logout/")
 async def logout_form(organizer: str, request: Request, session: Session) -> Response:
-    got = await opened(request, session, organizer)
-    if isinstance(got, Response):
-        return got
-    web, found, _ = got
+    web, found, _ = await opened(request, session, organizer)
     return web.redirect(aw.account_url(found.slug))
 
 
 @router.post(f"{A}/logout/")
 async def logout(organizer: str, request: Request, session: Session) -> Response:
-    got = await opened(request, session, organizer, form=True)
-    if isinstance(got, Response):
-        return got
-    web, found, _ = got
+    web, found, _ = await opened(request, session, organizer, form=True)
     aw.log_out(web, found.id)
     _ = aw.translator(web)
     web.web.flash(_("You are logged out."))
@@ -274,19 +253,13 @@ async def logout(organizer: str, request: Request, session: Session) -> Response
 
 @router.get(f"{A}/forgot/")
 async def forgot_form(organizer: str, request: Request, session: Session) -> Response:
-    got = await opened(request, session, organizer)
-    if isinstance(got, Response):
-        return got
-    web, found, _ = got
+    web, found, _ = await opened(request, session, organizer)
     return aw.render(web, found, "account_forgot.html", sent=False)
 
 
 @router.post(f"{A}/forgot/")
 async def forgot(organizer: str, request: Request, session: Session) -> Response:
-    got = await opened(request, session, organizer, form=True)
-    if isinstance(got, Response):
-        return got
-    web, found, pairs = got
+    web, found, pairs = await opened(request, session, organizer, form=True)
     raw = first(pairs, "email")[:300]
     email, problem = self_service.clean_email(raw)
     if problem:

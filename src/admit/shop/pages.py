@@ -35,7 +35,8 @@ S = "/{organizer}/{event}"
 
 
 class Refused(Exception):
-    """A form refused: the page to show; the transaction is rolled back."""
+    """The page to answer instead of the route's own (a refused form, a page that is not
+    there, the login a page needs); the transaction is rolled back."""
 
     def __init__(self, response: Response) -> None:
         super().__init__("refused")
