@@ -44,8 +44,11 @@ async def test_another_organizers_job_starts_before_a_queue_drains(
     for job_id in [*busy, other]:
         assert (await wait_for(clean_app, job_id, seconds=30)).status == "finished"
     order = await started_order(clean_app, [*busy, other])
-    # B's job took the first slot that freed after it came, ahead of A's waiting jobs.
-    assert order.index(other) <= ahead, (order, ahead)
+    # B's job took one of the first slots that freed after it came, ahead of A's waiting
+    # jobs. (Two jobs handed the two slots freed at one moment may record their start in
+    # either order: one place of slack, still far ahead of the A jobs still waiting.)
+    assert order.index(other) <= ahead + 1, (order, ahead)
+    assert order.index(other) < len(busy) - 2, (order, ahead)
     assert order[-1] in busy
 
 
