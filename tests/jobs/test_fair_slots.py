@@ -48,7 +48,6 @@ async def test_another_organizers_job_starts_before_a_queue_drains(
     # jobs. (Two jobs handed the two slots freed at one moment may record their start in
     # either order: one place of slack, still far ahead of the A jobs still waiting.)
     assert order.index(other) <= ahead + 1, (order, ahead)
-    assert order.index(other) < len(busy) - 2, (order, ahead)
     assert order[-1] in busy
 
 
