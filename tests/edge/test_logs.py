@@ -89,6 +89,10 @@ async def test_access_log_can_be_switched_off(database_url: str, tmp_path: Path)
 
 def test_secret_parts_of_targets_are_replaced():
     assert safe_target("/password-reset/abc123def/", b"") == "/password-reset/[redacted]/"
+    assert (
+        safe_target("/acme/account/password/eyJjIjoxfQ.aBc/", b"")
+        == "/acme/account/password/[redacted]/"
+    )
     assert safe_target("/invite/t0k3n/", b"x=1") == "/invite/[redacted]/?x=1"
     assert (
         safe_target("/api/v1/organizers/o/jobs/1f2e/download/s3cr3t/", b"")

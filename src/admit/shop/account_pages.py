@@ -20,7 +20,7 @@ from admit.customers import password_links, self_service, sign_in
 from admit.db import utcnow
 from admit.kit.http.context import Session, public_base_url
 from admit.kit.http.errors import APIError
-from admit.models import Organizer
+from admit.models import Customer, Organizer
 from admit.shop import account_mails
 from admit.shop import account_web as aw
 from admit.shop.limits import per_address
@@ -86,6 +86,18 @@ async def opened(
     return web, found, pairs
 
 
+async def _mail_link(
+    web: Page, organizer: Organizer, customer: Customer, kind: str, lang: str
+) -> None:
+    """Mails the customer a link to set their password (``kind``: setup or reset)."""
+    request = web.request
+    secret = request.app.state.secret_key
+    base = public_base_url(request)
+    await account_mails.send_password_link(
+        web.session, secret, base, organizer, customer, kind, lang
+    )
+
+
 def limited(web: Page, organizer: Organizer, sentence: str, wait: int) -> Response:
     response = aw.render(
         web, organizer, "account_message.html", 429, title="Please wait", errors=[sentence]
@@ -123,15 +135,7 @@ async def signup(organizer: str, request: Request, session: Session) -> Response
     customer, created = await self_service.sign_up(session, found.id, name, email, lang)
     if created or customer.is_active:
         kind = "setup" if created or not customer.is_verified else "reset"
-        await account_mails.send_password_link(
-            session,
-            request.app.state.secret_key,
-            public_base_url(request),
-            found,
-            customer,
-            kind,
-            lang if created else (customer.locale or lang),
-        )
+        await _mail_link(web, found, customer, kind, lang if created else customer.locale or lang)
     # Where the password link leads on in this browser (the checkout the buyer came from).
     web.web.set(NEXT, next_url if next_url != aw.account_url(found.slug) else None)
     # The same page either way: the form does not tell which addresses have accounts.
@@ -278,14 +282,6 @@ async def forgot(organizer: str, request: Request, session: Session) -> Response
     customer = await self_service.find_by_email(session, found.id, email)
     if customer is not None and customer.is_active:
         kind = "reset" if customer.is_verified else "setup"
-        await account_mails.send_password_link(
-            session,
-            request.app.state.secret_key,
-            public_base_url(request),
-            found,
-            customer,
-            kind,
-            customer.locale or aw.language(web),
-        )
+        await _mail_link(web, found, customer, kind, customer.locale or aw.language(web))
     # The same answer either way: the form does not tell which addresses have accounts.
     return aw.render(web, found, "account_forgot.html", sent=True, kept={"email": email})

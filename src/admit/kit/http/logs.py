@@ -49,11 +49,12 @@ _QUOTED_PAIR = re.compile(r"((['\"])([^'\"\s]{1,80})\2\s*:\s*)(['\"])[^'\"]*\4")
 _SCRUBBERS: tuple[tuple[re.Pattern[str], str], ...] = (
     # A credential after its scheme: "Token abc", "Authorization: Device abc", "Bearer abc".
     (
-        re.compile(r"(?i)\b(token|device|bearer|basic)(\s+)[A-Za-z0-9._~+/=-]{16,}"),
+        re.compile(r"(?i)\b(token|device|bearer|basic|customer)(\s+)[A-Za-z0-9._~+/=-]{16,}"),
         r"\1\2" + REDACTED,
     ),
-    # Paths holding a secret: reset and invitation links, job and export downloads.
-    (re.compile(r"(/(?:password-reset|invite)/)[^/\s?\"']+"), r"\1" + REDACTED),
+    # Paths holding a secret: reset and invitation links (a customer account's password link
+    # too), job and export downloads.
+    (re.compile(r"(/(?:password-reset|invite|account/password)/)[^/\s?\"']+"), r"\1" + REDACTED),
     (re.compile(r"(/download/)[^\s?\"']+"), r"\1" + REDACTED),
     # SQLAlchemy puts the statement's parameters into a database error's text.
     (re.compile(r"\[parameters: [^\n]*"), "[parameters: " + REDACTED + "]"),
@@ -76,7 +77,7 @@ def _quoted_pair(found: re.Match[str]) -> str:
 # What each of the scrubbers needs in a text before it can match (most texts, request
 # targets above all, have none of it: the checks cost less than running the patterns).
 _SPACE = re.compile(r"\s")
-_SECRET_PATHS = ("/password-reset/", "/invite/", "/download/")
+_SECRET_PATHS = ("/password-reset/", "/invite/", "/download/", "/account/password/")
 
 
 def scrub(text: str) -> str:
